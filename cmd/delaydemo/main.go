@@ -1,0 +1,320 @@
+// Command delaydemo shows a delay queue set at work: it publishes a handful
+// of messages with different delays to the set's ingest exchange, consumes
+// them from a route's queue, and prints when each arrived as a table and an
+// ASCII timeline. It exits 1 if a message arrived early, twice, or not at
+// all, and 2 when it cannot run.
+//
+// The defaults match examples/demo; `make demo` passes the values of
+// `terraform output -json` with -tf-output:
+//
+//	delaydemo -declare-queue                 # declare the route's queue, then exit
+//	delaydemo -tf-output outputs.json        # publish, wait, report
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// config is everything a run needs.
+type config struct {
+	URL          string
+	Exchange     string
+	Queue        string
+	Key          string
+	Levels       int
+	Resolution   time.Duration
+	Delays       []time.Duration
+	Grace        time.Duration
+	Width        int
+	DeclareQueue bool
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main with its exit code returned: 0 all arrived on time, 1 a
+// message was early, duplicated or missing, 2 the demo could not run.
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "delaydemo: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	code, err := demo(ctx, cfg, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "delaydemo: %v\n", err)
+	}
+	return code
+}
+
+func parseConfig(args []string, stderr io.Writer) (config, error) {
+	flags := flag.NewFlagSet("delaydemo", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	cfg := config{}
+	flags.StringVar(&cfg.URL, "url", messaging.URLFromEnv(), "AMQP URL of the broker (default from $"+messaging.URLEnv+")")
+	flags.StringVar(&cfg.Exchange, "exchange", "demo.ingest", "the set's ingest exchange (output ingest_exchange)")
+	flags.StringVar(&cfg.Queue, "queue", "demo.work", "the queue a route of the set delivers to (output route_queue)")
+	flags.StringVar(&cfg.Key, "key", "demo", "the message key the route takes (output route_key)")
+	flags.IntVar(&cfg.Levels, "levels", 6, "the set's levels (output levels)")
+	flags.DurationVar(&cfg.Resolution, "resolution", time.Second, "the set's resolution (output resolution)")
+	delays := flags.String("delays", "0s,1s,2s,3s,5s,8s,13s,21s,34s", "comma-separated delays to publish, one message each")
+	flags.DurationVar(&cfg.Grace, "grace", 10*time.Second, "how long to wait for stragglers after the longest delay")
+	flags.IntVar(&cfg.Width, "width", 68, "columns of the timeline")
+	flags.BoolVar(&cfg.DeclareQueue, "declare-queue", false, "declare -queue (durable, classic) and exit; the route's queue must exist before terraform apply binds to it")
+	tfOutput := flags.String("tf-output", "", "a `file` of terraform output -json (\"-\" for stdin) to take ingest_exchange, levels, resolution, route_queue and route_key from; explicit flags win")
+	if err := flags.Parse(args); err != nil {
+		return cfg, err
+	}
+	if flags.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", flags.Args())
+	}
+	explicit := map[string]bool{}
+	flags.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if *tfOutput != "" {
+		if err := applyTerraformOutput(&cfg, *tfOutput, explicit); err != nil {
+			return cfg, err
+		}
+	}
+	var err error
+	if cfg.Delays, err = parseDelays(*delays); err != nil {
+		return cfg, err
+	}
+	if cfg.DeclareQueue {
+		return cfg, nil
+	}
+	for _, d := range cfg.Delays {
+		if _, err := topology.EncodeKey(cfg.Key, d, cfg.Levels, cfg.Resolution); err != nil {
+			return cfg, fmt.Errorf("-delays %s with -levels %d -resolution %s: %w", d, cfg.Levels, cfg.Resolution, err)
+		}
+	}
+	return cfg, nil
+}
+
+func parseDelays(list string) ([]time.Duration, error) {
+	var delays []time.Duration
+	for _, field := range strings.Split(list, ",") {
+		field = strings.TrimSpace(field)
+		if field == "" {
+			continue
+		}
+		d, err := time.ParseDuration(field)
+		if err != nil {
+			return nil, fmt.Errorf("-delays: %w", err)
+		}
+		delays = append(delays, d)
+	}
+	if len(delays) == 0 {
+		return nil, errors.New("-delays: no delay given")
+	}
+	return delays, nil
+}
+
+// terraformOutputs is the part of `terraform output -json` the demo reads.
+type terraformOutputs struct {
+	IngestExchange *struct{ Value string } `json:"ingest_exchange"`
+	Levels         *struct{ Value int }    `json:"levels"`
+	Resolution     *struct{ Value string } `json:"resolution"`
+	RouteQueue     *struct{ Value string } `json:"route_queue"`
+	RouteKey       *struct{ Value string } `json:"route_key"`
+}
+
+// applyTerraformOutput sets what the outputs say, except flags given explicitly.
+func applyTerraformOutput(cfg *config, file string, explicit map[string]bool) error {
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return fmt.Errorf("-tf-output: %w", err)
+	}
+	var outputs terraformOutputs
+	if err := json.Unmarshal(data, &outputs); err != nil {
+		return fmt.Errorf("-tf-output %s is not `terraform output -json`: %w", file, err)
+	}
+	if outputs.IngestExchange == nil || outputs.Levels == nil {
+		return fmt.Errorf("-tf-output %s has no ingest_exchange or levels output: has terraform apply run?", file)
+	}
+	if !explicit["exchange"] {
+		cfg.Exchange = outputs.IngestExchange.Value
+	}
+	if !explicit["levels"] {
+		cfg.Levels = outputs.Levels.Value
+	}
+	if outputs.Resolution != nil && !explicit["resolution"] {
+		if cfg.Resolution, err = time.ParseDuration(outputs.Resolution.Value); err != nil {
+			return fmt.Errorf("-tf-output: resolution: %w", err)
+		}
+	}
+	if outputs.RouteQueue != nil && !explicit["queue"] {
+		cfg.Queue = outputs.RouteQueue.Value
+	}
+	if outputs.RouteKey != nil && !explicit["key"] {
+		cfg.Key = outputs.RouteKey.Value
+	}
+	return nil
+}
+
+// syncWriter serialises lines written from the consumer's goroutine and main.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) printf(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, format, args...)
+}
+
+func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
+	conn, err := messaging.Dial(cfg.URL, 10*time.Second)
+	if err != nil {
+		return 2, err
+	}
+	defer func() { _ = conn.Close() }()
+	out := &syncWriter{w: stdout}
+
+	if cfg.DeclareQueue {
+		if err := messaging.DeclareQueue(conn, cfg.Queue); err != nil {
+			return 2, err
+		}
+		out.printf("declared queue %q\n", cfg.Queue)
+		return 0, nil
+	}
+	if err := messaging.CheckQueue(conn, cfg.Queue); err != nil {
+		return 2, fmt.Errorf("%w; declare it with -declare-queue before terraform apply routes to it", err)
+	}
+	// Leftovers of an interrupted run would be counted as foreign; drop the ready ones.
+	if purged, err := messaging.PurgeQueue(conn, cfg.Queue); err != nil {
+		return 2, err
+	} else if purged > 0 {
+		out.printf("purged %d leftover messages from %q\n", purged, cfg.Queue)
+	}
+
+	runID := fmt.Sprintf("delaydemo-%d-", time.Now().UnixNano())
+	labels := map[string]string{}
+	batch := make([]messaging.Delayed, len(cfg.Delays))
+	for i, d := range cfg.Delays {
+		id := fmt.Sprintf("%s%02d", runID, i+1)
+		labels[id] = fmt.Sprintf("m%02d", i+1)
+		batch[i] = messaging.Delayed{ID: id, Key: cfg.Key, Delay: d}
+	}
+
+	var start time.Time
+	var startOnce sync.Once
+	startedAt := func() time.Time { startOnce.Do(func() { start = time.Now() }); return start }
+	consumer, err := messaging.NewConsumer(conn, cfg.Queue, messaging.ConsumerOptions{
+		IDPrefix: runID,
+		OnArrival: func(a messaging.Arrival, duplicate bool) {
+			note := ""
+			if duplicate {
+				note = "  DUPLICATE"
+			} else if a.Early() {
+				note = "  EARLY"
+			}
+			out.printf("  +%-8s %s arrived: delay %-4s late %s, key %s%s\n",
+				formatOffset(a.ArrivedAt.Sub(startedAt())), labels[a.Message.ID], a.Message.Delay,
+				formatLateness(a.Lateness), a.RoutingKey, note)
+		},
+	})
+	if err != nil {
+		return 2, err
+	}
+	defer func() { _ = consumer.Close() }()
+	publisher, err := messaging.NewPublisher(conn, messaging.Set{IngestExchange: cfg.Exchange, Levels: cfg.Levels, Resolution: cfg.Resolution})
+	if err != nil {
+		return 2, err
+	}
+	defer func() { _ = publisher.Close() }()
+
+	var longest time.Duration
+	for _, d := range cfg.Delays {
+		longest = max(longest, d)
+	}
+	deadline := longest + cfg.Grace
+	ctx, cancel := context.WithTimeout(ctx, deadline+10*time.Second)
+	defer cancel()
+
+	out.printf("publishing %d messages to %q (levels %d, resolution %s, key %q); consuming %q, waiting up to %s\n",
+		len(batch), cfg.Exchange, cfg.Levels, cfg.Resolution, cfg.Key, cfg.Queue, deadline)
+	startedAt()
+	published, err := publisher.PublishBatch(ctx, batch)
+	if err != nil {
+		return 2, err
+	}
+	out.printf("  +%-8s all %d confirmed by the broker\n", formatOffset(time.Since(startedAt())), len(published))
+
+	sent := make([]sentMessage, len(published))
+	ids := make([]string, len(published))
+	for i, m := range published {
+		// PublishBatch checked every key already; these cannot fail.
+		key, err := topology.EncodeKey(cfg.Key, m.Delay, cfg.Levels, cfg.Resolution)
+		if err != nil {
+			return 2, err
+		}
+		_, rounded, err := topology.DecodeKey(key, cfg.Levels, cfg.Resolution)
+		if err != nil {
+			return 2, err
+		}
+		sent[i] = sentMessage{Label: labels[m.ID], Message: m, RoutingKey: key, Ticks: uint64(rounded / cfg.Resolution)}
+		ids[i] = m.ID
+	}
+	waitCtx, cancelWait := context.WithDeadline(ctx, startedAt().Add(deadline))
+	waitErr := consumer.WaitForIDs(waitCtx, ids)
+	cancelWait()
+	if waitErr == nil || errors.Is(waitErr, context.DeadlineExceeded) {
+		// A duplicate would follow its original closely; stop once the queue is quiet.
+		settleCtx, cancelSettle := context.WithTimeout(ctx, 3*time.Second)
+		_ = consumer.Settle(settleCtx, 500*time.Millisecond)
+		cancelSettle()
+	} else if ctx.Err() == nil {
+		return 2, waitErr // the consumer stopped: the connection is gone
+	}
+
+	rows := buildRows(startedAt(), sent, consumer.Arrivals(), consumer.Duplicates())
+	out.printf("\n")
+	out.mu.Lock()
+	err = renderTable(stdout, rows)
+	if err == nil {
+		_, err = fmt.Fprintln(stdout)
+	}
+	if err == nil {
+		err = renderTimeline(stdout, rows, cfg.Width)
+	}
+	out.mu.Unlock()
+	if err != nil {
+		return 2, err
+	}
+	if foreign := consumer.Foreign(); len(foreign) > 0 {
+		out.printf("\nignored %d messages that this run did not publish (first: %s)\n", len(foreign), foreign[0].Reason)
+	}
+	out.printf("\n%s\n", messaging.Summarize(consumer.Arrivals()))
+	if problems := problems(rows); len(problems) > 0 {
+		out.printf("FAIL: %s\n", strings.Join(problems, "; "))
+		return 1, nil
+	}
+	out.printf("PASS: every message arrived once, none early\n")
+	return 0, nil
+}

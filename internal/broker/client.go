@@ -1,0 +1,333 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultTimeout bounds each HTTP request when Config.Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+// Config says how to reach the management API. The field names follow the
+// provider settings of cyrilgdn/terraform-provider-rabbitmq.
+type Config struct {
+	// Endpoint is the management API's base URL, e.g. http://127.0.0.1:15672,
+	// with an optional path prefix when it sits behind a reverse proxy.
+	Endpoint string
+	Username string
+	Password string
+
+	// Insecure skips verifying the server's certificate.
+	Insecure bool
+	// CACertFile is a PEM file of the certificates to trust instead of the
+	// system's roots.
+	CACertFile string
+	// ClientCertFile and ClientKeyFile are a PEM certificate and its key for
+	// mutual TLS; both or neither.
+	ClientCertFile string
+	ClientKeyFile  string
+
+	// Proxy is the URL of an HTTP(S) or SOCKS5 proxy. When empty, the usual
+	// HTTPS_PROXY, HTTP_PROXY and NO_PROXY variables apply, as in most HTTP
+	// clients (Go never proxies requests to localhost or loopback addresses).
+	Proxy string
+
+	// Timeout bounds each request, from dialling to the end of the answer;
+	// zero means DefaultTimeout.
+	Timeout time.Duration
+
+	// Logf, when set, is called once at the end of each ReadSet, QueueMessages
+	// and Apply with the operation's request count and duration.
+	Logf func(ctx context.Context, msg string, fields map[string]any)
+}
+
+// Client talks to one RabbitMQ management API. It is safe for concurrent use.
+//
+// It makes its requests itself instead of through rabbit-hole v3.5.0's
+// methods, which take no context, fold a 401 into an untyped error, close the
+// connection after every request and cannot filter exchange listings; the
+// paths and bodies are the same management API rabbit-hole speaks.
+type Client struct {
+	endpoint  string // no trailing slash
+	username  string
+	password  string
+	timeout   time.Duration
+	http      *http.Client
+	transport *countingTransport
+	logf      func(ctx context.Context, msg string, fields map[string]any)
+}
+
+// New checks cfg and returns a client. It makes no request, so a broker that
+// is down is only noticed by the first call.
+func New(cfg Config) (*Client, error) {
+	endpoint, err := parseEndpoint(cfg.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	tlsConfig, err := newTLSConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	proxy, err := proxyFunc(cfg.Proxy)
+	if err != nil {
+		return nil, err
+	}
+	// http.DefaultTransport's settings, keeping a connection per request that
+	// Apply runs at once.
+	base := &http.Transport{
+		Proxy:                 proxy,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       tlsConfig,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   applyConcurrency,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	transport := &countingTransport{next: base}
+
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &Client{
+		endpoint:  endpoint,
+		username:  cfg.Username,
+		password:  cfg.Password,
+		timeout:   timeout,
+		http:      &http.Client{Transport: transport},
+		transport: transport,
+		logf:      cfg.Logf,
+	}, nil
+}
+
+// Endpoint is the management API's base URL, without a trailing slash.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// Requests is the number of HTTP requests the client has sent so far,
+// answered or not.
+func (c *Client) Requests() int64 { return c.transport.total.Load() }
+
+func parseEndpoint(raw string) (string, error) {
+	if raw == "" {
+		return "", errors.New("the management API endpoint is empty; expected a URL such as http://127.0.0.1:15672")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("invalid management API endpoint: %w", parseProblem(err))
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("invalid management API endpoint %q: the scheme must be http or https, e.g. http://127.0.0.1:15672", u.Redacted())
+	case u.Host == "":
+		return "", fmt.Errorf("invalid management API endpoint %q: it names no host", u.Redacted())
+	case u.User != nil:
+		return "", fmt.Errorf("invalid management API endpoint %q: give the credentials as username and password, not in the URL", u.Redacted())
+	case u.RawQuery != "" || u.Fragment != "":
+		return "", fmt.Errorf("invalid management API endpoint %q: it must have no query or fragment", u.Redacted())
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// parseProblem drops the URL from url.Parse's error: it may hold a password.
+func parseProblem(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return urlErr.Err
+	}
+	return err
+}
+
+func newTLSConfig(cfg Config) (*tls.Config, error) {
+	// InsecureSkipVerify only when the user says insecure = true.
+	config := &tls.Config{InsecureSkipVerify: cfg.Insecure}
+	if cfg.CACertFile != "" {
+		pem, err := os.ReadFile(cfg.CACertFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the CA certificate file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("the CA certificate file %s holds no PEM certificate", cfg.CACertFile)
+		}
+		config.RootCAs = pool
+	}
+	switch {
+	case cfg.ClientCertFile != "" && cfg.ClientKeyFile != "":
+		pair, err := tls.LoadX509KeyPair(cfg.ClientCertFile, cfg.ClientKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("loading the client certificate %s and key %s: %w", cfg.ClientCertFile, cfg.ClientKeyFile, err)
+		}
+		config.Certificates = []tls.Certificate{pair}
+	case cfg.ClientCertFile != "":
+		return nil, fmt.Errorf("a client certificate (%s) needs its key file too", cfg.ClientCertFile)
+	case cfg.ClientKeyFile != "":
+		return nil, fmt.Errorf("a client key (%s) needs its certificate file too", cfg.ClientKeyFile)
+	}
+	return config, nil
+}
+
+func proxyFunc(raw string) (func(*http.Request) (*url.URL, error), error) {
+	if raw == "" {
+		return http.ProxyFromEnvironment, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("invalid proxy URL: %w", parseProblem(err))
+	}
+	switch u.Scheme {
+	case "http", "https", "socks5", "socks5h":
+	default:
+		return nil, fmt.Errorf("invalid proxy URL %q: the scheme must be http, https, socks5 or socks5h", u.Redacted())
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("invalid proxy URL %q: it names no host", u.Redacted())
+	}
+	return http.ProxyURL(u), nil
+}
+
+// countingTransport counts every request sent: the client's total, and the
+// count of the operation whose context carries an *atomic.Int64.
+type countingTransport struct {
+	next  http.RoundTripper
+	total atomic.Int64
+}
+
+type operationRequestsKey struct{}
+
+func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.total.Add(1)
+	if count, ok := req.Context().Value(operationRequestsKey{}).(*atomic.Int64); ok {
+		count.Add(1)
+	}
+	return t.next.RoundTrip(req)
+}
+
+// observe counts the requests of one operation and, when Logf is set,
+// returns the function that reports them with the operation's duration.
+func (c *Client) observe(ctx context.Context, operation string, fields map[string]any) (context.Context, func(error)) {
+	if c.logf == nil {
+		return ctx, func(error) {}
+	}
+	count := new(atomic.Int64)
+	started := time.Now()
+	ctx = context.WithValue(ctx, operationRequestsKey{}, count)
+	return ctx, func(err error) {
+		fields["requests"] = count.Load()
+		fields["duration_ms"] = time.Since(started).Milliseconds()
+		if err != nil {
+			fields["error"] = err.Error()
+		}
+		c.logf(ctx, "RabbitMQ management API: "+operation, fields)
+	}
+}
+
+// apiPath joins the segments under /api/, each escaped so that "/" (the
+// default vhost) and any other byte of a name survive.
+func apiPath(segments ...string) string {
+	var b strings.Builder
+	b.WriteString("/api")
+	for _, s := range segments {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(s))
+	}
+	return b.String()
+}
+
+// call sends one request and decodes a 2xx answer's JSON into out, when out
+// is not nil. Errors: the caller's context error when it ended,
+// *UnreachableError without an answer, *AuthError for 401, *APIError for any
+// other status of 400 or more.
+func (c *Client) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	var payload io.Reader
+	if body != nil {
+		encoded, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("encoding the body of %s %s: %w", method, path, err)
+		}
+		payload = bytes.NewReader(encoded)
+	}
+	target := c.endpoint + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	requestCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(requestCtx, method, target, payload)
+	if err != nil {
+		return fmt.Errorf("building the request %s %s: %w", method, path, err)
+	}
+	req.SetBasicAuth(c.username, c.password)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return c.transportError(ctx, err)
+	}
+
+	if resp.StatusCode >= http.StatusBadRequest {
+		var reply struct {
+			Error  string `json:"error"`
+			Reason string `json:"reason"`
+		}
+		if json.Unmarshal(answer, &reply) != nil {
+			// Not the API's JSON: a proxy's or load balancer's page, say.
+			reply.Reason = strings.TrimSpace(string(answer[:min(len(answer), 200)]))
+		}
+		if resp.StatusCode == http.StatusUnauthorized {
+			return &AuthError{Endpoint: c.endpoint, Username: c.username, Reason: reply.Reason}
+		}
+		return &APIError{Method: method, Path: path, StatusCode: resp.StatusCode, Code: reply.Error, Reason: reply.Reason}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(answer, out); err != nil {
+		return fmt.Errorf("decoding the management API's answer to %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+// transportError tells the caller's cancellation from a broker that did not
+// answer, which includes one that took longer than the client's timeout.
+func (c *Client) transportError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err // it repeats the URL, which the message names already
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %s: %w", c.timeout, err)
+	}
+	return &UnreachableError{Endpoint: c.endpoint, Err: err}
+}
+
+// isStatus tells whether err is the API answering with status.
+func isStatus(err error, status int) bool {
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && apiErr.StatusCode == status
+}

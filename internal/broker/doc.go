@@ -1,0 +1,36 @@
+// Package broker reads and changes a delay set on RabbitMQ through the
+// management HTTP API, in the types of package topology.
+//
+// [Client.ReadSet] reads one set's objects in N + 5 requests for N levels,
+// however many other objects the vhost holds; [Client.Apply] carries out the
+// ordered changes of topology.Diff; [Client.QueueMessages] counts what the
+// queues hold. Every request honours its context and the client's timeout,
+// and [Client.Requests] counts them.
+//
+// What the code relies on, measured on RabbitMQ 3.10.8:
+//
+//   - GET /api/queues/{vhost}?name=<regex>&use_regex=true&page=1&page_size=500
+//     (and /api/exchanges) answers only the matching objects, arguments
+//     included, but matches ignoring case: the client filters the answer again.
+//     A vhost that does not exist answers 404.
+//   - A queue's "type" field says classic even when it was declared without
+//     x-queue-type, and the broker accepts re-declaring such a queue with
+//     x-queue-type = classic (and the reverse) as equivalent. ReadSet takes
+//     the type from that field, so a planned classic queue, which states its
+//     type, never differs from one the broker made classic by default.
+//   - x-message-ttl must be a JSON integer: "1000" and 1000.0 are refused (400).
+//   - DELETE /api/queues/{vhost}/{name}?if-empty=true refuses a classic queue
+//     that holds messages with 400 "… not empty". Quorum queues refuse the
+//     if-empty flag itself (400 "queue.delete operations with if-empty flag
+//     set are not supported by quorum queues"); for them the guard falls back
+//     to the management statistics, see [Client.Apply].
+//   - The management statistics lag: published messages showed in a queue's
+//     counts after 3.5 to 9.3 s (the default statistics interval is 5 s).
+//   - Deleting an object that does not exist answers 404; a declaration in a
+//     vhost that does not exist answers 404 "vhost_not_found".
+//   - A dead-lettered message whose routing key matches no binding of the
+//     dead-letter exchange goes to that exchange's alternate exchange, for
+//     classic queues, and for quorum queues with at-most-once and with
+//     at-least-once dead-lettering: a malformed key ends in <name>.unroutable
+//     (TestAccDeadLetteredMalformedKeyReachesUnroutable).
+package broker

@@ -1,0 +1,125 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// ErrVHostNotFound is returned, wrapped, when the virtual host of a read or a
+// change does not exist on the broker. Test for it with errors.Is.
+var ErrVHostNotFound = errors.New("virtual host not found")
+
+// UnreachableError is a request that got no HTTP answer at all: the
+// connection was refused, timed out, or failed its TLS handshake.
+type UnreachableError struct {
+	Endpoint string
+	Err      error
+}
+
+func (e *UnreachableError) Error() string {
+	return "cannot reach the RabbitMQ management API at " + e.Endpoint + ": " + e.Err.Error()
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// AuthError is the management API refusing the credentials (401).
+type AuthError struct {
+	Endpoint string
+	Username string
+	// Reason is the broker's own explanation, e.g. "Login failed" or "Not management user".
+	Reason string
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("the RabbitMQ management API at %s refused user %q (401 Unauthorized: %s): "+
+		"check the username and password, and that the user has the management tag", e.Endpoint, e.Username, e.Reason)
+}
+
+// APIError is any other answer of the management API with status 400 or
+// above. Code and Reason are the "error" and "reason" fields of its body.
+type APIError struct {
+	Method     string
+	Path       string // the request's path, escaped as sent, without the query
+	StatusCode int
+	Code       string
+	Reason     string
+}
+
+func (e *APIError) Error() string {
+	status := strconv.Itoa(e.StatusCode)
+	if text := http.StatusText(e.StatusCode); text != "" {
+		status += " " + text
+	}
+	detail := e.Code
+	if e.Reason != "" && e.Reason != e.Code {
+		detail += ": " + e.Reason
+	}
+	return fmt.Sprintf("the management API answered %s %s with %s (%s)", e.Method, e.Path, status, detail)
+}
+
+// Is makes errors.Is(err, ErrVHostNotFound) hold for the broker's answer to
+// a declaration in a virtual host that does not exist.
+func (e *APIError) Is(target error) bool {
+	return target == ErrVHostNotFound && e.StatusCode == http.StatusNotFound && e.Reason == "vhost_not_found"
+}
+
+// QueueNotEmptyError is the broker refusing to delete a queue that holds
+// messages, under the if-empty guard Apply uses unless told to force.
+type QueueNotEmptyError struct {
+	Queue string
+	// Messages is the queue's depth by the management statistics right after
+	// the refusal. They are sampled every few seconds, so it may lag and even
+	// read 0; the refusal itself is the broker's exact word.
+	Messages int64
+}
+
+func (e *QueueNotEmptyError) Error() string {
+	if e.Messages > 0 {
+		return fmt.Sprintf("queue %q is not empty (%d messages), so the broker did not delete it", e.Queue, e.Messages)
+	}
+	return fmt.Sprintf("queue %q is not empty, so the broker did not delete it", e.Queue)
+}
+
+// ChangeError is one change of Apply that failed.
+type ChangeError struct {
+	Change topology.Change
+	Err    error
+}
+
+func (e *ChangeError) Error() string { return describeChange(e.Change) + ": " + e.Err.Error() }
+
+func (e *ChangeError) Unwrap() error { return e.Err }
+
+// describeChange names what a change does and to which object, for errors.
+func describeChange(c topology.Change) string {
+	verb := map[topology.ChangeKind]string{
+		topology.CreateExchange: "creating", topology.CreateQueue: "creating", topology.CreateBinding: "creating",
+		topology.DeleteBinding: "deleting", topology.DeleteQueue: "deleting", topology.DeleteExchange: "deleting",
+	}[c.Kind]
+	if verb == "" {
+		verb = string(c.Kind)
+	}
+	switch {
+	case c.Exchange != nil:
+		return fmt.Sprintf("%s exchange %q", verb, c.Exchange.Name)
+	case c.Queue != nil:
+		return fmt.Sprintf("%s queue %q", verb, c.Queue.Name)
+	case c.Binding != nil:
+		b := c.Binding
+		return fmt.Sprintf("%s binding from exchange %q to %s %q with routing key %q",
+			verb, b.Source, destinationType(*b), b.Destination, b.RoutingKey)
+	}
+	return verb + " (no object)"
+}
+
+// destinationType spells a binding's destination type, queue when unset.
+func destinationType(b topology.Binding) topology.DestinationType {
+	if b.DestinationType == "" {
+		return topology.DestinationQueue
+	}
+	return b.DestinationType
+}

@@ -1,0 +1,72 @@
+package messaging
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	ms := func(values ...int) []time.Duration {
+		out := make([]time.Duration, len(values))
+		for i, v := range values {
+			out[i] = time.Duration(v) * time.Millisecond
+		}
+		return out
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = i + 1
+	}
+	tests := map[string]struct {
+		sorted []time.Duration
+		p      float64
+		want   time.Duration
+	}{
+		"empty":                       {nil, 50, 0},
+		"one value":                   {ms(7), 99, 7 * time.Millisecond},
+		"median of odd count":         {ms(1, 2, 3, 4, 5), 50, 3 * time.Millisecond},
+		"median of even count is low": {ms(1, 2, 3, 4), 50, 2 * time.Millisecond},
+		"p99 of 100 is the 99th":      {ms(hundred...), 99, 99 * time.Millisecond},
+		"p100 is the max":             {ms(hundred...), 100, 100 * time.Millisecond},
+		"p99 of 10 is the max":        {ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 99, 10 * time.Millisecond},
+		"tiny p is the min":           {ms(1, 2, 3), 0.1, 1 * time.Millisecond},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := Percentile(test.sorted, test.p); got != test.want {
+				t.Errorf("Percentile(%v, %v) = %v, want %v", test.sorted, test.p, got, test.want)
+			}
+		})
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	arrival := func(lateness time.Duration) Arrival { return Arrival{Lateness: lateness} }
+	tests := map[string]struct {
+		arrivals []Arrival
+		want     Summary
+	}{
+		"none": {nil, Summary{}},
+		"unsorted with one early": {
+			[]Arrival{arrival(30 * time.Millisecond), arrival(-2 * time.Millisecond), arrival(5 * time.Millisecond)},
+			Summary{Count: 3, Early: 1, Min: -2 * time.Millisecond, P50: 5 * time.Millisecond, P99: 30 * time.Millisecond, Max: 30 * time.Millisecond},
+		},
+		"zero lateness is on time": {
+			[]Arrival{arrival(0)},
+			Summary{Count: 1, Early: 0},
+		},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(test.want, Summarize(test.arrivals)); diff != "" {
+				t.Errorf("Summarize (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,274 @@
+// Package provider is the Terraform layer of the rabbitmq provider: it turns
+// configuration into planner specs, asks internal/topology for the plan,
+// talks to the broker through internal/broker, and reports precise
+// diagnostics.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+)
+
+var (
+	_ provider.Provider                   = &RabbitMQProvider{}
+	_ provider.ProviderWithValidateConfig = &RabbitMQProvider{}
+)
+
+// New returns the provider factory providerserver.Serve expects.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider {
+		return &RabbitMQProvider{version: version}
+	}
+}
+
+// RabbitMQProvider is the rabbitmq provider. Its settings and their
+// environment variables match the community RabbitMQ provider's, so one
+// provider block can serve both.
+type RabbitMQProvider struct {
+	version string
+}
+
+// providerModel maps the provider block.
+type providerModel struct {
+	Endpoint       types.String `tfsdk:"endpoint"`
+	Username       types.String `tfsdk:"username"`
+	Password       types.String `tfsdk:"password"`
+	Insecure       types.Bool   `tfsdk:"insecure"`
+	CACertFile     types.String `tfsdk:"cacert_file"`
+	ClientCertFile types.String `tfsdk:"clientcert_file"`
+	ClientKeyFile  types.String `tfsdk:"clientkey_file"`
+	Proxy          types.String `tfsdk:"proxy"`
+	Timeout        types.String `tfsdk:"timeout"`
+}
+
+// defaultTimeout bounds each management API request when the configuration names no timeout.
+const defaultTimeout = 30 * time.Second
+
+func (p *RabbitMQProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "rabbitmq"
+	resp.Version = p.version
+}
+
+func (p *RabbitMQProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = providerSchema()
+}
+
+func providerSchema() schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "Declares broker-native delay topologies on RabbitMQ through its management HTTP API. " +
+			"The settings and their environment variables are those of the community RabbitMQ provider, so one " +
+			"provider block can serve both. The provider connects only when an operation needs the broker.",
+		Attributes: map[string]schema.Attribute{
+			"endpoint": schema.StringAttribute{
+				MarkdownDescription: "The URL of the RabbitMQ management API, for example `http://127.0.0.1:15672`. " +
+					"Falls back to the `RABBITMQ_ENDPOINT` environment variable; required by every operation that " +
+					"talks to the broker.",
+				Optional: true,
+			},
+			"username": schema.StringAttribute{
+				MarkdownDescription: "The user to authenticate as. Falls back to `RABBITMQ_USERNAME`.",
+				Optional:            true,
+			},
+			"password": schema.StringAttribute{
+				MarkdownDescription: "The user's password. Falls back to `RABBITMQ_PASSWORD`. Never stored in state.",
+				Optional:            true,
+				Sensitive:           true,
+			},
+			"insecure": schema.BoolAttribute{
+				MarkdownDescription: "Skip verification of the management API's TLS certificate. Falls back to " +
+					"`RABBITMQ_INSECURE`; defaults to `false`.",
+				Optional: true,
+			},
+			"cacert_file": schema.StringAttribute{
+				MarkdownDescription: "The path to a PEM file of CA certificates that verify the management API's " +
+					"TLS certificate. Falls back to `RABBITMQ_CACERT`; defaults to the system's CAs.",
+				Optional: true,
+			},
+			"clientcert_file": schema.StringAttribute{
+				MarkdownDescription: "The path to a PEM client certificate for mutual TLS. Falls back to " +
+					"`RABBITMQ_CLIENTCERT`. Needs `clientkey_file`.",
+				Optional: true,
+			},
+			"clientkey_file": schema.StringAttribute{
+				MarkdownDescription: "The path to the PEM private key of `clientcert_file`. Falls back to " +
+					"`RABBITMQ_CLIENTKEY`.",
+				Optional: true,
+			},
+			"proxy": schema.StringAttribute{
+				MarkdownDescription: "The URL of an HTTP proxy to reach the management API through. Falls back to " +
+					"`RABBITMQ_PROXY`; without either, the standard `HTTPS_PROXY`/`NO_PROXY` variables apply.",
+				Optional: true,
+			},
+			"timeout": schema.StringAttribute{
+				MarkdownDescription: "How long one management API request may take, as a duration such as `\"30s\"`. " +
+					"Falls back to `RABBITMQ_TIMEOUT`; defaults to `\"30s\"`.",
+				Optional: true,
+			},
+		},
+	}
+}
+
+// ValidateConfig checks the settings that are known at plan time, so a typo
+// fails `terraform validate` rather than the first apply.
+func (p *RabbitMQProvider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
+	var config providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if v := config.Endpoint; !v.IsNull() && !v.IsUnknown() {
+		if err := checkEndpoint(v.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("endpoint"), "Invalid Endpoint", err.Error())
+		}
+	}
+	if v := config.Timeout; !v.IsNull() && !v.IsUnknown() {
+		if _, err := parseTimeout(v.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("timeout"), "Invalid Timeout", err.Error())
+		}
+	}
+}
+
+func (p *RabbitMQProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var config providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	data := &providerData{}
+	data.client, data.clientErr = newClient(config)
+	if data.clientErr == nil {
+		tflog.Debug(ctx, "RabbitMQ management API client configured", map[string]any{"endpoint": data.client.Endpoint()})
+	}
+	resp.ResourceData = data
+	resp.DataSourceData = data
+}
+
+func (p *RabbitMQProvider) Resources(_ context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		NewDelayQueueSetResource,
+	}
+}
+
+func (p *RabbitMQProvider) DataSources(_ context.Context) []func() datasource.DataSource {
+	return nil
+}
+
+func (p *RabbitMQProvider) Functions(_ context.Context) []func() function.Function {
+	return nil
+}
+
+// providerData is what Configure hands to resources: a client, or the reason
+// there is none. The reason is reported by the first operation that needs the
+// broker, so plans that need none (validation, functions) never fail on it.
+type providerData struct {
+	client    *broker.Client
+	clientErr error
+}
+
+// brokerClient returns the client or a diagnostic that says why there is none.
+func (d *providerData) brokerClient() (*broker.Client, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if d == nil {
+		diags.AddError("Provider Not Configured",
+			"The rabbitmq provider was not configured before this operation needed the broker. "+
+				"This is a bug in the provider; please report it.")
+		return nil, diags
+	}
+	if d.clientErr != nil {
+		diags.AddError("Cannot Configure the RabbitMQ Client",
+			"The provider needs the RabbitMQ management API for this operation but its settings are incomplete "+
+				"or invalid: "+d.clientErr.Error())
+		return nil, diags
+	}
+	return d.client, diags
+}
+
+// newClient builds the management API client from the provider block,
+// falling back to the RABBITMQ_* environment variables. It does no I/O.
+func newClient(config providerModel) (*broker.Client, error) {
+	endpoint := stringSetting(config.Endpoint, "RABBITMQ_ENDPOINT")
+	if endpoint == "" {
+		return nil, fmt.Errorf("no endpoint is set: set endpoint in the provider block or RABBITMQ_ENDPOINT")
+	}
+	if err := checkEndpoint(endpoint); err != nil {
+		return nil, err
+	}
+	insecure, err := boolSetting(config.Insecure, "RABBITMQ_INSECURE")
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := parseTimeout(stringSetting(config.Timeout, "RABBITMQ_TIMEOUT"))
+	if err != nil {
+		return nil, err
+	}
+	return broker.New(broker.Config{
+		Endpoint:       endpoint,
+		Username:       stringSetting(config.Username, "RABBITMQ_USERNAME"),
+		Password:       stringSetting(config.Password, "RABBITMQ_PASSWORD"),
+		Insecure:       insecure,
+		CACertFile:     stringSetting(config.CACertFile, "RABBITMQ_CACERT"),
+		ClientCertFile: stringSetting(config.ClientCertFile, "RABBITMQ_CLIENTCERT"),
+		ClientKeyFile:  stringSetting(config.ClientKeyFile, "RABBITMQ_CLIENTKEY"),
+		Proxy:          stringSetting(config.Proxy, "RABBITMQ_PROXY"),
+		Timeout:        timeout,
+	})
+}
+
+// stringSetting is the configured value, else the environment variable's.
+// An unknown value (from a resource not yet created) counts as unset.
+func stringSetting(v types.String, env string) string {
+	if !v.IsNull() && !v.IsUnknown() {
+		return v.ValueString()
+	}
+	return os.Getenv(env)
+}
+
+func boolSetting(v types.Bool, env string) (bool, error) {
+	if !v.IsNull() && !v.IsUnknown() {
+		return v.ValueBool(), nil
+	}
+	s := os.Getenv(env)
+	if s == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q is not a boolean (true or false)", env, s)
+	}
+	return b, nil
+}
+
+func checkEndpoint(endpoint string) error {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("endpoint %q is not an http:// or https:// URL of the management API, such as http://127.0.0.1:15672", endpoint)
+	}
+	return nil
+}
+
+func parseTimeout(s string) (time.Duration, error) {
+	if s == "" {
+		return defaultTimeout, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("timeout %q is not a positive duration such as \"30s\" or \"2m\"", s)
+	}
+	return d, nil
+}

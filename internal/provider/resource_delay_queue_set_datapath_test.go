@@ -1,0 +1,286 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// The data-path test's set: 5 levels of 200 ms hold delays of 0 to 6.2 s.
+const (
+	dataPathLevels     = 5
+	dataPathResolution = 200 * time.Millisecond
+	dataPathKey        = "dp"
+	// Every delay 0…31 ticks is sent this many times, in random order.
+	dataPathCopiesPerDelay = 7
+	// A message may arrive at most this long after its delay.
+	dataPathMaxLateness = 250 * time.Millisecond
+	// How long the whole check may take: the longest delay, then slack for a loaded machine.
+	dataPathCheckTimeout = 60 * time.Second
+	// DATAPATH_SEED replays a run's delays and order.
+	dataPathSeedEnv = "DATAPATH_SEED"
+)
+
+// TestAccDelayQueueSet_dataPath applies a set, then sends real messages
+// through it: every message must arrive at the route's queue once, no
+// earlier than its delay and at most dataPathMaxLateness after it, and
+// messages with malformed routing keys must be parked in the unroutable
+// queue.
+func TestAccDelayQueueSet_dataPath(t *testing.T) {
+	if os.Getenv(resource.EnvTfAcc) == "" {
+		t.Skipf("acceptance test: set %s=1", resource.EnvTfAcc)
+	}
+	testAccPreCheck(t)
+	conn, err := messaging.Dial(messaging.URLFromEnv(), 10*time.Second)
+	if err != nil {
+		t.Fatalf("the data path needs AMQP (%s): %v", messaging.URLEnv, err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+
+	name := fmt.Sprintf("acc-dp-%08x", rand.Uint32())
+	routeQueue := name + "-work"
+	// The provider does not manage plain queues; the route needs one to exist.
+	if err := messaging.DeclareQueue(conn, routeQueue); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := messaging.DeleteQueue(conn, routeQueue); err != nil {
+			t.Errorf("deleting the route's queue: %v", err)
+		}
+	})
+
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv(dataPathSeedEnv); s != "" {
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", dataPathSeedEnv, s, err)
+		}
+	}
+	t.Logf("random delays and order from seed %d (%s=%d replays them)", seed, dataPathSeedEnv, seed)
+
+	const address = "rabbitmq_delay_queue_set.test"
+	names := topology.Names(name)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             dataPathCheckGone(conn, names),
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "test" {
+  name          = %q
+  levels        = %d
+  resolution    = %q
+  force_destroy = true # a failed run must not leave messages that block destroy
+
+  route {
+    destination = %q
+    key         = %q
+  }
+}
+`, name, dataPathLevels, dataPathResolution, routeQueue, dataPathKey),
+			Check: resource.ComposeTestCheckFunc(
+				resource.TestCheckResourceAttr(address, "ingest_exchange", names.Ingest()),
+				resource.TestCheckResourceAttr(address, "unroutable_queue", names.Unroutable()),
+				resource.TestCheckResourceAttr(address, "levels", strconv.Itoa(dataPathLevels)),
+				dataPathCheckDelays(t, conn, address, routeQueue, seed),
+				dataPathCheckUnroutable(t, conn, address),
+			),
+		}},
+	})
+}
+
+// dataPathSet reads where to publish from the state, so the test also
+// checks that the outputs publishers use are right.
+func dataPathSet(s *terraform.State, address string) (messaging.Set, string, error) {
+	rs, ok := s.RootModule().Resources[address]
+	if !ok {
+		return messaging.Set{}, "", fmt.Errorf("%s is not in the state", address)
+	}
+	attributes := rs.Primary.Attributes
+	levels, err := strconv.Atoi(attributes["levels"])
+	if err != nil {
+		return messaging.Set{}, "", fmt.Errorf("levels %q: %w", attributes["levels"], err)
+	}
+	resolution, err := time.ParseDuration(attributes["resolution"])
+	if err != nil {
+		return messaging.Set{}, "", fmt.Errorf("resolution %q: %w", attributes["resolution"], err)
+	}
+	set := messaging.Set{IngestExchange: attributes["ingest_exchange"], Levels: levels, Resolution: resolution}
+	return set, attributes["unroutable_queue"], nil
+}
+
+// dataPathCheckDelays publishes every delay of the set several times in a
+// seeded random order and checks each arrival.
+func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address, routeQueue string, seed uint64) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		set, _, err := dataPathSet(s, address)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), dataPathCheckTimeout)
+		defer cancel()
+
+		runID := fmt.Sprintf("dp-%d-", seed)
+		var batch []messaging.Delayed
+		for ticks := range 1 << set.Levels {
+			for copyIndex := range dataPathCopiesPerDelay {
+				batch = append(batch, messaging.Delayed{
+					ID:    fmt.Sprintf("%s%02d-%d", runID, ticks, copyIndex),
+					Key:   dataPathKey,
+					Delay: time.Duration(ticks) * set.Resolution,
+				})
+			}
+		}
+		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		rng.Shuffle(len(batch), func(i, j int) { batch[i], batch[j] = batch[j], batch[i] })
+
+		consumer, err := messaging.NewConsumer(conn, routeQueue, messaging.ConsumerOptions{IDPrefix: runID})
+		if err != nil {
+			return err
+		}
+		defer func() { _ = consumer.Close() }()
+		publisher, err := messaging.NewPublisher(conn, set)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = publisher.Close() }()
+
+		sent, err := publisher.PublishBatch(ctx, batch)
+		if err != nil {
+			return fmt.Errorf("publishing %d messages to %s: %w", len(batch), set.IngestExchange, err)
+		}
+		ids := make([]string, len(sent))
+		for i, m := range sent {
+			ids[i] = m.ID
+		}
+		if err := consumer.WaitForIDs(ctx, ids); err != nil {
+			return fmt.Errorf("lost messages: %w", err)
+		}
+		// A duplicate would follow its original closely: wait for a quiet queue.
+		if err := consumer.Settle(ctx, time.Second); err != nil {
+			return fmt.Errorf("waiting for duplicates: %w", err)
+		}
+
+		arrivals := consumer.Arrivals()
+		var problems []error
+		for _, a := range arrivals {
+			key, delay, err := topology.DecodeKey(a.RoutingKey, set.Levels, set.Resolution)
+			switch {
+			case err != nil:
+				problems = append(problems, fmt.Errorf("%s arrived with routing key %q: %w", a.Message.ID, a.RoutingKey, err))
+			case key != dataPathKey || delay != a.Message.Delay:
+				problems = append(problems, fmt.Errorf("%s (delay %s) arrived with routing key %q, which says key %q and delay %s",
+					a.Message.ID, a.Message.Delay, a.RoutingKey, key, delay))
+			}
+			if a.Early() {
+				problems = append(problems, fmt.Errorf("%s (delay %s) arrived %s early", a.Message.ID, a.Message.Delay, -a.Lateness))
+			}
+			if a.Lateness > dataPathMaxLateness {
+				problems = append(problems, fmt.Errorf("%s (delay %s) arrived %s late, more than %s",
+					a.Message.ID, a.Message.Delay, a.Lateness, dataPathMaxLateness))
+			}
+		}
+		for _, d := range consumer.Duplicates() {
+			problems = append(problems, fmt.Errorf("%s (delay %s) arrived again %s after its delay", d.Message.ID, d.Message.Delay, d.Lateness))
+		}
+		for _, f := range consumer.Foreign() {
+			problems = append(problems, fmt.Errorf("unexpected message with routing key %q on %s: %s", f.RoutingKey, routeQueue, f.Reason))
+		}
+		summary := messaging.Summarize(arrivals)
+		t.Logf("%d messages, delays 0–%s: lateness p50 %s, p99 %s, max %s (min %s)",
+			len(arrivals), topology.MaxDelayFor(set.Levels, set.Resolution), summary.P50, summary.P99, summary.Max, summary.Min)
+		if len(problems) > 20 {
+			problems = append(problems[:20], fmt.Errorf("… and %d more problems", len(problems)-20))
+		}
+		return errors.Join(problems...)
+	}
+}
+
+// dataPathCheckUnroutable publishes messages whose routing keys no binding
+// matches and checks that the unroutable queue parks them.
+func dataPathCheckUnroutable(t *testing.T, conn *amqp.Connection, address string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		set, unroutable, err := dataPathSet(s, address)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		publisher, err := messaging.NewPublisher(conn, set)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = publisher.Close() }()
+
+		malformed := map[string]string{
+			// Fewer words than the delay has digits: no binding can match.
+			"dp-unroutable-too-few-digits": dataPathKey + ".1.0",
+			// As many words as digits, none of them a digit.
+			"dp-unroutable-not-digits": dataPathKey + ".a.b.c.d.e",
+		}
+		for id, routingKey := range malformed {
+			if _, err := publisher.PublishWithRoutingKey(ctx, routingKey, messaging.Message{ID: id}); err != nil {
+				return fmt.Errorf("publishing with malformed routing key %q: %w", routingKey, err)
+			}
+		}
+		var problems []error
+		for range malformed {
+			getCtx, cancelGet := context.WithTimeout(ctx, 10*time.Second)
+			delivery, err := messaging.Get(getCtx, conn, unroutable)
+			cancelGet()
+			if err != nil {
+				problems = append(problems, err)
+				break
+			}
+			message, err := messaging.DecodeMessage(delivery.Body)
+			if err != nil {
+				problems = append(problems, fmt.Errorf("%s held a message with routing key %q that the test did not send: %w", unroutable, delivery.RoutingKey, err))
+				continue
+			}
+			routingKey, ok := malformed[message.ID]
+			if !ok || routingKey != delivery.RoutingKey {
+				problems = append(problems, fmt.Errorf("%s held %s with routing key %q, want one of %v", unroutable, message.ID, delivery.RoutingKey, malformed))
+				continue
+			}
+			delete(malformed, message.ID)
+			t.Logf("routing key %q was parked in %s", routingKey, unroutable)
+		}
+		for id, routingKey := range malformed {
+			problems = append(problems, fmt.Errorf("%s with routing key %q did not reach %s", id, routingKey, unroutable))
+		}
+		return errors.Join(problems...)
+	}
+}
+
+// dataPathCheckGone checks over AMQP that the set's ingest exchange and
+// unroutable queue no longer exist.
+func dataPathCheckGone(conn *amqp.Connection, names topology.Names) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if err := messaging.CheckQueue(conn, names.Unroutable()); !errors.Is(err, messaging.ErrQueueNotFound) {
+			return fmt.Errorf("queue %s after destroy: %v, want it gone", names.Unroutable(), err)
+		}
+		ch, err := conn.Channel()
+		if err != nil {
+			return err
+		}
+		defer func() { _ = ch.Close() }()
+		err = ch.ExchangeDeclarePassive(names.Ingest(), topology.ExchangeTopic, true, false, false, false, nil)
+		var amqpErr *amqp.Error
+		if !errors.As(err, &amqpErr) || amqpErr.Code != amqp.NotFound {
+			return fmt.Errorf("exchange %s after destroy: %v, want it gone", names.Ingest(), err)
+		}
+		return nil
+	}
+}

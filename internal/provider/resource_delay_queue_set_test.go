@@ -1,0 +1,457 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+const testResource = "rabbitmq_delay_queue_set.test"
+
+// testSetName is a fresh set name, so tests never see each other's objects.
+func testSetName(t *testing.T) string {
+	t.Helper()
+	return "acc-" + strings.ToLower(acctest.RandString(8))
+}
+
+// testQueue declares a plain classic queue for routes to deliver to and
+// deletes it when the test ends.
+func testQueue(t *testing.T, client *broker.Client, name string) {
+	t.Helper()
+	ctx := context.Background()
+	queue := topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeClassic}}
+	create := []topology.Change{{Kind: topology.CreateQueue, Queue: &queue}}
+	if err := client.Apply(ctx, "/", create, broker.ApplyOptions{}); err != nil {
+		t.Fatalf("declaring the route's queue %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		remove := []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}
+		if err := client.Apply(ctx, "/", remove, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
+			t.Errorf("deleting the route's queue %s: %v", name, err)
+		}
+	})
+}
+
+// testCheckSetGone asks the broker that nothing of the set remains.
+func testCheckSetGone(client *broker.Client, name string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		actual, err := client.ReadSet(context.Background(), "/", name)
+		if err != nil {
+			return err
+		}
+		if n := len(actual.Exchanges) + len(actual.Queues) + len(actual.Bindings); n > 0 {
+			return fmt.Errorf("%d objects of the set %q remain after destroy: %+v", n, name, actual)
+		}
+		return nil
+	}
+}
+
+// testCheckSetMatchesPlan asks the broker that the set is exactly its plan.
+func testCheckSetMatchesPlan(client *broker.Client, spec topology.Spec) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		desired, err := topology.Plan(spec)
+		if err != nil {
+			return err
+		}
+		actual, err := client.ReadSet(context.Background(), spec.VHost, spec.Name)
+		if err != nil {
+			return err
+		}
+		if changes := topology.Diff(desired, actual); len(changes) > 0 {
+			return fmt.Errorf("the broker differs from the plan of %q by %d changes, the first: %s", spec.Name, len(changes), changes[0].Reason)
+		}
+		return nil
+	}
+}
+
+func testSetConfig(name, attributes string) string {
+	return fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "test" {
+  name = %q
+%s
+}
+`, name, attributes)
+}
+
+func TestAccDelayQueueSet_lifecycle(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	testQueue(t, client, name+"-work")
+	route := fmt.Sprintf(`
+  route {
+    destination = %q
+    key         = "orders"
+  }`, name+"-work")
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{
+				Config: testSetConfig(name, `  max_delay = "5s"`+route),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionCreate),
+						// The plan shows every binding before apply: 3+1 + 3·4/2 delay bindings, unroutable, route.
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("levels"), knownvalue.Int64Exact(3)),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(12)),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings").AtSliceIndex(0).AtMapKey("routing_key"),
+							knownvalue.StringExact("#.1.*.*")),
+					},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("id"), knownvalue.StringExact("%2F/"+name)),
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("max_delay_effective"), knownvalue.StringExact("7s")),
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("ingest_exchange"), knownvalue.StringExact(name+".ingest")),
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("dead_letter_strategy"), knownvalue.StringExact("at-least-once")),
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("queues"), knownvalue.ListSizeExact(4)),
+				},
+				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 3, Resolution: time.Second,
+					Routes: []topology.Route{{Destination: name + "-work", Key: "orders"}}}),
+			},
+			{
+				// The same set written with levels instead of max_delay: nothing to do.
+				Config: testSetConfig(name, `  levels = 3`+route),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+			},
+			{
+				Config: testSetConfig(name, `  levels = 5`+route),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(23)),
+					},
+				},
+				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 5, Resolution: time.Second,
+					Routes: []topology.Route{{Destination: name + "-work", Key: "orders"}}}),
+			},
+			{
+				// Fewer levels and no route, in place: the empty level queues go.
+				Config: testSetConfig(name, `  levels = 2`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 2, Resolution: time.Second}),
+			},
+			{
+				Config: testSetConfig(name, "  levels = 2\n  resolution = \"500ms\""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 2, Resolution: 500 * time.Millisecond}),
+			},
+			{
+				// The same resolution spelled otherwise changes nothing on the broker.
+				Config: testSetConfig(name, "  levels = 2\n  resolution = \"0.5s\""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+			},
+		},
+	})
+}
+
+func TestAccDelayQueueSet_drift(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	config := testSetConfig(name, `  levels = 3`)
+	spec := topology.Spec{Name: name, VHost: "/", Levels: 3, Resolution: time.Second}
+	names := topology.Names(name)
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: func() {
+					// Behind Terraform's back: a binding and a queue go, a foreign binding comes.
+					changes := []topology.Change{
+						{Kind: topology.DeleteBinding, Binding: &topology.Binding{Source: names.Ingest(), Destination: names.Level(1),
+							DestinationType: topology.DestinationQueue, RoutingKey: "#.0.1.*"}},
+						{Kind: topology.DeleteQueue, Queue: &topology.Queue{Name: names.Level(0)}},
+						{Kind: topology.CreateBinding, Binding: &topology.Binding{Source: names.Out(), Destination: names.Unroutable(),
+							DestinationType: topology.DestinationQueue, RoutingKey: "stray"}},
+					}
+					if err := client.Apply(context.Background(), "/", changes, broker.ApplyOptions{}); err != nil {
+						t.Fatalf("making drift: %v", err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+				Check: testCheckSetMatchesPlan(client, spec),
+			},
+			{
+				// A queue argument changed behind Terraform's back: the empty queue is re-created.
+				PreConfig: func() {
+					level := topology.Queue{Name: names.Level(2), Arguments: topology.QueueArguments{
+						QueueType: topology.QueueTypeQuorum, MessageTTL: 1234}}
+					changes := []topology.Change{
+						{Kind: topology.DeleteQueue, Queue: &level},
+						{Kind: topology.CreateQueue, Queue: &level},
+					}
+					if err := client.Apply(context.Background(), "/", changes, broker.ApplyOptions{}); err != nil {
+						t.Fatalf("making drift: %v", err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+				Check: testCheckSetMatchesPlan(client, spec),
+			},
+		},
+	})
+}
+
+func TestAccDelayQueueSet_importProviderCreated(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	testQueue(t, client, name+"-work")
+	config := testSetConfig(name, fmt.Sprintf(`
+  levels     = 4
+  resolution = "250ms"
+  queue_type = "quorum"
+  dead_letter_strategy = "at-most-once"
+  route {
+    destination = %q
+  }`, name+"-work"))
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				ResourceName:      testResource,
+				ImportState:       true,
+				ImportStateVerify: true,
+			},
+		},
+	})
+}
+
+func TestAccDelayQueueSet_importHandMade(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	testQueue(t, client, name+"-work")
+	spec := topology.Spec{Name: name, VHost: "/", Levels: 3, Resolution: 2 * time.Second,
+		QueueType: topology.QueueTypeClassic,
+		Routes:    []topology.Route{{Destination: name + "-work", Key: "billing.eu"}}}
+	desired, err := topology.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := testSetConfig(name, fmt.Sprintf(`
+  levels     = 3
+  resolution = "2s"
+  queue_type = "classic"
+  route {
+    destination = %q
+    key         = "billing.eu"
+  }`, name+"-work"))
+	names := topology.Names(name)
+	missing := desired.Bindings[0] // ingest → level 02
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{
+				// Declared by hand through the management API, one binding short.
+				PreConfig: func() {
+					changes := topology.Diff(desired, topology.Topology{VHost: "/"})
+					if err := client.Apply(context.Background(), "/", changes, broker.ApplyOptions{}); err != nil {
+						t.Fatalf("declaring the set by hand: %v", err)
+					}
+					remove := []topology.Change{{Kind: topology.DeleteBinding, Binding: &missing}}
+					if err := client.Apply(context.Background(), "/", remove, broker.ApplyOptions{}); err != nil {
+						t.Fatalf("removing a binding: %v", err)
+					}
+				},
+				Config:             config,
+				ResourceName:       testResource,
+				ImportState:        true,
+				ImportStateId:      "%2F/" + name,
+				ImportStatePersist: true,
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					if len(states) != 1 {
+						return fmt.Errorf("imported %d resources, want 1", len(states))
+					}
+					for attribute, want := range map[string]string{
+						"levels": "3", "resolution": "2s", "queue_type": "classic", "dead_letter_strategy": "at-most-once",
+						"route.0.key": "billing.eu", "route.0.destination": name + "-work", "ingest_exchange": names.Ingest(),
+					} {
+						if got := states[0].Attributes[attribute]; got != want {
+							return fmt.Errorf("imported %s = %q, want %q", attribute, got, want)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				// The plan shows exactly what is missing: one binding.
+				Config:             config,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+			},
+			{
+				Config: config,
+				Check:  testCheckSetMatchesPlan(client, spec),
+			},
+			{
+				Config:   config,
+				PlanOnly: true,
+			},
+		},
+	})
+}
+
+func TestAccDelayQueueSet_importBlock(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	config := testSetConfig(name, `  levels = 2`)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				Config:          config,
+				ResourceName:    testResource,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithID,
+			},
+		},
+	})
+}
+
+func TestAccDelayQueueSet_destroyKeepsMessages(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	names := topology.Names(name)
+	ctx := context.Background()
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{
+				Config: testSetConfig(name, `  levels = 4`),
+				Check: func(*terraform.State) error {
+					// Three messages park in the unroutable queue: nothing matches "not-a-delay".
+					for range 3 {
+						if err := testPublish(ctx, names.Ingest(), "not-a-delay"); err != nil {
+							return err
+						}
+					}
+					return testWaitForMessages(ctx, client, names.Unroutable(), 3)
+				},
+			},
+			{
+				Config:      testSetConfig(name, `  levels = 4`),
+				Destroy:     true,
+				ExpectError: regexp.MustCompile(`(?s)holds 3 message`),
+			},
+			{
+				Config: testSetConfig(name, `  levels = 4`),
+				Check: func(*terraform.State) error {
+					counts, err := client.QueueMessages(ctx, "/", []string{names.Unroutable()})
+					if err != nil {
+						return err
+					}
+					if counts[names.Unroutable()] != 3 {
+						return fmt.Errorf("after the refused destroy %s holds %d messages, want 3", names.Unroutable(), counts[names.Unroutable()])
+					}
+					return nil
+				},
+			},
+			{
+				Config: testSetConfig(name, "  levels = 4\n  force_destroy = true"),
+			},
+		},
+	})
+}
+
+// testWaitForMessages waits until the management API counts want messages in
+// the queue: its figures are sampled, so they lag behind a publish.
+func testWaitForMessages(ctx context.Context, client *broker.Client, queue string, want int64) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		counts, err := client.QueueMessages(ctx, "/", []string{queue})
+		if err != nil {
+			return err
+		}
+		if counts[queue] == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s holds %d messages after 30s, want %d", queue, counts[queue], want)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// testPublish publishes one persistent message through the local broker's
+// AMQP listener and waits for the broker's confirm.
+func testPublish(ctx context.Context, exchange, routingKey string) error {
+	conn, err := amqp.Dial(testAMQPURL())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	if err := ch.Confirm(false); err != nil {
+		return err
+	}
+	confirm, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, routingKey, true, false,
+		amqp.Publishing{DeliveryMode: amqp.Persistent, Body: []byte("kept")})
+	if err != nil {
+		return err
+	}
+	if acked, err := confirm.WaitContext(ctx); err != nil || !acked {
+		return fmt.Errorf("publishing to %s with key %q: not confirmed (%v)", exchange, routingKey, err)
+	}
+	return nil
+}
+
+// testAMQPURL is the local broker's AMQP address, RABBITMQ_AMQP_URL if set.
+func testAMQPURL() string {
+	if url := os.Getenv("RABBITMQ_AMQP_URL"); url != "" {
+		return url
+	}
+	return "amqp://guest:guest@127.0.0.1:5672/"
+}

@@ -1,0 +1,335 @@
+package topology
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Diff returns the changes that turn actual into desired, in an order that
+// never loses a message needlessly and never leaves a binding out:
+//
+//  1. create the exchanges desired has and actual lacks;
+//  2. create the queues it lacks;
+//  3. create the bindings it lacks, so that new paths exist before old ones go;
+//  4. delete the bindings desired does not have;
+//  5. delete the queues desired does not have, each with its own change;
+//  6. delete the exchanges desired does not have;
+//  7. last, replace every object whose type or arguments differ (the broker
+//     cannot change them in place): delete it, create it again, then create
+//     every desired binding that the deletion dropped.
+//
+// A desired binding that touches a replaced object is created only after
+// the last of its replaced ends is re-created, and only once. Creates follow
+// desired's order, deletes actual's, so equal inputs give equal outputs;
+// topologies holding the same objects in any order give no change. Arguments
+// compare by value, a nil Other map equal to an empty one. A binding with no
+// destination type is one to a queue.
+func Diff(desired, actual Topology) []Change {
+	want, have := indexTopology(desired), indexTopology(actual)
+	var changes []Change
+
+	// Replacements are numbered in the order step 7 performs them: exchanges,
+	// then queues, each in desired's order.
+	type replacement struct {
+		exchange, previousExchange *Exchange
+		queue, previousQueue       *Queue
+		differences                []argumentChange
+		bindings                   []Binding // desired bindings to create after it
+	}
+	var replacements []replacement
+	replacedExchange := map[string]int{}
+	replacedQueue := map[string]int{}
+	for _, e := range want.exchanges {
+		if old, ok := have.exchangeByName[e.Name]; ok {
+			if differences := exchangeDifferences(old, e); len(differences) > 0 {
+				replacedExchange[e.Name] = len(replacements)
+				replacements = append(replacements, replacement{exchange: &e, previousExchange: &old, differences: differences})
+			}
+		}
+	}
+	for _, q := range want.queues {
+		if old, ok := have.queueByName[q.Name]; ok {
+			if differences := queueDifferences(old.Arguments, q.Arguments); len(differences) > 0 {
+				replacedQueue[q.Name] = len(replacements)
+				replacements = append(replacements, replacement{queue: &q, previousQueue: &old, differences: differences})
+			}
+		}
+	}
+	// lastReplaced is the replacement after which binding b can be created,
+	// or -1 when neither of its ends is replaced.
+	lastReplaced := func(b Binding) int {
+		last := -1
+		if i, ok := replacedExchange[b.Source]; ok {
+			last = i
+		}
+		destinations := replacedQueue
+		if b.DestinationType == DestinationExchange {
+			destinations = replacedExchange
+		}
+		if i, ok := destinations[b.Destination]; ok && i > last {
+			last = i
+		}
+		return last
+	}
+
+	for _, e := range want.exchanges {
+		if _, ok := have.exchangeByName[e.Name]; !ok {
+			changes = append(changes, Change{Kind: CreateExchange, Exchange: &e, Reason: missingReason(e.Name, "exchange")})
+		}
+	}
+	for _, q := range want.queues {
+		if _, ok := have.queueByName[q.Name]; !ok {
+			changes = append(changes, Change{Kind: CreateQueue, Queue: &q, Reason: missingReason(q.Name, "queue")})
+		}
+	}
+	for _, b := range want.bindings {
+		if i := lastReplaced(b); i >= 0 {
+			replacements[i].bindings = append(replacements[i].bindings, b)
+		} else if !have.hasBinding[b] {
+			changes = append(changes, Change{Kind: CreateBinding, Binding: &b, Reason: "the binding is missing"})
+		}
+	}
+
+	for _, b := range have.bindings {
+		if !want.hasBinding[b] {
+			changes = append(changes, Change{Kind: DeleteBinding, Binding: &b, Reason: unwantedBindingReason(b, want)})
+		}
+	}
+	for _, q := range have.queues {
+		if _, ok := want.queueByName[q.Name]; !ok {
+			changes = append(changes, Change{Kind: DeleteQueue, Queue: &q, Reason: unwantedReason(q.Name)})
+		}
+	}
+	for _, e := range have.exchanges {
+		if _, ok := want.exchangeByName[e.Name]; !ok {
+			changes = append(changes, Change{Kind: DeleteExchange, Exchange: &e, Reason: unwantedReason(e.Name)})
+		}
+	}
+
+	for _, r := range replacements {
+		var deleted string
+		if r.exchange != nil {
+			deleted = r.exchange.Name
+			changes = append(changes,
+				Change{Kind: DeleteExchange, Exchange: r.previousExchange, Reason: replacementReason(r.differences, "exchange")},
+				Change{Kind: CreateExchange, Exchange: r.exchange, Reason: recreationReason(r.differences)})
+		} else {
+			deleted = r.queue.Name
+			changes = append(changes,
+				Change{Kind: DeleteQueue, Queue: r.previousQueue, Reason: replacementReason(r.differences, "queue")},
+				Change{Kind: CreateQueue, Queue: r.queue, Reason: recreationReason(r.differences)})
+		}
+		for _, b := range r.bindings {
+			reason := "the binding is missing"
+			if have.hasBinding[b] {
+				reason = "re-creating " + deleted + " dropped this binding"
+			}
+			changes = append(changes, Change{Kind: CreateBinding, Binding: &b, Reason: reason})
+		}
+	}
+	return changes
+}
+
+// topologyIndex holds a topology's objects once each, in their first order,
+// with lookups by identity.
+type topologyIndex struct {
+	exchanges      []Exchange
+	queues         []Queue
+	bindings       []Binding
+	exchangeByName map[string]Exchange
+	queueByName    map[string]Queue
+	hasBinding     map[Binding]bool
+}
+
+func indexTopology(t Topology) topologyIndex {
+	index := topologyIndex{
+		exchangeByName: map[string]Exchange{},
+		queueByName:    map[string]Queue{},
+		hasBinding:     map[Binding]bool{},
+	}
+	for _, e := range t.Exchanges {
+		if _, seen := index.exchangeByName[e.Name]; !seen {
+			index.exchangeByName[e.Name] = e
+			index.exchanges = append(index.exchanges, e)
+		}
+	}
+	for _, q := range t.Queues {
+		if _, seen := index.queueByName[q.Name]; !seen {
+			index.queueByName[q.Name] = q
+			index.queues = append(index.queues, q)
+		}
+	}
+	for _, b := range t.Bindings {
+		b = canonicalBinding(b)
+		if !index.hasBinding[b] {
+			index.hasBinding[b] = true
+			index.bindings = append(index.bindings, b)
+		}
+	}
+	return index
+}
+
+// canonicalBinding spells an unset destination type as queue, its meaning
+// everywhere else in the package, so that both spellings are one binding.
+func canonicalBinding(b Binding) Binding {
+	if b.DestinationType == "" {
+		b.DestinationType = DestinationQueue
+	}
+	return b
+}
+
+// argumentChange is one difference between an actual and a desired object,
+// values already spelled for a reason.
+type argumentChange struct {
+	argument, from, to string
+}
+
+// absent spells an argument that is not set.
+const absent = "(none)"
+
+func stringValue(s string) string {
+	if s == "" {
+		return absent
+	}
+	return s
+}
+
+func ttlValue(ms int64) string {
+	if ms == 0 {
+		return absent
+	}
+	return strconv.FormatInt(ms, 10)
+}
+
+func exchangeDifferences(actual, desired Exchange) []argumentChange {
+	var differences []argumentChange
+	if actual.Type != desired.Type {
+		differences = append(differences, argumentChange{"type", stringValue(actual.Type), stringValue(desired.Type)})
+	}
+	if actual.Arguments.AlternateExchange != desired.Arguments.AlternateExchange {
+		differences = append(differences, argumentChange{"alternate-exchange",
+			stringValue(actual.Arguments.AlternateExchange), stringValue(desired.Arguments.AlternateExchange)})
+	}
+	return append(differences, otherDifferences(actual.Arguments.Other, desired.Arguments.Other)...)
+}
+
+func queueDifferences(actual, desired QueueArguments) []argumentChange {
+	var differences []argumentChange
+	if actual.MessageTTL != desired.MessageTTL {
+		differences = append(differences, argumentChange{"x-message-ttl", ttlValue(actual.MessageTTL), ttlValue(desired.MessageTTL)})
+	}
+	for _, field := range []struct{ argument, actual, desired string }{
+		{"x-dead-letter-exchange", actual.DeadLetterExchange, desired.DeadLetterExchange},
+		{"x-queue-type", string(actual.QueueType), string(desired.QueueType)},
+		{"x-dead-letter-strategy", string(actual.DeadLetterStrategy), string(desired.DeadLetterStrategy)},
+		{"x-overflow", actual.Overflow, desired.Overflow},
+	} {
+		if field.actual != field.desired {
+			differences = append(differences, argumentChange{field.argument, stringValue(field.actual), stringValue(field.desired)})
+		}
+	}
+	return append(differences, otherDifferences(actual.Other, desired.Other)...)
+}
+
+// otherDifferences compares two maps of untyped arguments by value, a nil
+// map equal to an empty one, in the order of the argument names.
+func otherDifferences(actual, desired map[string]string) []argumentChange {
+	var differences []argumentChange
+	names := slices.Collect(maps.Keys(actual))
+	for name := range desired {
+		if _, ok := actual[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		from, inActual := actual[name]
+		to, inDesired := desired[name]
+		if inActual && inDesired && from == to {
+			continue
+		}
+		if !inActual {
+			from = absent
+		}
+		if !inDesired {
+			to = absent
+		}
+		differences = append(differences, argumentChange{name, from, to})
+	}
+	return differences
+}
+
+// replacementReason says which arguments differ, old → new, and why that
+// takes a replacement.
+func replacementReason(differences []argumentChange, object string) string {
+	typeChanges, argumentChanges := false, false
+	parts := make([]string, len(differences))
+	for i, d := range differences {
+		parts[i] = d.argument + " " + d.from + " → " + d.to
+		if d.argument == "type" {
+			typeChanges = true
+		} else {
+			argumentChanges = true
+		}
+	}
+	var cannot string
+	switch {
+	case typeChanges && argumentChanges:
+		cannot = "exchange type and arguments cannot change in place"
+	case typeChanges:
+		cannot = "exchange type cannot change in place"
+	default:
+		cannot = object + " arguments cannot change in place"
+	}
+	return strings.Join(parts, ", ") + ": " + cannot
+}
+
+// recreationReason names the values the object is re-created with.
+func recreationReason(differences []argumentChange) string {
+	parts := make([]string, len(differences))
+	for i, d := range differences {
+		parts[i] = d.argument + " " + d.to
+	}
+	return "re-created with " + strings.Join(parts, ", ")
+}
+
+// levelOf tells the level of a level queue or done exchange from its name
+// alone: Diff knows no set name.
+func levelOf(name string) (level int, ok bool) {
+	i := strings.LastIndex(name, ".level.")
+	if i < 0 {
+		return 0, false
+	}
+	kind, level := Names(name[:i]).parse(name)
+	return level, kind == kindLevel || kind == kindDone
+}
+
+func missingReason(name, object string) string {
+	if level, ok := levelOf(name); ok {
+		return fmt.Sprintf("level %02d is missing", level)
+	}
+	return "the " + object + " is missing"
+}
+
+func unwantedReason(name string) string {
+	if level, ok := levelOf(name); ok {
+		return fmt.Sprintf("level %02d is no longer in the set", level)
+	}
+	return "no longer part of the set"
+}
+
+// unwantedBindingReason blames a level that goes away when the binding
+// leads to or from it, the binding itself otherwise.
+func unwantedBindingReason(b Binding, want topologyIndex) string {
+	for _, end := range []string{b.Destination, b.Source} {
+		_, wantedQueue := want.queueByName[end]
+		_, wantedExchange := want.exchangeByName[end]
+		if level, ok := levelOf(end); ok && !wantedQueue && !wantedExchange {
+			return fmt.Sprintf("level %02d is no longer in the set", level)
+		}
+	}
+	return "the set has no such binding"
+}

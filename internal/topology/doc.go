@@ -1,0 +1,25 @@
+// Package topology plans a broker-native delay topology on RabbitMQ: one TTL
+// queue per power of two, chained by topic exchanges and dead-lettering, so
+// that a message whose routing key ends in its delay written as N binary
+// digits passes only through the queues of its set bits, largest first, and
+// leaves through the set's out exchange after exactly that delay.
+//
+// The package is pure: it turns a [Spec] into the exact exchanges, queues and
+// bindings of the layout ([Plan]), encodes and decodes routing keys
+// ([EncodeKey], [DecodeKey]), computes the ordered changes that take an
+// actual topology to the desired one ([Diff]), explains a live topology as a
+// spec ([Infer]), and renders a topology as RabbitMQ definitions JSON, a
+// Mermaid diagram or a binding table. It performs no I/O.
+//
+// For a set named "delay" with N levels and resolution R:
+//
+//	delay.ingest              topic exchange, alternate-exchange delay.unroutable
+//	delay.level.kk            queue, x-message-ttl R·2^k, dead-letters to delay.level.kk.done
+//	delay.level.kk.done       topic exchange, alternate-exchange delay.unroutable
+//	delay.out                 topic exchange, alternate-exchange delay.unroutable
+//	delay.unroutable          fanout exchange and queue: nothing is dropped silently
+//
+// with the bindings ingest → level j on "#.0^(N−1−j).1.*^j", ingest → out on
+// "#.0^N", level k done → level j (j < k) on "#.0^(k−1−j).1.*^j", level k done
+// → out on "#.0^k", and out → each route's destination on "<key>.*^N".
+package topology

@@ -1,0 +1,387 @@
+package topology
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// FieldError is one problem with one field of a [Spec] or of a routing-key
+// argument. Field is spelled as in Terraform ("levels", "route.key", …) so
+// that the provider can attach it to the right attribute.
+type FieldError struct {
+	Field string
+	// Route is the index of the route the error is about, or -1.
+	Route   int
+	Message string
+}
+
+// Error renders the field path and the message: "levels: …", or "route[1].key: …"
+// for an error about a route.
+func (e *FieldError) Error() string {
+	path := e.Field
+	if e.Route >= 0 {
+		if rest, ok := strings.CutPrefix(e.Field, "route"); ok {
+			path = fmt.Sprintf("route[%d]%s", e.Route, rest)
+		}
+	}
+	return path + ": " + e.Message
+}
+
+// ValidationErrors holds every problem [Validate] found, in the order of the
+// fields: name, vhost, levels, max_delay, resolution, queue_type,
+// dead_letter_strategy, then each route in turn.
+type ValidationErrors []*FieldError
+
+// Error joins the messages of every problem with "; ".
+func (errs ValidationErrors) Error() string {
+	messages := make([]string, len(errs))
+	for i, e := range errs {
+		messages[i] = e.Error()
+	}
+	return strings.Join(messages, "; ")
+}
+
+// Validate reports every problem of s at once, each naming its field and the
+// allowed range or values, or returns nil. It never panics.
+func Validate(s Spec) error {
+	var v specValidator
+	v.name(s.Name)
+	v.vhost(s.VHost)
+	// The levels checks need the resolution, but its errors come after theirs,
+	// in the order of the fields.
+	resolution, resolutionErr := resolvedResolution(s.Resolution)
+	levels, levelsOK := v.levels(s.Levels, s.MaxDelay, resolution, resolutionErr == nil)
+	v.addErr(resolutionErr)
+	v.queueType(s.QueueType, s.DeadLetterStrategy)
+	v.routes(s.Name, s.Routes, levels, levelsOK)
+	if len(v.errs) == 0 {
+		return nil
+	}
+	return v.errs
+}
+
+// Resolve validates s and returns its canonical form: Levels set (derived
+// from MaxDelay when needed) and MaxDelay zero, every default spelled out,
+// routes sorted by destination type, destination and key, and a nil Routes
+// slice when there are none. Two specs that plan the same topology resolve
+// to equal specs.
+func Resolve(s Spec) (Spec, error) {
+	if err := Validate(s); err != nil {
+		return Spec{}, err
+	}
+	if s.Resolution == 0 {
+		s.Resolution = DefaultResolution
+	}
+	if s.Levels == 0 {
+		// Validate has checked that MaxDelay needs at most MaxLevels levels.
+		s.Levels, _ = LevelsFor(s.MaxDelay, s.Resolution)
+		s.MaxDelay = 0
+	}
+	if s.QueueType == "" {
+		s.QueueType = QueueTypeQuorum
+	}
+	if s.DeadLetterStrategy == "" {
+		s.DeadLetterStrategy = defaultDeadLetterStrategy(s.QueueType)
+	}
+	var routes []Route
+	for _, r := range s.Routes {
+		if r.DestinationType == "" {
+			r.DestinationType = DestinationQueue
+		}
+		routes = append(routes, r)
+	}
+	slices.SortFunc(routes, compareRoutes)
+	s.Routes = routes
+	return s, nil
+}
+
+// defaultDeadLetterStrategy is at-least-once where the queue type supports it.
+func defaultDeadLetterStrategy(t QueueType) DeadLetterStrategy {
+	if t == QueueTypeClassic {
+		return AtMostOnce
+	}
+	return AtLeastOnce
+}
+
+func compareRoutes(a, b Route) int {
+	return cmp.Or(
+		cmp.Compare(a.DestinationType, b.DestinationType),
+		cmp.Compare(a.Destination, b.Destination),
+		cmp.Compare(a.Key, b.Key),
+	)
+}
+
+// MaxDelayFor is the longest delay a set of levels levels at resolution
+// holds, (2^levels − 1)·resolution. It saturates at the largest Duration
+// instead of overflowing, and is 0 when levels or resolution is not positive.
+func MaxDelayFor(levels int, resolution time.Duration) time.Duration {
+	if levels < 1 || resolution <= 0 {
+		return 0
+	}
+	if levels >= 63 {
+		return math.MaxInt64
+	}
+	hi, lo := bits.Mul64(uint64(1)<<levels-1, uint64(resolution))
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(lo)
+}
+
+// LevelsFor is the smallest number of levels whose longest delay at
+// resolution reaches maxDelay. It refuses a non-positive maxDelay, a
+// resolution that is not a whole number of milliseconds of at least 1ms, and
+// a maxDelay that needs more than MaxLevels levels.
+func LevelsFor(maxDelay, resolution time.Duration) (int, error) {
+	if err := checkResolution(resolution); err != nil {
+		return 0, err
+	}
+	if maxDelay <= 0 {
+		return 0, &FieldError{Field: "max_delay", Route: -1,
+			Message: fmt.Sprintf("must be positive, got %s", maxDelay)}
+	}
+	for levels := MinLevels; levels <= MaxLevels; levels++ {
+		if MaxDelayFor(levels, resolution) >= maxDelay {
+			return levels, nil
+		}
+	}
+	return 0, &FieldError{Field: "max_delay", Route: -1, Message: fmt.Sprintf(
+		"%s needs more than %d levels at resolution %s; the largest max_delay at this resolution is %s",
+		maxDelay, MaxLevels, resolution, MaxDelayFor(MaxLevels, resolution))}
+}
+
+// checkResolution accepts a resolved (non-zero) tick: whole milliseconds,
+// because TTLs are integer milliseconds, from 1ms to the broker's largest TTL.
+func checkResolution(resolution time.Duration) *FieldError {
+	switch {
+	case resolution < MinResolution:
+		return &FieldError{Field: "resolution", Route: -1, Message: fmt.Sprintf(
+			"must be at least %s, got %s", MinResolution, resolution)}
+	case resolution%time.Millisecond != 0:
+		return &FieldError{Field: "resolution", Route: -1, Message: fmt.Sprintf(
+			"must be a whole number of milliseconds (message TTLs are integer milliseconds), got %s", resolution)}
+	case resolution.Milliseconds() > MaxTTL:
+		return &FieldError{Field: "resolution", Route: -1, Message: fmt.Sprintf(
+			"must be at most the broker's largest message TTL, %dms (10 years), got %s", MaxTTL, resolution)}
+	}
+	return nil
+}
+
+// maxLevelsAt is the most levels a set at resolution can have with its top
+// level's TTL, resolution·2^(N−1), within the broker's MaxTTL; at most MaxLevels.
+func maxLevelsAt(resolution time.Duration) int {
+	ttl := resolution.Milliseconds()
+	levels := 0
+	for levels < MaxLevels && ttl >= 1 && ttl <= MaxTTL>>levels {
+		levels++
+	}
+	return levels
+}
+
+// checkLevels accepts a number of levels a set at the (valid) resolution can have.
+func checkLevels(levels int, resolution time.Duration) *FieldError {
+	if levels < MinLevels || levels > MaxLevels {
+		return &FieldError{Field: "levels", Route: -1, Message: fmt.Sprintf(
+			"must be between %d and %d, got %d", MinLevels, MaxLevels, levels)}
+	}
+	if limit := maxLevelsAt(resolution); levels > limit {
+		return &FieldError{Field: "levels", Route: -1, Message: fmt.Sprintf(
+			"%d levels at resolution %s give the top level a TTL of %dms·2^%d, above the broker's largest message TTL %dms (10 years); at most %d levels fit at this resolution",
+			levels, resolution, resolution.Milliseconds(), levels-1, MaxTTL, limit)}
+	}
+	return nil
+}
+
+// checkLevelsAndResolution accepts the levels and resolution of a valid set.
+func checkLevelsAndResolution(levels int, resolution time.Duration) *FieldError {
+	if err := checkResolution(resolution); err != nil {
+		return err
+	}
+	return checkLevels(levels, resolution)
+}
+
+// specValidator collects every problem of a spec.
+type specValidator struct {
+	errs ValidationErrors
+}
+
+func (v *specValidator) add(field string, route int, format string, args ...any) {
+	v.errs = append(v.errs, &FieldError{Field: field, Route: route, Message: fmt.Sprintf(format, args...)})
+}
+
+func (v *specValidator) addErr(err *FieldError) {
+	if err != nil {
+		v.errs = append(v.errs, err)
+	}
+}
+
+// nameCharacters describes the characters allowed in a set name.
+const nameCharacters = "ASCII letters, digits, '.', '_', '-' and ':'"
+
+func (v *specValidator) name(name string) {
+	if name == "" {
+		v.add("name", -1, "must not be empty; use %s", nameCharacters)
+		return
+	}
+	if len(name) > MaxSetNameLength {
+		v.add("name", -1, "must be at most %d bytes so that every object name (the longest is \"<name>%s\") fits AMQP's %d bytes, got %d",
+			MaxSetNameLength, Names("").Done(0), MaxNameLength, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		if !isNameByte(name[i]) {
+			v.add("name", -1, "has the character %q at byte %d; only %s are allowed", rune(name[i]), i, nameCharacters)
+			break
+		}
+	}
+	if strings.HasPrefix(name, "amq.") {
+		v.add("name", -1, "must not start with \"amq.\": the broker reserves those names")
+	}
+	if strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, "..") {
+		v.add("name", -1, "must not start or end with '.' nor contain \"..\", got %q", name)
+	}
+}
+
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '.' || c == '_' || c == '-' || c == ':'
+}
+
+// brokerString reports why s cannot name a vhost or a route's destination,
+// or "" when it can.
+func brokerString(s string) string {
+	switch {
+	case s == "":
+		return "must not be empty"
+	case len(s) > MaxNameLength:
+		return fmt.Sprintf("must be at most %d bytes, got %d", MaxNameLength, len(s))
+	case !utf8.ValidString(s):
+		return "must be valid UTF-8"
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return fmt.Sprintf("must not contain control characters, got %q", s)
+	}
+	return ""
+}
+
+func (v *specValidator) vhost(vhost string) {
+	if problem := brokerString(vhost); problem != "" {
+		v.add("vhost", -1, "%s (any UTF-8 text up to %d bytes without control characters)", problem, MaxNameLength)
+	}
+}
+
+// resolvedResolution applies the default resolution and checks it.
+func resolvedResolution(resolution time.Duration) (time.Duration, *FieldError) {
+	if resolution == 0 {
+		return DefaultResolution, nil
+	}
+	return resolution, checkResolution(resolution)
+}
+
+// levels checks levels and max_delay and returns the number of levels when
+// it can be known.
+func (v *specValidator) levels(levels int, maxDelay, resolution time.Duration, resolutionOK bool) (int, bool) {
+	switch {
+	case levels != 0 && maxDelay != 0:
+		v.add("levels", -1, "conflicts with max_delay: set exactly one of levels and max_delay")
+		v.add("max_delay", -1, "conflicts with levels: set exactly one of levels and max_delay")
+		return 0, false
+	case levels == 0 && maxDelay == 0:
+		v.add("levels", -1, "set exactly one of levels (%d to %d) and max_delay", MinLevels, MaxLevels)
+		return 0, false
+	case levels != 0:
+		if levels < MinLevels || levels > MaxLevels {
+			v.addErr(checkLevels(levels, resolution))
+			return 0, false
+		}
+		if resolutionOK {
+			v.addErr(checkLevels(levels, resolution)) // the top level's TTL
+		}
+		// Even when the TTL is too long, N is known and route keys can be checked against it.
+		return levels, true
+	}
+	if maxDelay < 0 {
+		v.add("max_delay", -1, "must be positive, got %s", maxDelay)
+		return 0, false
+	}
+	if !resolutionOK {
+		return 0, false
+	}
+	limit := maxLevelsAt(resolution)
+	if largest := MaxDelayFor(limit, resolution); maxDelay > largest {
+		v.add("max_delay", -1, "%s needs more levels than fit at resolution %s (at most %d, each level's TTL at most %dms); the largest max_delay at this resolution is %s",
+			maxDelay, resolution, limit, MaxTTL, largest)
+		return 0, false
+	}
+	levels, _ = LevelsFor(maxDelay, resolution)
+	return levels, true
+}
+
+func (v *specValidator) queueType(queueType QueueType, strategy DeadLetterStrategy) {
+	if queueType != "" && !slices.Contains(QueueTypes, queueType) {
+		v.add("queue_type", -1, "must be one of %s, got %q", quoteAll(QueueTypes), queueType)
+	}
+	if strategy != "" && !slices.Contains(DeadLetterStrategies, strategy) {
+		v.add("dead_letter_strategy", -1, "must be one of %s, got %q", quoteAll(DeadLetterStrategies), strategy)
+	}
+	if queueType == QueueTypeClassic && strategy == AtLeastOnce {
+		v.add("dead_letter_strategy", -1, "%q needs queue_type %q: classic queues can only dead-letter at-most-once",
+			AtLeastOnce, QueueTypeQuorum)
+	}
+}
+
+func quoteAll[T ~string](values []T) string {
+	quoted := make([]string, len(values))
+	for i, value := range values {
+		quoted[i] = fmt.Sprintf("%q", value)
+	}
+	return strings.Join(quoted, ", ")
+}
+
+func (v *specValidator) routes(name string, routes []Route, levels int, levelsOK bool) {
+	firstIndex := make(map[Route]int, len(routes))
+	for i, r := range routes {
+		if problem := brokerString(r.Destination); problem != "" {
+			v.add("route.destination", i, "%s (a queue or exchange name up to %d bytes without control characters)", problem, MaxNameLength)
+		} else if kind, _ := Names(name).parse(r.Destination); name != "" && kind != kindNone {
+			v.add("route.destination", i, "%q is one of the set's own objects: routing delivered messages back into the set would loop", r.Destination)
+		}
+		if r.DestinationType != "" && !slices.Contains(DestinationTypes, r.DestinationType) {
+			v.add("route.destination_type", i, "must be one of %s, got %q", quoteAll(DestinationTypes), r.DestinationType)
+		}
+		v.routeKey(i, r.Key, levels, levelsOK)
+
+		if r.DestinationType == "" {
+			r.DestinationType = DestinationQueue
+		}
+		if first, seen := firstIndex[r]; seen {
+			v.add("route", i, "duplicates route[%d]: same destination_type %q, destination %q and key %q",
+				first, r.DestinationType, r.Destination, r.Key)
+		} else {
+			firstIndex[r] = i
+		}
+	}
+}
+
+func (v *specValidator) routeKey(route int, key string, levels int, levelsOK bool) {
+	if key == "" {
+		return // every message
+	}
+	if strings.ContainsAny(key, "#*") {
+		v.add("route.key", route, "must not contain '#' or '*': the set appends the delay digits to the key, and a wildcard would match the wrong messages; got %q", key)
+	}
+	if strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") || strings.Contains(key, "..") {
+		v.add("route.key", route, "must not start or end with '.' nor contain an empty word (\"..\"), got %q", key)
+	}
+	if levelsOK {
+		if longest := maxKeyLength(levels); len(key) > longest {
+			v.add("route.key", route, "must be at most %d bytes with %d levels: the routing key adds %d delay digits and must fit AMQP's %d bytes; got %d",
+				longest, levels, levels, MaxNameLength, len(key))
+		}
+	}
+}

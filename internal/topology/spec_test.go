@@ -1,0 +1,506 @@
+package topology
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// specBase is a valid spec that the cases below change one thing in.
+func specBase(change func(*Spec)) Spec {
+	s := Spec{Name: "delay", VHost: "/", Levels: 4}
+	if change != nil {
+		change(&s)
+	}
+	return s
+}
+
+// specWantError is one FieldError a case expects: its field, its route index
+// and a fragment of its message.
+type specWantError struct {
+	Field    string
+	Route    int
+	Fragment string
+}
+
+// specInvalidCases are specs Validate must refuse, with every error it must
+// report, in order.
+var specInvalidCases = map[string]struct {
+	spec Spec
+	want []specWantError
+}{
+	"zero spec": {Spec{}, []specWantError{
+		{"name", -1, "must not be empty; use ASCII letters, digits, '.', '_', '-' and ':'"},
+		{"vhost", -1, "must not be empty"},
+		{"levels", -1, "set exactly one of levels (1 to 32) and max_delay"},
+	}},
+	"name too long": {specBase(func(s *Spec) { s.Name = strings.Repeat("n", MaxSetNameLength+1) }), []specWantError{
+		{"name", -1, "must be at most 241 bytes so that every object name (the longest is \"<name>.level.00.done\") fits AMQP's 255 bytes, got 242"},
+	}},
+	"name with a space": {specBase(func(s *Spec) { s.Name = "my delay" }), []specWantError{
+		{"name", -1, "has the character ' ' at byte 2; only ASCII letters, digits, '.', '_', '-' and ':' are allowed"},
+	}},
+	"name with a non-ASCII letter": {specBase(func(s *Spec) { s.Name = "délai" }), []specWantError{
+		{"name", -1, "at byte 1; only ASCII letters"},
+	}},
+	"name with a slash and many bad characters reports once": {specBase(func(s *Spec) { s.Name = "a/b/c#d" }), []specWantError{
+		{"name", -1, "has the character '/' at byte 1"},
+	}},
+	"name reserved by the broker": {specBase(func(s *Spec) { s.Name = "amq.delay" }), []specWantError{
+		{"name", -1, "must not start with \"amq.\": the broker reserves those names"},
+	}},
+	"name starting with a dot": {specBase(func(s *Spec) { s.Name = ".delay" }), []specWantError{
+		{"name", -1, "must not start or end with '.' nor contain \"..\""},
+	}},
+	"name ending with a dot": {specBase(func(s *Spec) { s.Name = "delay." }), []specWantError{
+		{"name", -1, "must not start or end with '.'"},
+	}},
+	"name with an empty word": {specBase(func(s *Spec) { s.Name = "a..b" }), []specWantError{
+		{"name", -1, "nor contain \"..\", got \"a..b\""},
+	}},
+	"empty vhost": {specBase(func(s *Spec) { s.VHost = "" }), []specWantError{
+		{"vhost", -1, "must not be empty (any UTF-8 text up to 255 bytes without control characters)"},
+	}},
+	"vhost too long": {specBase(func(s *Spec) { s.VHost = strings.Repeat("v", 256) }), []specWantError{
+		{"vhost", -1, "must be at most 255 bytes, got 256"},
+	}},
+	"vhost not UTF-8": {specBase(func(s *Spec) { s.VHost = "v\xffh" }), []specWantError{
+		{"vhost", -1, "must be valid UTF-8"},
+	}},
+	"vhost with a control character": {specBase(func(s *Spec) { s.VHost = "a\nb" }), []specWantError{
+		{"vhost", -1, "must not contain control characters"},
+	}},
+	"levels and max_delay both set": {specBase(func(s *Spec) { s.MaxDelay = time.Minute }), []specWantError{
+		{"levels", -1, "conflicts with max_delay"},
+		{"max_delay", -1, "conflicts with levels"},
+	}},
+	"levels above 32": {specBase(func(s *Spec) { s.Levels = 33 }), []specWantError{
+		{"levels", -1, "must be between 1 and 32, got 33"},
+	}},
+	"negative levels": {specBase(func(s *Spec) { s.Levels = -1 }), []specWantError{
+		{"levels", -1, "must be between 1 and 32, got -1"},
+	}},
+	"levels whose top TTL exceeds ten years": {specBase(func(s *Spec) { s.Levels = 30 }), []specWantError{
+		{"levels", -1, "30 levels at resolution 1s give the top level a TTL of 1000ms·2^29, above the broker's largest message TTL 315360000000ms (10 years); at most 29 levels fit at this resolution"},
+	}},
+	"32 levels at one second": {specBase(func(s *Spec) { s.Levels = 32 }), []specWantError{
+		{"levels", -1, "at most 29 levels fit at this resolution"},
+	}},
+	"negative max_delay": {specBase(func(s *Spec) { s.Levels, s.MaxDelay = 0, -time.Second }), []specWantError{
+		{"max_delay", -1, "must be positive, got -1s"},
+	}},
+	"max_delay needing 33 levels": {specBase(func(s *Spec) {
+		s.Levels, s.MaxDelay, s.Resolution = 0, MaxDelayFor(32, time.Millisecond)+time.Millisecond, time.Millisecond
+	}), []specWantError{
+		{"max_delay", -1, "needs more levels than fit at resolution 1ms (at most 32, each level's TTL at most 315360000000ms); the largest max_delay at this resolution is 1193h2m47.295s"},
+	}},
+	"max_delay beyond the ten-year TTL": {specBase(func(s *Spec) { s.Levels, s.MaxDelay = 0, MaxDelayFor(29, time.Second)+1 }), []specWantError{
+		{"max_delay", -1, "(at most 29, each level's TTL at most 315360000000ms); the largest max_delay at this resolution is 149130h48m31s"},
+	}},
+	"largest max_delay": {specBase(func(s *Spec) { s.Levels, s.MaxDelay = 0, math.MaxInt64 }), []specWantError{
+		{"max_delay", -1, "the largest max_delay at this resolution is 149130h48m31s"},
+	}},
+	"negative resolution": {specBase(func(s *Spec) { s.Resolution = -time.Second }), []specWantError{
+		{"resolution", -1, "must be at least 1ms, got -1s"},
+	}},
+	"resolution under a millisecond": {specBase(func(s *Spec) { s.Resolution = 500 * time.Microsecond }), []specWantError{
+		{"resolution", -1, "must be at least 1ms, got 500µs"},
+	}},
+	"resolution not whole milliseconds": {specBase(func(s *Spec) { s.Resolution = 1500 * time.Microsecond }), []specWantError{
+		{"resolution", -1, "must be a whole number of milliseconds (message TTLs are integer milliseconds), got 1.5ms"},
+	}},
+	"resolution beyond the largest TTL": {specBase(func(s *Spec) { s.Levels, s.Resolution = 1, time.Duration(MaxTTL+1)*time.Millisecond }), []specWantError{
+		{"resolution", -1, "must be at most the broker's largest message TTL, 315360000000ms (10 years)"},
+	}},
+	"bad resolution hides the max_delay checks": {specBase(func(s *Spec) { s.Levels, s.MaxDelay, s.Resolution = 0, math.MaxInt64, 1 }), []specWantError{
+		{"resolution", -1, "must be at least 1ms, got 1ns"},
+	}},
+	"unknown queue type": {specBase(func(s *Spec) { s.QueueType = "stream" }), []specWantError{
+		{"queue_type", -1, "must be one of \"quorum\", \"classic\", got \"stream\""},
+	}},
+	"unknown dead-letter strategy": {specBase(func(s *Spec) { s.DeadLetterStrategy = "exactly-once" }), []specWantError{
+		{"dead_letter_strategy", -1, "must be one of \"at-least-once\", \"at-most-once\", got \"exactly-once\""},
+	}},
+	"at-least-once on classic queues": {specBase(func(s *Spec) { s.QueueType, s.DeadLetterStrategy = QueueTypeClassic, AtLeastOnce }), []specWantError{
+		{"dead_letter_strategy", -1, "\"at-least-once\" needs queue_type \"quorum\": classic queues can only dead-letter at-most-once"},
+	}},
+	"empty destination": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "ok"}, {Destination: ""}} }), []specWantError{
+		{"route.destination", 1, "must not be empty (a queue or exchange name up to 255 bytes without control characters)"},
+	}},
+	"destination too long": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: strings.Repeat("d", 256)}} }), []specWantError{
+		{"route.destination", 0, "must be at most 255 bytes, got 256"},
+	}},
+	"destination with a control character": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "q\x00"}} }), []specWantError{
+		{"route.destination", 0, "must not contain control characters"},
+	}},
+	"destination is the set's ingest": {specBase(func(s *Spec) {
+		s.Routes = []Route{{Destination: "delay.ingest", DestinationType: DestinationExchange}}
+	}), []specWantError{
+		{"route.destination", 0, "\"delay.ingest\" is one of the set's own objects: routing delivered messages back into the set would loop"},
+	}},
+	"destination is a level queue of the set": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "delay.level.02"}} }), []specWantError{
+		{"route.destination", 0, "is one of the set's own objects"},
+	}},
+	"destination is the set's unroutable queue": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "delay.unroutable"}} }), []specWantError{
+		{"route.destination", 0, "is one of the set's own objects"},
+	}},
+	"unknown destination type": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "q", DestinationType: "stream"}} }), []specWantError{
+		{"route.destination_type", 0, "must be one of \"queue\", \"exchange\", got \"stream\""},
+	}},
+	"key with a hash": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "q", Key: "orders.#"}} }), []specWantError{
+		{"route.key", 0, "must not contain '#' or '*': the set appends the delay digits to the key, and a wildcard would match the wrong messages"},
+	}},
+	"key with a star inside a word": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "q", Key: "ord*rs"}} }), []specWantError{
+		{"route.key", 0, "must not contain '#' or '*'"},
+	}},
+	"key with a leading dot": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "q", Key: ".orders"}} }), []specWantError{
+		{"route.key", 0, "must not start or end with '.' nor contain an empty word"},
+	}},
+	"key with a trailing dot": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "q", Key: "orders."}} }), []specWantError{
+		{"route.key", 0, "must not start or end with '.'"},
+	}},
+	"key with an empty word": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "q", Key: "orders..eu"}} }), []specWantError{
+		{"route.key", 0, "nor contain an empty word (\"..\"), got \"orders..eu\""},
+	}},
+	"key too long for four levels": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "q", Key: strings.Repeat("k", 248)}} }), []specWantError{
+		{"route.key", 0, "must be at most 247 bytes with 4 levels: the routing key adds 4 delay digits and must fit AMQP's 255 bytes; got 248"},
+	}},
+	"key too long for levels derived from max_delay": {specBase(func(s *Spec) {
+		s.Levels, s.MaxDelay = 0, 16*time.Second
+		s.Routes = []Route{{Destination: "q", Key: strings.Repeat("k", 246)}}
+	}), []specWantError{
+		{"route.key", 0, "must be at most 245 bytes with 5 levels"},
+	}},
+	"key too long for levels whose TTL is too long": {specBase(func(s *Spec) {
+		s.Levels = 30
+		s.Routes = []Route{{Destination: "q", Key: strings.Repeat("k", 196)}}
+	}), []specWantError{
+		{"levels", -1, "at most 29 levels fit"},
+		{"route.key", 0, "must be at most 195 bytes with 30 levels"},
+	}},
+	"key too long with a bad resolution": {specBase(func(s *Spec) {
+		s.Resolution = time.Nanosecond
+		s.Routes = []Route{{Destination: "q", Key: strings.Repeat("k", 248)}}
+	}), []specWantError{
+		{"resolution", -1, "must be at least 1ms"},
+		{"route.key", 0, "must be at most 247 bytes with 4 levels"},
+	}},
+	"key length unchecked when levels are unknown": {specBase(func(s *Spec) {
+		s.Levels = 99
+		s.Routes = []Route{{Destination: "q", Key: strings.Repeat("k", 250) + ".*"}}
+	}), []specWantError{
+		{"levels", -1, "must be between 1 and 32"},
+		{"route.key", 0, "must not contain '#' or '*'"},
+	}},
+	"duplicate routes after defaults": {specBase(func(s *Spec) {
+		s.Routes = []Route{
+			{Destination: "q", Key: "a"},
+			{Destination: "q", Key: "b"},
+			{Destination: "q", Key: "a", DestinationType: DestinationExchange},
+			{Destination: "q", Key: "a", DestinationType: DestinationQueue},
+			{Destination: "q", Key: "a"},
+		}
+	}), []specWantError{
+		{"route", 3, "duplicates route[0]: same destination_type \"queue\", destination \"q\" and key \"a\""},
+		{"route", 4, "duplicates route[0]"},
+	}},
+	"every problem at once": {Spec{
+		Name: "amq.x y", VHost: "", Levels: 40, MaxDelay: time.Hour, Resolution: time.Microsecond,
+		QueueType: "classic", DeadLetterStrategy: AtLeastOnce,
+		Routes: []Route{{Destination: "", DestinationType: "x", Key: "#"}, {Destination: "", DestinationType: "x", Key: "#"}},
+	}, []specWantError{
+		{"name", -1, "has the character ' '"},
+		{"name", -1, "must not start with \"amq.\""},
+		{"vhost", -1, "must not be empty"},
+		{"levels", -1, "conflicts with max_delay"},
+		{"max_delay", -1, "conflicts with levels"},
+		{"resolution", -1, "must be at least 1ms"},
+		{"dead_letter_strategy", -1, "classic queues can only dead-letter at-most-once"},
+		{"route.destination", 0, "must not be empty"},
+		{"route.destination_type", 0, "must be one of"},
+		{"route.key", 0, "must not contain '#' or '*'"},
+		{"route.destination", 1, "must not be empty"},
+		{"route.destination_type", 1, "must be one of"},
+		{"route.key", 1, "must not contain '#' or '*'"},
+		{"route", 1, "duplicates route[0]"},
+	}},
+}
+
+func TestValidateRefuses(t *testing.T) {
+	t.Parallel()
+	if len(specInvalidCases) < 25 {
+		t.Fatalf("only %d invalid cases", len(specInvalidCases))
+	}
+	for name, tc := range specInvalidCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			err := Validate(tc.spec)
+			var errs ValidationErrors
+			if !errors.As(err, &errs) {
+				t.Fatalf("Validate() = %v, want ValidationErrors", err)
+			}
+			var got []specWantError
+			for i, e := range errs {
+				fragment := ""
+				if i < len(tc.want) {
+					fragment = tc.want[i].Fragment
+				}
+				if !strings.Contains(e.Message, fragment) {
+					fragment = e.Message // shows the whole message in the diff
+				}
+				got = append(got, specWantError{e.Field, e.Route, fragment})
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("errors (-want +got, got fragments replaced by the whole message when missing):\n%s", diff)
+			}
+			// Resolve and Plan refuse it with the same errors.
+			if _, resolveErr := Resolve(tc.spec); resolveErr == nil || resolveErr.Error() != err.Error() {
+				t.Errorf("Resolve() error = %v, want %v", resolveErr, err)
+			}
+		})
+	}
+}
+
+func TestFieldErrorMessages(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		err  error
+		want string
+	}{
+		"spec field":       {&FieldError{Field: "levels", Route: -1, Message: "m"}, "levels: m"},
+		"route field":      {&FieldError{Field: "route.key", Route: 1, Message: "m"}, "route[1].key: m"},
+		"whole route":      {&FieldError{Field: "route", Route: 3, Message: "m"}, "route[3]: m"},
+		"route index of 0": {&FieldError{Field: "route.destination", Route: 0, Message: "m"}, "route[0].destination: m"},
+		"index ignored off routes": {
+			&FieldError{Field: "key", Route: 2, Message: "m"}, "key: m",
+		},
+		"joined": {
+			ValidationErrors{{Field: "name", Route: -1, Message: "a"}, {Field: "route.key", Route: 0, Message: "b"}},
+			"name: a; route[0].key: b",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.err.Error(); got != tc.want {
+				t.Errorf("Error() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// specValidCases are valid specs and their canonical forms. Plan tests reuse
+// them.
+var specValidCases = map[string]struct {
+	spec, want Spec
+}{
+	"levels with every default": {
+		Spec{Name: "delay", VHost: "/", Levels: 4},
+		Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"max_delay 15s at 1s is 4 levels": {
+		Spec{Name: "delay", VHost: "/", MaxDelay: 15 * time.Second},
+		Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"max_delay 16s at 1s is 5 levels": {
+		Spec{Name: "delay", VHost: "/", MaxDelay: 16 * time.Second},
+		Spec{Name: "delay", VHost: "/", Levels: 5, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"max_delay 1ns is 1 level": {
+		Spec{Name: "delay", VHost: "/", MaxDelay: 1},
+		Spec{Name: "delay", VHost: "/", Levels: 1, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"max_delay one tick and a bit is 2 levels": {
+		Spec{Name: "delay", VHost: "/", MaxDelay: 1001 * time.Millisecond},
+		Spec{Name: "delay", VHost: "/", Levels: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"largest max_delay at 1s is 29 levels": {
+		Spec{Name: "delay", VHost: "/", MaxDelay: MaxDelayFor(29, time.Second)},
+		Spec{Name: "delay", VHost: "/", Levels: 29, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"largest max_delay at 1ms is 32 levels": {
+		Spec{Name: "delay", VHost: "/", MaxDelay: MaxDelayFor(32, time.Millisecond), Resolution: time.Millisecond},
+		Spec{Name: "delay", VHost: "/", Levels: 32, Resolution: time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"29 levels at 1s": {
+		Spec{Name: "delay", VHost: "/", Levels: 29},
+		Spec{Name: "delay", VHost: "/", Levels: 29, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"resolution of ten years, one level": {
+		Spec{Name: "delay", VHost: "/", Levels: 1, Resolution: time.Duration(MaxTTL) * time.Millisecond},
+		Spec{Name: "delay", VHost: "/", Levels: 1, Resolution: time.Duration(MaxTTL) * time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"classic defaults to at-most-once": {
+		Spec{Name: "delay", VHost: "/", Levels: 3, QueueType: QueueTypeClassic},
+		Spec{Name: "delay", VHost: "/", Levels: 3, Resolution: time.Second, QueueType: QueueTypeClassic, DeadLetterStrategy: AtMostOnce},
+	},
+	"quorum at-most-once kept": {
+		Spec{Name: "delay", VHost: "/", Levels: 3, DeadLetterStrategy: AtMostOnce, Resolution: 250 * time.Millisecond},
+		Spec{Name: "delay", VHost: "/", Levels: 3, Resolution: 250 * time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtMostOnce},
+	},
+	"longest name, every allowed character, unicode vhost": {
+		Spec{Name: "Az09._-:" + strings.Repeat("x", MaxSetNameLength-8), VHost: "vh-ü", Levels: 2},
+		Spec{Name: "Az09._-:" + strings.Repeat("x", MaxSetNameLength-8), VHost: "vh-ü", Levels: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"routes defaulted and sorted": {
+		Spec{Name: "delay", VHost: "/", Levels: 4, Routes: []Route{
+			{Destination: "b", Key: "k"},
+			{Destination: "a", DestinationType: DestinationQueue, Key: "z"},
+			{Destination: "a", Key: "y"},
+			{Destination: "a", DestinationType: DestinationExchange},
+			{Destination: "delay.level", Key: "orders.1.0"}, // not one of the set's objects
+			{Destination: "a", DestinationType: DestinationExchange, Key: strings.Repeat("k", 247)},
+		}},
+		Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce, Routes: []Route{
+			{Destination: "a", DestinationType: DestinationExchange},
+			{Destination: "a", DestinationType: DestinationExchange, Key: strings.Repeat("k", 247)},
+			{Destination: "a", DestinationType: DestinationQueue, Key: "y"},
+			{Destination: "a", DestinationType: DestinationQueue, Key: "z"},
+			{Destination: "b", DestinationType: DestinationQueue, Key: "k"},
+			{Destination: "delay.level", DestinationType: DestinationQueue, Key: "orders.1.0"},
+		}},
+	},
+	"same key to a queue and an exchange of one name": {
+		Spec{Name: "delay", VHost: "/", Levels: 4, Routes: []Route{
+			{Destination: "x", DestinationType: DestinationQueue},
+			{Destination: "x", DestinationType: DestinationExchange},
+		}},
+		Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce, Routes: []Route{
+			{Destination: "x", DestinationType: DestinationExchange},
+			{Destination: "x", DestinationType: DestinationQueue},
+		}},
+	},
+	"empty routes become nil": {
+		Spec{Name: "delay", VHost: "/", Levels: 4, Routes: []Route{}},
+		Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+}
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	for name, tc := range specValidCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if err := Validate(tc.spec); err != nil {
+				t.Fatalf("Validate() = %v", err)
+			}
+			routesBefore := slices.Clone(tc.spec.Routes)
+			got, err := Resolve(tc.spec)
+			if err != nil {
+				t.Fatalf("Resolve() = %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Resolve() (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(routesBefore, tc.spec.Routes); diff != "" {
+				t.Errorf("Resolve() changed its argument's routes (-before +after):\n%s", diff)
+			}
+			// The canonical form is valid and its own canonical form.
+			again, err := Resolve(got)
+			if err != nil {
+				t.Fatalf("Resolve(Resolve()) = %v", err)
+			}
+			if diff := cmp.Diff(got, again); diff != "" {
+				t.Errorf("Resolve is not idempotent (-once +twice):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLevelsFor(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		maxDelay, resolution time.Duration
+		want                 int
+		wantErr              string // "field: fragment"
+	}{
+		"15s at 1s":                     {15 * time.Second, time.Second, 4, ""},
+		"16s at 1s":                     {16 * time.Second, time.Second, 5, ""},
+		"1ns at 1s":                     {1, time.Second, 1, ""},
+		"exactly one tick":              {time.Second, time.Second, 1, ""},
+		"one tick and a nanosecond":     {time.Second + 1, time.Second, 2, ""},
+		"largest of 32 levels at 1ms":   {MaxDelayFor(32, time.Millisecond), time.Millisecond, 32, ""},
+		"largest Duration at 3s":        {math.MaxInt64, 3 * time.Second, 32, ""},
+		"beyond 32 levels at 1ms":       {MaxDelayFor(32, time.Millisecond) + 1, time.Millisecond, 0, "max_delay: 1193h2m47.295000001s needs more than 32 levels at resolution 1ms; the largest max_delay at this resolution is 1193h2m47.295s"},
+		"largest Duration at 1s":        {math.MaxInt64, time.Second, 0, "max_delay: 2562047h47m16.854775807s needs more than 32 levels"},
+		"zero":                          {0, time.Second, 0, "max_delay: must be positive, got 0s"},
+		"negative":                      {-1, time.Second, 0, "max_delay: must be positive"},
+		"zero resolution":               {time.Second, 0, 0, "resolution: must be at least 1ms, got 0s"},
+		"resolution not whole ms":       {time.Second, 1001 * time.Microsecond, 0, "resolution: must be a whole number of milliseconds"},
+		"resolution over the TTL limit": {time.Second, math.MaxInt64 / time.Millisecond * time.Millisecond, 0, "resolution: must be at most"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := LevelsFor(tc.maxDelay, tc.resolution)
+			if tc.wantErr != "" {
+				var fieldErr *FieldError
+				if !errors.As(err, &fieldErr) || !strings.Contains(err.Error(), tc.wantErr) || fieldErr.Route != -1 {
+					t.Fatalf("LevelsFor() error = %#v, want a FieldError containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("LevelsFor() = %d, %v, want %d", got, err, tc.want)
+			}
+			// Smallest: one level fewer does not reach maxDelay.
+			if got > 1 && MaxDelayFor(got-1, tc.resolution) >= tc.maxDelay {
+				t.Errorf("%d levels already reach %s", got-1, tc.maxDelay)
+			}
+		})
+	}
+}
+
+func TestMaxDelayFor(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		levels     int
+		resolution time.Duration
+		want       time.Duration
+	}{
+		"4 levels at 1s":           {4, time.Second, 15 * time.Second},
+		"1 level at 1ms":           {1, time.Millisecond, time.Millisecond},
+		"32 levels at 1ms":         {32, time.Millisecond, (1<<32 - 1) * time.Millisecond},
+		"33 levels at 1s fits":     {33, time.Second, (1<<33 - 1) * time.Second},
+		"34 levels at 1s saturate": {34, time.Second, math.MaxInt64},
+		"32 levels at 3s saturate": {32, 3 * time.Second, math.MaxInt64},
+		"62 levels at 1ns":         {62, 1, 1<<62 - 1},
+		"63 levels saturate":       {63, 1, math.MaxInt64},
+		"huge levels saturate":     {math.MaxInt, 1, math.MaxInt64},
+		"zero levels":              {0, time.Second, 0},
+		"negative levels":          {-3, time.Second, 0},
+		"zero resolution":          {4, 0, 0},
+		"negative resolution":      {4, -time.Second, 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := MaxDelayFor(tc.levels, tc.resolution); got != tc.want {
+				t.Errorf("MaxDelayFor(%d, %s) = %s, want %s", tc.levels, tc.resolution, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateLevelLimitEveryResolution(t *testing.T) {
+	t.Parallel()
+	// For resolutions around each power of two, the largest accepted levels
+	// has a top TTL within MaxTTL and one more level does not.
+	for _, resolution := range []time.Duration{time.Millisecond, 73 * time.Millisecond, time.Second, time.Minute, time.Hour, 24 * time.Hour, 365 * 24 * time.Hour} {
+		largest := 0
+		for levels := MinLevels; levels <= MaxLevels; levels++ {
+			if Validate(Spec{Name: "d", VHost: "/", Levels: levels, Resolution: resolution}) == nil {
+				largest = levels
+			}
+		}
+		top := resolution.Milliseconds() << (largest - 1)
+		if top > MaxTTL || largest < MaxLevels && top*2 <= MaxTTL {
+			t.Errorf("resolution %s: largest levels %d with top TTL %dms", resolution, largest, top)
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package topology
+
+import "time"
+
+// QueueType is the RabbitMQ queue type of a set's queues (x-queue-type).
+type QueueType string
+
+const (
+	QueueTypeQuorum  QueueType = "quorum"
+	QueueTypeClassic QueueType = "classic"
+)
+
+// QueueTypes lists the allowed queue types, default first.
+var QueueTypes = []QueueType{QueueTypeQuorum, QueueTypeClassic}
+
+// DeadLetterStrategy is how a quorum queue dead-letters expired messages
+// (x-dead-letter-strategy). Classic queues only know at-most-once.
+type DeadLetterStrategy string
+
+const (
+	AtLeastOnce DeadLetterStrategy = "at-least-once"
+	AtMostOnce  DeadLetterStrategy = "at-most-once"
+)
+
+// DeadLetterStrategies lists the allowed strategies, the quorum default first.
+var DeadLetterStrategies = []DeadLetterStrategy{AtLeastOnce, AtMostOnce}
+
+// DestinationType says whether a binding or route ends in a queue or an exchange.
+type DestinationType string
+
+const (
+	DestinationQueue    DestinationType = "queue"
+	DestinationExchange DestinationType = "exchange"
+)
+
+// DestinationTypes lists the allowed destination types, default first.
+var DestinationTypes = []DestinationType{DestinationQueue, DestinationExchange}
+
+// Exchange types used by the layout.
+const (
+	ExchangeTopic  = "topic"
+	ExchangeFanout = "fanout"
+)
+
+// Limits of the layout and of the broker.
+const (
+	MinLevels = 1
+	MaxLevels = 32
+
+	// MinResolution is the smallest tick: TTLs are whole milliseconds.
+	MinResolution = time.Millisecond
+	// DefaultResolution is the tick when a spec names none.
+	DefaultResolution = time.Second
+
+	// MaxTTL is the largest x-message-ttl the broker accepts (ten years), in ms.
+	MaxTTL int64 = 315_360_000_000
+
+	// MaxNameLength is AMQP's limit for exchange and queue names and routing keys, in bytes.
+	MaxNameLength = 255
+)
+
+// Route sends every message leaving the set whose key matches Key to a
+// destination queue or exchange. An empty Key matches every message.
+type Route struct {
+	Destination     string
+	DestinationType DestinationType // "" means queue
+	Key             string
+}
+
+// Spec describes one delay set. Exactly one of Levels and MaxDelay is set;
+// zero values of the other fields take their defaults (see [Resolve]).
+type Spec struct {
+	// Name prefixes every object of the set: "<Name>.ingest", "<Name>.level.00", ….
+	Name  string
+	VHost string
+
+	// Levels is N, the number of TTL queues; delays go up to (2^N − 1)·Resolution.
+	Levels int
+	// MaxDelay, when Levels is zero, derives N as the smallest with (2^N − 1)·Resolution ≥ MaxDelay.
+	MaxDelay time.Duration
+
+	Resolution         time.Duration
+	QueueType          QueueType
+	DeadLetterStrategy DeadLetterStrategy
+	Routes             []Route
+}
+
+// QueueArguments are the x-arguments of a queue, typed. Zero values are absent.
+type QueueArguments struct {
+	MessageTTL         int64              // x-message-ttl, ms; 0 when absent
+	DeadLetterExchange string             // x-dead-letter-exchange
+	QueueType          QueueType          // x-queue-type
+	DeadLetterStrategy DeadLetterStrategy // x-dead-letter-strategy
+	Overflow           string             // x-overflow
+	// Other holds any argument the layout never sets, as its JSON text; only
+	// an actual topology read from a broker has them, and they show as drift.
+	Other map[string]string
+}
+
+// ExchangeArguments are the arguments of an exchange, typed. Zero values are absent.
+type ExchangeArguments struct {
+	AlternateExchange string // alternate-exchange
+	// Other holds any argument the layout never sets, as its JSON text.
+	Other map[string]string
+}
+
+// Exchange is a durable, non-auto-delete, non-internal exchange.
+type Exchange struct {
+	Name      string
+	Type      string // ExchangeTopic or ExchangeFanout
+	Arguments ExchangeArguments
+}
+
+// Queue is a durable, non-auto-delete, non-exclusive queue.
+type Queue struct {
+	Name      string
+	Arguments QueueArguments
+}
+
+// Binding routes messages from the Source exchange to a destination queue or
+// exchange when their routing key matches RoutingKey. Bindings carry no
+// arguments in this layout.
+type Binding struct {
+	Source          string
+	Destination     string
+	DestinationType DestinationType
+	RoutingKey      string
+}
+
+// Topology is a set of objects in one vhost: either the desired objects of a
+// spec ([Plan]) or the actual objects of a set read from a broker.
+type Topology struct {
+	VHost     string
+	Exchanges []Exchange
+	Queues    []Queue
+	Bindings  []Binding
+}
+
+// ChangeKind names what a [Change] does on the broker.
+type ChangeKind string
+
+const (
+	CreateExchange ChangeKind = "create_exchange"
+	CreateQueue    ChangeKind = "create_queue"
+	CreateBinding  ChangeKind = "create_binding"
+	DeleteBinding  ChangeKind = "delete_binding"
+	DeleteQueue    ChangeKind = "delete_queue"
+	DeleteExchange ChangeKind = "delete_exchange"
+)
+
+// Change is one step of a [Diff]. Exactly one of Exchange, Queue and Binding
+// is set, according to Kind. Reason says why, for plans and diagnostics.
+type Change struct {
+	Kind     ChangeKind
+	Exchange *Exchange
+	Queue    *Queue
+	Binding  *Binding
+	Reason   string
+}
