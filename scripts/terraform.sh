@@ -40,7 +40,7 @@ started=$SECONDS
 # `go install pkg@version` ignores the repository's go.mod; its output goes to stderr like every message.
 GOBIN="$gobin" CGO_ENABLED=0 go install "github.com/hashicorp/terraform@$version" >&2
 log "built $gobin/terraform in $((SECONDS - started))s"
-"$gobin/terraform" version >&2 || {
+env -u TF_CLI_CONFIG_FILE CHECKPOINT_DISABLE=1 "$gobin/terraform" version >&2 || {
 	log "the built binary does not run"
 	exit 1
 }

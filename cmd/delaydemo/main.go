@@ -301,7 +301,7 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 		_, err = fmt.Fprintln(stdout)
 	}
 	if err == nil {
-		err = renderTimeline(stdout, rows, cfg.Width)
+		err = renderTimeline(stdout, rows, time.Since(startedAt()), cfg.Width)
 	}
 	out.mu.Unlock()
 	if err != nil {

@@ -135,8 +135,8 @@ const axisEvery = 10
 // renderTimeline draws one bar per message: '=' while it waits, '|' where
 // it was due, '-' while it is late, '*' where it arrived ('*' alone when
 // due and arrival fall in one column; '?' at the end for a message that
-// never came).
-func renderTimeline(w io.Writer, rows []row, width int) error {
+// never came, at watched: how long the run waited).
+func renderTimeline(w io.Writer, rows []row, watched time.Duration, width int) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -145,7 +145,9 @@ func renderTimeline(w io.Writer, rows []row, width int) error {
 	labelWidth, delayWidth := 0, 0
 	for _, r := range rows {
 		span = max(span, r.Delay)
-		if r.Status != statusMissing {
+		if r.Status == statusMissing {
+			span = max(span, watched)
+		} else {
 			span = max(span, r.Arrived)
 		}
 		labelWidth = max(labelWidth, len(r.Label))
@@ -163,7 +165,7 @@ func renderTimeline(w io.Writer, rows []row, width int) error {
 	for _, r := range rows {
 		fmt.Fprintf(&b, "%-*s %*s ", labelWidth, r.Label, delayWidth, r.Delay)
 		due := column(r.Delay)
-		end := width + 1
+		end := max(column(watched), due+1)
 		if r.Status != statusMissing {
 			end = column(r.Arrived)
 		}

@@ -91,15 +91,16 @@ func TestRenderTimeline(t *testing.T) {
 	t.Parallel()
 	start, sent, arrivals, duplicates := reportFixture()
 	var b strings.Builder
-	if err := renderTimeline(&b, buildRows(start, sent, arrivals, duplicates), 40); err != nil {
+	if err := renderTimeline(&b, buildRows(start, sent, arrivals, duplicates), 14*time.Second, 40); err != nil {
 		t.Fatal(err)
 	}
-	// 13s over at most 40 columns: half a second per column, drawn to 30 columns.
+	// 14s watched over at most 40 columns: half a second per column, drawn to 30
+	// columns; the missing message ends at 14s.
 	want := `timeline: one column = 500ms; '=' waiting, '|' due, '-' late, '*' arrived
 m1  0s *
 m2  3s ======|-----*
 m3  5s ========* |  EARLY
-m4 13s ==========================|====?  MISSING
+m4 13s ==========================|=?  MISSING
        +---------+---------+---------+
        0s        5s        10s       15s
 `

@@ -28,16 +28,27 @@ type ApplyOptions struct {
 // with failures Apply stops and returns every failure of it, in change
 // order, each a *ChangeError naming its object.
 //
+// One change moves: when the changes delete both a set's parking lot (the
+// <name>.unroutable queue) and the binding into it from the exchange of the
+// same name, that binding's deletion and the parking lot's move to the end
+// of the run of queue deletions: the other queues go first. While they are
+// checked and deleted, a message that expires out of a level queue reaches
+// a done exchange that has lost its bindings, and the alternate exchange
+// still parks it instead of dropping it; the parking lot then holds it, so
+// it is not deleted without force.
+//
 // Exchanges and queues are declared durable and not auto-delete, with the
 // arguments of their typed fields (x-message-ttl as a JSON integer, which
 // the broker insists on). Deleting an object or binding that is already gone
 // succeeds. A queue holding messages is deleted only with
-// opts.ForceDeleteQueues; otherwise the broker's refusal is a
-// *QueueNotEmptyError and the queue, messages and all, stays.
+// opts.ForceDeleteQueues; otherwise the deletion fails with a
+// *QueueNotEmptyError and the queue, messages and all, stays. How exact
+// that check is depends on the queue type: see the package documentation.
 func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Change, opts ApplyOptions) (err error) {
 	ctx, report := c.observe(ctx, "apply", map[string]any{"vhost": vhost, "changes": len(changes)})
 	defer func() { report(err) }()
 
+	changes = parkingLotLast(changes)
 	for start := 0; start < len(changes); {
 		end := start + 1
 		for end < len(changes) && changes[end].Kind == changes[start].Kind {
@@ -67,6 +78,65 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 		start = end
 	}
 	return nil
+}
+
+// parkingLotLast returns changes with every deletion of a parking-lot
+// binding whose queue the changes also delete moved, with that queue's
+// deletion, to the end of the run of queue deletions holding it. Nothing
+// else moves; a queue's bindings are still deleted before it.
+func parkingLotLast(changes []topology.Change) []topology.Change {
+	firstDeletion := map[string]int{} // queue name → index of its first DeleteQueue
+	for i, c := range changes {
+		if c.Kind == topology.DeleteQueue && c.Queue != nil {
+			if _, seen := firstDeletion[c.Queue.Name]; !seen {
+				firstDeletion[c.Queue.Name] = i
+			}
+		}
+	}
+	moved := map[int]bool{}
+	bindingsOf := map[int][]topology.Change{} // queue deletion's index → the bindings deleted just before it
+	queuesAfter := map[int][]int{}            // end of a run of queue deletions → queue deletions moved after it
+	for i, c := range changes {
+		if c.Kind != topology.DeleteBinding || c.Binding == nil || !isParkingLotBinding(*c.Binding) {
+			continue
+		}
+		queue, ok := firstDeletion[c.Binding.Destination]
+		if !ok || queue < i {
+			continue
+		}
+		moved[i] = true
+		if !moved[queue] {
+			moved[queue] = true
+			end := queue
+			for end+1 < len(changes) && changes[end+1].Kind == topology.DeleteQueue {
+				end++
+			}
+			queuesAfter[end] = append(queuesAfter[end], queue)
+		}
+		bindingsOf[queue] = append(bindingsOf[queue], c)
+	}
+	if len(moved) == 0 {
+		return changes
+	}
+	reordered := make([]topology.Change, 0, len(changes))
+	for i, c := range changes {
+		if !moved[i] {
+			reordered = append(reordered, c)
+		}
+		for _, queue := range queuesAfter[i] {
+			reordered = append(reordered, bindingsOf[queue]...)
+			reordered = append(reordered, changes[queue])
+		}
+	}
+	return reordered
+}
+
+// isParkingLotBinding tells whether b binds a set's unroutable exchange to
+// the queue of the same name.
+func isParkingLotBinding(b topology.Binding) bool {
+	suffix := topology.Names("").Unroutable()
+	return destinationType(b) == topology.DestinationQueue && b.Source == b.Destination &&
+		strings.HasSuffix(b.Source, suffix) && len(b.Source) > len(suffix)
 }
 
 func (c *Client) applyChange(ctx context.Context, vhost string, change topology.Change, opts ApplyOptions) error {
@@ -197,15 +267,13 @@ func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Bin
 	return nil
 }
 
-// deleteQueue deletes a queue, by default only if it is empty. Classic
-// queues have the broker's exact if-empty guard. Quorum queues refuse it
-// (RabbitMQ 3.10 answers 400 "queue.delete operations with if-empty flag set
-// are not supported by quorum queues"), so for them the guard is the
-// management statistics, which lag by up to a statistics interval (5 s by
-// default): a message that reached the queue within that time before the
-// delete may not be counted, and is lost with the queue. Diff deletes the
-// bindings into a queue before the queue, so no message of the set arrives
-// after the check.
+// deleteQueue deletes a queue, by default only if it is empty.
+//
+// Classic queues have the broker's own if-empty guard, exact and atomic.
+// Quorum queues refuse that flag (RabbitMQ 3.10 answers 400 "queue.delete
+// operations with if-empty flag set are not supported by quorum queues"), so
+// for them deleteQueueIfPeekedEmpty checks emptiness itself right before an
+// unguarded delete.
 func (c *Client) deleteQueue(ctx context.Context, vhost, name string, force bool) error {
 	var query url.Values
 	if !force {
@@ -226,20 +294,57 @@ func (c *Client) deleteQueue(ctx context.Context, vhost, name string, force bool
 		}
 		return &QueueNotEmptyError{Queue: name, Messages: counts[name]}
 	case strings.Contains(apiErr.Reason, "if-empty flag set are not supported"):
-		counts, countErr := c.queueMessages(ctx, vhost, []string{name})
-		if countErr != nil {
-			return fmt.Errorf("the broker cannot delete this queue only if empty, and counting its messages failed: %w", countErr)
-		}
-		messages, exists := counts[name]
-		switch {
-		case !exists:
-			return nil
-		case messages > 0:
-			return &QueueNotEmptyError{Queue: name, Messages: messages}
-		}
-		return c.deleteQueue(ctx, vhost, name, true)
+		return c.deleteQueueIfPeekedEmpty(ctx, vhost, name)
 	}
 	return err
+}
+
+// peekRequest is the body of POST /api/queues/{vhost}/{name}/get that looks
+// at the head of a queue and puts the message back: basic.get, then
+// basic.reject with requeue.
+var peekRequest = map[string]any{"count": 1, "ackmode": "reject_requeue_true", "encoding": "auto", "truncate": 50}
+
+// peekedMessage is the part of a /get answer's message that counts.
+type peekedMessage struct {
+	// MessageCount is the number of ready messages left in the queue once
+	// this one was taken, as basic.get-ok reports it.
+	MessageCount int64 `json:"message_count"`
+}
+
+// deleteQueueIfPeekedEmpty deletes a queue that the broker cannot delete
+// only-if-empty, after checking in two ways that it holds no message:
+//
+//  1. the management statistics, the only source for messages delivered but
+//     unacknowledged and, for at-least-once dead-lettering, waiting in
+//     messages_dlx; they lag by up to a statistics interval;
+//  2. a peek at the head of the queue, exact at the instant the broker
+//     answers: the message, if any, is taken and put back at once.
+//
+// Only when both say empty does it send the unguarded DELETE, the next
+// request: a message reaching the queue between the peek's answer and the
+// delete (one HTTP round trip) is lost with it. Diff deletes the bindings
+// into a queue before the queue, so no message of the set arrives then.
+func (c *Client) deleteQueueIfPeekedEmpty(ctx context.Context, vhost, name string) error {
+	counts, err := c.queueMessages(ctx, vhost, []string{name})
+	if err != nil {
+		return fmt.Errorf("the broker cannot delete this queue only if empty, and counting its messages failed: %w", err)
+	}
+	// A queue absent from the statistics may be gone, or too new to have
+	// any: the peek tells which.
+	if counted := counts[name]; counted > 0 {
+		return &QueueNotEmptyError{Queue: name, Messages: counted}
+	}
+	var peeked []peekedMessage
+	err = c.call(ctx, http.MethodPost, apiPath("queues", vhost, name, "get"), nil, peekRequest, &peeked)
+	switch {
+	case isGone(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("the broker cannot delete this queue only if empty, and looking for a message in it failed: %w", err)
+	case len(peeked) > 0:
+		return &QueueNotEmptyError{Queue: name, Messages: peeked[0].MessageCount + 1}
+	}
+	return c.deleteQueue(ctx, vhost, name, true)
 }
 
 // isGone tells whether err is a 404 for the object itself, not for its vhost.

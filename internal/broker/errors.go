@@ -67,13 +67,17 @@ func (e *APIError) Is(target error) bool {
 	return target == ErrVHostNotFound && e.StatusCode == http.StatusNotFound && e.Reason == "vhost_not_found"
 }
 
-// QueueNotEmptyError is the broker refusing to delete a queue that holds
-// messages, under the if-empty guard Apply uses unless told to force.
+// QueueNotEmptyError is Apply refusing to delete a queue that holds
+// messages, unless told to force: for a classic queue the broker's if-empty
+// guard refused, for a quorum queue the management statistics or a peek at
+// its head found a message.
 type QueueNotEmptyError struct {
 	Queue string
-	// Messages is the queue's depth by the management statistics right after
-	// the refusal. They are sampled every few seconds, so it may lag and even
-	// read 0; the refusal itself is the broker's exact word.
+	// Messages is the largest count known. For a classic queue, the
+	// management statistics right after the refusal: sampled every few
+	// seconds, they may lag and even read 0, while the refusal itself is the
+	// broker's exact word. For a quorum queue, at least 1: the statistics'
+	// count when they showed messages, else the ready messages the peek saw.
 	Messages int64
 }
 

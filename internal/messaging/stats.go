@@ -51,6 +51,9 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 func (s Summary) String() string {
+	if s.Count == 0 {
+		return "no messages"
+	}
 	return fmt.Sprintf("%d messages, %d early; lateness min %s, p50 %s, p99 %s, max %s",
 		s.Count, s.Early, round(s.Min), round(s.P50), round(s.P99), round(s.Max))
 }

@@ -70,3 +70,25 @@ func TestSummarize(t *testing.T) {
 		})
 	}
 }
+
+func TestSummaryString(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		summary Summary
+		want    string
+	}{
+		"none": {Summary{}, "no messages"},
+		"rounded to 0.1ms": {
+			Summary{Count: 3, Early: 1, Min: -1234567, P50: 31204518, P99: 999999, Max: 2 * time.Second},
+			"3 messages, 1 early; lateness min -1.2ms, p50 31.2ms, p99 1ms, max 2s",
+		},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(test.want, test.summary.String()); diff != "" {
+				t.Errorf("String (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

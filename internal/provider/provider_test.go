@@ -98,7 +98,8 @@ func TestProvider_invalidSettings(t *testing.T) {
 			resource.UnitTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      "provider \"rabbitmq\" {\n  " + tc.settings + "\n}\n" + `resource "rabbitmq_delay_queue_set" "test" { name = "x"` + "\n  levels = 2\n}",
+					Config: "provider \"rabbitmq\" {\n  " + tc.settings + "\n}\n" +
+						"resource \"rabbitmq_delay_queue_set\" \"test\" {\n  name   = \"x\"\n  levels = 2\n}\n",
 					PlanOnly:    true,
 					ExpectError: regexp.MustCompile(tc.want),
 				}},

@@ -493,8 +493,7 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 			}
 		}
 		if len(held) > 0 {
-			return fmt.Errorf("refusing to delete queues that hold messages: %s. Wait until they drain, or set "+
-				"force_destroy = true to delete them with their messages", strings.Join(held, "; "))
+			return &queuesHoldMessagesError{held: held}
 		}
 	}
 	started, before := time.Now(), client.Requests()
@@ -503,6 +502,16 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 		"changes": len(changes), "requests": client.Requests() - before, "duration": time.Since(started).String(),
 	})
 	return err
+}
+
+// queuesHoldMessagesError refuses a change that would delete queues holding messages.
+type queuesHoldMessagesError struct {
+	held []string
+}
+
+func (e *queuesHoldMessagesError) Error() string {
+	return fmt.Sprintf("refusing to delete queues that hold messages: %s. Wait until they drain, or set "+
+		"force_destroy = true to delete them with their messages", strings.Join(e.held, "; "))
 }
 
 // specFromModel builds the planner's spec from a configuration or plan. It
@@ -761,7 +770,11 @@ func brokerError(action string, spec topology.Spec, err error) diag.Diagnostics 
 	var diags diag.Diagnostics
 	summary := "RabbitMQ Request Failed"
 	var unreachable *broker.UnreachableError
+	var held *queuesHoldMessagesError
+	var notEmpty *broker.QueueNotEmptyError
 	switch {
+	case errors.As(err, &held), errors.As(err, &notEmpty):
+		summary = "Delay Queues Hold Messages"
 	case errors.As(err, &unreachable):
 		summary = "Cannot Reach RabbitMQ"
 	case errors.Is(err, broker.ErrVHostNotFound):

@@ -255,9 +255,10 @@ func TestAccDelayQueueSet_importProviderCreated(t *testing.T) {
 	})
 }
 
-func TestAccDelayQueueSet_importHandMade(t *testing.T) {
-	client := testBrokerClient(t)
-	name := testSetName(t)
+// testHandMadeSet declares a classic set through the management API, as an
+// operator would have before adopting Terraform, less the bindings in omit.
+func testHandMadeSet(t *testing.T, client *broker.Client, name string, omit int) (topology.Spec, string) {
+	t.Helper()
 	testQueue(t, client, name+"-work")
 	spec := topology.Spec{Name: name, VHost: "/", Levels: 3, Resolution: 2 * time.Second,
 		QueueType: topology.QueueTypeClassic,
@@ -265,6 +266,10 @@ func TestAccDelayQueueSet_importHandMade(t *testing.T) {
 	desired, err := topology.Plan(spec)
 	if err != nil {
 		t.Fatal(err)
+	}
+	desired.Bindings = desired.Bindings[omit:]
+	if err := client.Apply(context.Background(), "/", topology.Diff(desired, topology.Topology{VHost: "/"}), broker.ApplyOptions{}); err != nil {
+		t.Fatalf("declaring the set by hand: %v", err)
 	}
 	config := testSetConfig(name, fmt.Sprintf(`
   levels     = 3
@@ -274,8 +279,31 @@ func TestAccDelayQueueSet_importHandMade(t *testing.T) {
     destination = %q
     key         = "billing.eu"
   }`, name+"-work"))
-	names := topology.Names(name)
-	missing := desired.Bindings[0] // ingest → level 02
+	return spec, config
+}
+
+// testCheckImportedSpec checks the spec Infer found for testHandMadeSet's set.
+func testCheckImportedSpec(name string) resource.ImportStateCheckFunc {
+	return func(states []*terraform.InstanceState) error {
+		if len(states) != 1 {
+			return fmt.Errorf("imported %d resources, want 1", len(states))
+		}
+		for attribute, want := range map[string]string{
+			"levels": "3", "resolution": "2s", "queue_type": "classic", "dead_letter_strategy": "at-most-once",
+			"route.0.key": "billing.eu", "route.0.destination": name + "-work", "ingest_exchange": name + ".ingest",
+		} {
+			if got := states[0].Attributes[attribute]; got != want {
+				return fmt.Errorf("imported %s = %q, want %q", attribute, got, want)
+			}
+		}
+		return nil
+	}
+}
+
+func TestAccDelayQueueSet_importHandMade(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	spec, config := testHandMadeSet(t, client, name, 0)
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
@@ -283,49 +311,53 @@ func TestAccDelayQueueSet_importHandMade(t *testing.T) {
 		CheckDestroy:             testCheckSetGone(client, name),
 		Steps: []resource.TestStep{
 			{
-				// Declared by hand through the management API, one binding short.
-				PreConfig: func() {
-					changes := topology.Diff(desired, topology.Topology{VHost: "/"})
-					if err := client.Apply(context.Background(), "/", changes, broker.ApplyOptions{}); err != nil {
-						t.Fatalf("declaring the set by hand: %v", err)
-					}
-					remove := []topology.Change{{Kind: topology.DeleteBinding, Binding: &missing}}
-					if err := client.Apply(context.Background(), "/", remove, broker.ApplyOptions{}); err != nil {
-						t.Fatalf("removing a binding: %v", err)
-					}
-				},
 				Config:             config,
 				ResourceName:       testResource,
 				ImportState:        true,
 				ImportStateId:      "%2F/" + name,
 				ImportStatePersist: true,
-				ImportStateCheck: func(states []*terraform.InstanceState) error {
-					if len(states) != 1 {
-						return fmt.Errorf("imported %d resources, want 1", len(states))
-					}
-					for attribute, want := range map[string]string{
-						"levels": "3", "resolution": "2s", "queue_type": "classic", "dead_letter_strategy": "at-most-once",
-						"route.0.key": "billing.eu", "route.0.destination": name + "-work", "ingest_exchange": names.Ingest(),
-					} {
-						if got := states[0].Attributes[attribute]; got != want {
-							return fmt.Errorf("imported %s = %q, want %q", attribute, got, want)
-						}
-					}
-					return nil
-				},
+				ImportStateCheck:   testCheckImportedSpec(name),
 			},
 			{
-				// The plan shows exactly what is missing: one binding.
+				// The matching configuration plans no change at all.
+				Config:   config,
+				PlanOnly: true,
+				Check:    testCheckSetMatchesPlan(client, spec),
+			},
+		},
+	})
+}
+
+func TestAccDelayQueueSet_importPartial(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	spec, config := testHandMadeSet(t, client, name, 1) // without ingest → level 02
+	missing := "#.1.*.*"
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{
 				Config:             config,
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
-				},
+				ResourceName:       testResource,
+				ImportState:        true,
+				ImportStateId:      "%2F/" + name,
+				ImportStatePersist: true,
+				ImportStateCheck:   testCheckImportedSpec(name),
 			},
 			{
+				// The plan shows exactly what is missing, one binding, and apply adds it.
 				Config: config,
-				Check:  testCheckSetMatchesPlan(client, spec),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings").AtSliceIndex(0).AtMapKey("routing_key"),
+							knownvalue.StringExact(missing)),
+					},
+				},
+				Check: testCheckSetMatchesPlan(client, spec),
 			},
 			{
 				Config:   config,
@@ -381,7 +413,7 @@ func TestAccDelayQueueSet_destroyKeepsMessages(t *testing.T) {
 			{
 				Config:      testSetConfig(name, `  levels = 4`),
 				Destroy:     true,
-				ExpectError: regexp.MustCompile(`(?s)holds 3 message`),
+				ExpectError: regexp.MustCompile(`(?s)Delay Queues Hold Messages.*holds 3\s+message`),
 			},
 			{
 				Config: testSetConfig(name, `  levels = 4`),
