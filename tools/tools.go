@@ -1,10 +1,10 @@
 //go:build generate || tools
 
 // Package tools pins the development tools this repository runs, in a module of their own so
-// that their dependencies never reach the provider's go.mod. The build tags keep this file out of
-// every build: `tools` is the classic tools.go tag and keeps `go mod tidy` honest about the
-// imports; `generate` is the tag `go generate` sets, so `go generate ./...` in this directory
-// finds the directives below.
+// that their dependencies never reach the provider's go.mod. The import below is what makes
+// `go mod tidy` record tfplugindocs in tools/go.mod. The build tags keep this file out of every
+// build (`tools` is the customary tag for this pattern) except go generate's: `go generate`
+// sets the `generate` tag, so `go generate ./...` in this directory finds the directives below.
 package tools
 
 import (

@@ -48,12 +48,14 @@
 //     set are not supported by quorum queues").
 //   - POST /api/queues/{vhost}/{name}/get with ackmode reject_requeue_true
 //     takes up to count messages with basic.get and rejects them with
-//     requeue before it answers: an empty array means the queue had no ready
-//     message at that instant. On a quorum queue the message stays, first in
-//     line, its expiry unchanged (a message with x-message-ttl 3000 peeked
-//     at 1 s still dead-lettered at 3 s, TestAccPeekKeepsMessageTTL), but it
-//     comes back marked redelivered with x-delivery-count one higher, and
-//     each peek counts towards an x-delivery-limit.
+//     requeue: an empty array means the queue had no ready message at that
+//     instant. The answer comes before the requeue lands: for about a
+//     millisecond the message is unacknowledged, not ready. On a quorum queue
+//     the message is kept, its expiry unchanged (with x-message-ttl 3000,
+//     peeked at 1 s, it still dead-lettered at 3.01 s, with at-most-once and
+//     at-least-once dead-lettering: TestAccPeekKeepsMessageTTL), but it comes
+//     back marked redelivered with x-delivery-count one higher, and each
+//     peek counts towards an x-delivery-limit.
 //   - The management statistics lag: published messages showed in a queue's
 //     counts after 3.5 to 9.3 s (the default statistics interval is 5 s).
 //   - Deleting an object that does not exist answers 404; a declaration in a

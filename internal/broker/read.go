@@ -325,8 +325,8 @@ func compactJSON(raw json.RawMessage) string {
 // every 5 seconds by default (collect_statistics_interval): a message
 // published just before may not be counted yet, and a queue declared just
 // before may have no statistics yet and read 0. Use them to inform, never to
-// decide that deleting a queue is safe: Apply deletes with the broker's
-// if-empty guard, which is exact.
+// decide that deleting a queue is safe: Apply checks that itself, exactly
+// for ready messages (see the package documentation).
 func (c *Client) QueueMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
 	ctx, report := c.observe(ctx, "queue messages", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()

@@ -472,8 +472,8 @@ func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.Im
 
 // apply runs the changes after refusing, with every non-empty queue named,
 // any deletion of a queue that holds messages unless force is set. The
-// broker's if-empty guard still protects against messages that arrive between
-// the check and the deletion.
+// statistics behind this check lag by seconds, so the broker layer checks
+// again at the moment of each deletion (see package broker).
 func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client, spec topology.Spec, changes []topology.Change, force bool) error {
 	var doomed []string
 	for _, change := range changes {

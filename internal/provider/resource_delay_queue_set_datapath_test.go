@@ -25,7 +25,7 @@ const (
 	dataPathResolution = 200 * time.Millisecond
 	dataPathKey        = "dp"
 	// Every delay 0…31 ticks is sent this many times, in random order.
-	dataPathCopiesPerDelay = 1
+	dataPathCopiesPerDelay = 7
 	// A message may arrive at most this long after its delay.
 	dataPathMaxLateness = 250 * time.Millisecond
 	// How long the whole check may take: the longest delay, then slack for a loaded machine.
@@ -228,7 +228,7 @@ func dataPathCheckUnroutable(t *testing.T, conn *amqp.Connection, address string
 			// Fewer words than the delay has digits: no binding can match.
 			"dp-unroutable-too-few-digits": dataPathKey + ".1.0",
 			// As many words as digits, none of them a digit.
-			"dp-unroutable-not-digits": dataPathKey + ".0.0.0.0.1",
+			"dp-unroutable-not-digits": dataPathKey + ".a.b.c.d.e",
 		}
 		for id, routingKey := range malformed {
 			if _, err := publisher.PublishWithRoutingKey(ctx, routingKey, messaging.Message{ID: id}); err != nil {

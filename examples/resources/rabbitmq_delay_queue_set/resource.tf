@@ -1,0 +1,19 @@
+# Delays of up to 36 hours at one-second resolution: 17 levels.
+resource "rabbitmq_delay_queue_set" "reminders" {
+  name      = "reminders"
+  max_delay = "36h"
+
+  route {
+    destination = "reminders.due"
+    key         = "reminder"
+  }
+}
+
+# Publish to this exchange with routing key "reminder.<levels binary digits>".
+output "reminders_ingest" {
+  value = rabbitmq_delay_queue_set.reminders.ingest_exchange
+}
+
+output "reminders_levels" {
+  value = rabbitmq_delay_queue_set.reminders.levels
+}

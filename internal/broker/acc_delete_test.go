@@ -1,0 +1,270 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// createObjects applies the creation of the given objects, and deletes them,
+// messages and all, when the test ends.
+func createObjects(t *testing.T, client *broker.Client, exchanges []topology.Exchange, queues []topology.Queue, bindings []topology.Binding) {
+	t.Helper()
+	var creations, deletions []topology.Change
+	for i := range exchanges {
+		creations = append(creations, topology.Change{Kind: topology.CreateExchange, Exchange: &exchanges[i]})
+		deletions = append(deletions, topology.Change{Kind: topology.DeleteExchange, Exchange: &exchanges[i]})
+	}
+	for i := range queues {
+		creations = append(creations, topology.Change{Kind: topology.CreateQueue, Queue: &queues[i]})
+		deletions = append(deletions, topology.Change{Kind: topology.DeleteQueue, Queue: &queues[i]})
+	}
+	for i := range bindings {
+		creations = append(creations, topology.Change{Kind: topology.CreateBinding, Binding: &bindings[i]})
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := client.Apply(ctx, accVHost, deletions, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	if err := client.Apply(t.Context(), accVHost, creations, broker.ApplyOptions{}); err != nil {
+		t.Fatalf("Apply(create) error = %v", err)
+	}
+}
+
+// queueExists asks the broker with a passive declaration, on a channel of
+// its own: a missing queue closes the channel.
+func queueExists(t *testing.T, queue string) bool {
+	t.Helper()
+	conn, err := amqp.Dial(accAMQPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+	var amqpErr *amqp.Error
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &amqpErr) && amqpErr.Code == amqp.NotFound:
+		return false
+	}
+	t.Fatalf("QueueDeclarePassive(%s) error = %v", queue, err)
+	return false
+}
+
+func deleteQueue(t *testing.T, client *broker.Client, queue string, opts broker.ApplyOptions) error {
+	t.Helper()
+	q := topology.Queue{Name: queue}
+	return client.Apply(t.Context(), accVHost, []topology.Change{{Kind: topology.DeleteQueue, Queue: &q}}, opts)
+}
+
+func quorumQueue(name string) topology.Queue {
+	return topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeQuorum}}
+}
+
+// TestAccQuorumQueueDeletion checks the emptiness check that replaces the
+// if-empty guard quorum queues refuse.
+func TestAccQuorumQueueDeletion(t *testing.T) {
+	client := accClient(t)
+	t.Parallel()
+
+	t.Run("a message the statistics do not show yet is refused and kept", func(t *testing.T) {
+		t.Parallel()
+		ch := amqpChannel(t)
+		// The statistics catch a message within a second now and then: try
+		// again, on a new queue, until they have not.
+		for attempt := 1; ; attempt++ {
+			queue := quorumQueue(uniqueName(t))
+			createObjects(t, client, nil, []topology.Queue{queue}, nil)
+			publish(t, ch, "", queue.Name)
+			published := time.Now()
+			counts, err := client.QueueMessages(t.Context(), accVHost, []string{queue.Name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if counts[queue.Name] > 0 {
+				if attempt == 3 {
+					t.Fatalf("the statistics counted the message at once three times out of three")
+				}
+				continue
+			}
+			err = deleteQueue(t, client, queue.Name, broker.ApplyOptions{})
+			elapsed := time.Since(published)
+			t.Logf("delete %s after the publish, the statistics reading %d: %v", elapsed.Round(time.Millisecond), counts[queue.Name], err)
+			if elapsed >= time.Second {
+				t.Errorf("the delete came %s after the publish; the test needs it within a second, before the statistics show the message", elapsed)
+			}
+			var notEmpty *broker.QueueNotEmptyError
+			if !errors.As(err, &notEmpty) {
+				t.Fatalf("Apply(delete) error = %v, want a *QueueNotEmptyError", err)
+			}
+			if notEmpty.Queue != queue.Name || notEmpty.Messages != 1 {
+				t.Errorf("QueueNotEmptyError = %+v, want queue %s with 1 message", notEmpty, queue.Name)
+			}
+			awaitDepth(t, ch, queue.Name, 1)
+			msg, ok, err := ch.Get(queue.Name, true)
+			if err != nil || !ok {
+				t.Fatalf("Get(%s) = %v, %v; want the message", queue.Name, ok, err)
+			}
+			if string(msg.Body) != "test "+queue.Name || !msg.Redelivered {
+				t.Errorf("the message is %q, redelivered = %v; want %q, redelivered by the peek", msg.Body, msg.Redelivered, "test "+queue.Name)
+			}
+			return
+		}
+	})
+
+	t.Run("an empty queue is deleted", func(t *testing.T) {
+		t.Parallel()
+		queue := quorumQueue(uniqueName(t))
+		createObjects(t, client, nil, []topology.Queue{queue}, nil)
+		before := client.Requests()
+		if err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{}); err != nil {
+			t.Fatalf("Apply(delete the empty queue) error = %v", err)
+		}
+		t.Logf("deleting an empty quorum queue took %d requests", client.Requests()-before)
+		if queueExists(t, queue.Name) {
+			t.Errorf("the empty queue %s is still there after its delete", queue.Name)
+		}
+		if err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{}); err != nil {
+			t.Errorf("Apply(delete a deleted queue) error = %v, want nil", err)
+		}
+	})
+
+	t.Run("force deletes a queue holding messages", func(t *testing.T) {
+		t.Parallel()
+		queue := quorumQueue(uniqueName(t))
+		createObjects(t, client, nil, []topology.Queue{queue}, nil)
+		publish(t, amqpChannel(t), "", queue.Name)
+		if err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
+			t.Fatalf("Apply(force delete) error = %v", err)
+		}
+		if queueExists(t, queue.Name) {
+			t.Errorf("%s is still there after a forced delete", queue.Name)
+		}
+	})
+}
+
+// awaitDepth waits, a second at most, until queue holds want ready
+// messages. The management API answers a peek before the broker has put the
+// message back: for about a millisecond it is unacknowledged, not ready.
+func awaitDepth(t *testing.T, ch *amqp.Channel, queue string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		depth := queueDepth(t, ch, queue)
+		if depth == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %d ready messages, want %d", queue, depth, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// peek asks the management API for the head message of queue and has it
+// put back, as Apply's emptiness check does.
+func peek(t *testing.T, queue string) []map[string]any {
+	t.Helper()
+	body := strings.NewReader(`{"count":1,"ackmode":"reject_requeue_true","encoding":"auto","truncate":50}`)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
+		accEndpoint+"/api/queues/"+url.PathEscape(accVHost)+"/"+url.PathEscape(queue)+"/get", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("guest", "guest")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var messages []map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&messages); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("peek at %s: status %s, decoding error %v", queue, resp.Status, err)
+	}
+	return messages
+}
+
+// TestAccPeekKeepsMessageTTL checks that a peek neither loses a message of
+// a quorum TTL queue nor delays its dead-lettering: peeked at 1 s, a
+// message with a 3 s TTL still reaches the dead-letter exchange at 3 s.
+func TestAccPeekKeepsMessageTTL(t *testing.T) {
+	client := accClient(t)
+	t.Parallel()
+	const ttl = 3 * time.Second
+	for name, strategy := range map[string]topology.DeadLetterStrategy{
+		"at-most-once":  topology.AtMostOnce,
+		"at-least-once": topology.AtLeastOnce,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			base := uniqueName(t)
+			dlx := topology.Exchange{Name: base + ".dlx", Type: topology.ExchangeFanout}
+			dead := quorumQueue(base + ".dead")
+			source := quorumQueue(base + ".ttl")
+			source.Arguments.MessageTTL = ttl.Milliseconds()
+			source.Arguments.DeadLetterExchange = dlx.Name
+			source.Arguments.DeadLetterStrategy = strategy
+			if strategy == topology.AtLeastOnce {
+				source.Arguments.Overflow = "reject-publish" // else the broker downgrades it to at-most-once
+			}
+			createObjects(t, client, []topology.Exchange{dlx}, []topology.Queue{dead, source},
+				[]topology.Binding{{Source: dlx.Name, Destination: dead.Name, DestinationType: topology.DestinationQueue}})
+
+			ch := amqpChannel(t)
+			publish(t, ch, "", source.Name)
+			published := time.Now()
+			time.Sleep(time.Until(published.Add(time.Second)))
+			peeked := peek(t, source.Name)
+			peekedAt := time.Since(published)
+			if len(peeked) != 1 || peeked[0]["payload"] != "test "+source.Name {
+				t.Fatalf("peek at %s = %v, want the message", source.Name, peeked)
+			}
+			awaitDepth(t, ch, source.Name, 1)
+
+			deadline := published.Add(ttl + 5*time.Second)
+			for queueDepth(t, ch, dead.Name) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the message never dead-lettered: %s holds %d", source.Name, queueDepth(t, ch, source.Name))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			deadLettered := time.Since(published)
+			t.Logf("peeked at %s, dead-lettered %s after the publish confirm (TTL %s)",
+				peekedAt.Round(time.Millisecond), deadLettered.Round(time.Millisecond), ttl)
+			// The broker starts the TTL when it enqueues, a little before the
+			// confirm that starts the clock here.
+			if deadLettered < ttl-100*time.Millisecond || deadLettered > ttl+500*time.Millisecond {
+				t.Errorf("dead-lettered %s after the publish, want %s (the peek must not restart the TTL)", deadLettered, ttl)
+			}
+			msg, ok, err := ch.Get(dead.Name, true)
+			if err != nil || !ok {
+				t.Fatalf("Get(%s) = %v, %v; want the message", dead.Name, ok, err)
+			}
+			if string(msg.Body) != "test "+source.Name {
+				t.Errorf("the dead-lettered message is %q, want %q", msg.Body, "test "+source.Name)
+			}
+			if depth := queueDepth(t, ch, source.Name); depth != 0 {
+				t.Errorf("%s holds %d messages after the dead-lettering, want 0", source.Name, depth)
+			}
+		})
+	}
+}

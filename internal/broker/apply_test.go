@@ -1,0 +1,304 @@
+package broker_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// quorumDeletionBroker answers the requests of a quorum queue's deletion:
+// it refuses if-empty as RabbitMQ does, and serves canned statistics and
+// peek answers.
+type quorumDeletionBroker struct {
+	statistics string // the items of the queue listing, a JSON array
+	peekStatus int
+	peekAnswer string
+
+	mu       sync.Mutex
+	requests []string // "METHOD path?query"
+	peekBody string
+}
+
+func (f *quorumDeletionBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	path := r.URL.EscapedPath()
+	f.mu.Lock()
+	request := r.Method + " " + path
+	if r.Method != http.MethodGet && r.URL.RawQuery != "" {
+		request += "?" + r.URL.RawQuery
+	}
+	f.requests = append(f.requests, request)
+	if r.Method == http.MethodPost {
+		f.peekBody = string(body)
+	}
+	f.mu.Unlock()
+
+	switch {
+	case r.Method == http.MethodDelete && r.URL.Query().Get("if-empty") == "true":
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"bad_request","reason":"cannot delete queue 'q' in vhost '/'. queue.delete operations with if-empty flag set are not supported by quorum queues"}`)
+	case r.Method == http.MethodDelete:
+		w.WriteHeader(http.StatusNoContent)
+	case r.Method == http.MethodGet && path == "/api/queues/%2F":
+		_, _ = io.WriteString(w, `{"filtered_count":`+itemCount(f.statistics)+`,"items":`+f.statistics+`}`)
+	case r.Method == http.MethodPost && path == "/api/queues/%2F/q/get":
+		w.WriteHeader(f.peekStatus)
+		_, _ = io.WriteString(w, f.peekAnswer)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T) {
+	t.Parallel()
+	const (
+		ifEmpty    = "DELETE /api/queues/%2F/q?if-empty=true"
+		statistics = "GET /api/queues/%2F"
+		peek       = "POST /api/queues/%2F/q/get"
+		unguarded  = "DELETE /api/queues/%2F/q"
+		emptyStats = `[{"name":"q","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}]`
+	)
+	tests := map[string]struct {
+		force        bool
+		statistics   string
+		peekStatus   int
+		peekAnswer   string
+		wantRequests []string
+		wantMessages int64 // of the *QueueNotEmptyError; 0: none
+		wantErr      string
+	}{
+		"both find nothing": {
+			statistics: emptyStats, peekStatus: http.StatusOK, peekAnswer: `[]`,
+			wantRequests: []string{ifEmpty, statistics, peek, unguarded},
+		},
+		"the statistics count unacknowledged and dead-lettering messages": {
+			statistics:   `[{"name":"q","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":1}]`,
+			wantRequests: []string{ifEmpty, statistics}, wantMessages: 3,
+		},
+		"the peek finds a message the statistics miss": {
+			statistics: emptyStats, peekStatus: http.StatusOK,
+			peekAnswer:   `[{"payload":"x","payload_encoding":"string","message_count":4,"redelivered":false}]`,
+			wantRequests: []string{ifEmpty, statistics, peek}, wantMessages: 5,
+		},
+		"a queue too new for the statistics is peeked": {
+			statistics: `[]`, peekStatus: http.StatusOK, peekAnswer: `[]`,
+			wantRequests: []string{ifEmpty, statistics, peek, unguarded},
+		},
+		"a queue gone before the peek is deleted already": {
+			statistics: `[]`, peekStatus: http.StatusNotFound, peekAnswer: `{"error":"not_found","reason":"NOT_FOUND - no queue 'q' in vhost '/'"}`,
+			wantRequests: []string{ifEmpty, statistics, peek},
+		},
+		"a failed peek deletes nothing": {
+			statistics: emptyStats, peekStatus: http.StatusInternalServerError, peekAnswer: `{"error":"internal","reason":"boom"}`,
+			wantRequests: []string{ifEmpty, statistics, peek}, wantErr: "looking for a message in it failed",
+		},
+		"force deletes without looking": {
+			force: true, wantRequests: []string{unguarded},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake := &quorumDeletionBroker{statistics: tt.statistics, peekStatus: tt.peekStatus, peekAnswer: tt.peekAnswer}
+			if fake.statistics == "" {
+				fake.statistics = "[]"
+			}
+			server := httptest.NewServer(fake)
+			t.Cleanup(server.Close)
+			client, err := broker.New(broker.Config{Endpoint: server.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			queue := topology.Queue{Name: "q"}
+			err = client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{ForceDeleteQueues: tt.force})
+
+			var notEmpty *broker.QueueNotEmptyError
+			switch {
+			case tt.wantMessages > 0:
+				if !errors.As(err, &notEmpty) || notEmpty.Queue != "q" || notEmpty.Messages != tt.wantMessages {
+					t.Errorf("Apply() error = %v, want a *QueueNotEmptyError for q with %d messages", err, tt.wantMessages)
+				}
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.As(err, &notEmpty) {
+					t.Errorf("Apply() error = %v, want one saying %q", err, tt.wantErr)
+				}
+			case err != nil:
+				t.Errorf("Apply() error = %v, want nil", err)
+			}
+			if diff := gocmp.Diff(tt.wantRequests, fake.requests); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+			if slices.Contains(fake.requests, peek) {
+				var body map[string]any
+				if err := json.Unmarshal([]byte(fake.peekBody), &body); err != nil {
+					t.Fatal(err)
+				}
+				want := map[string]any{"count": 1.0, "ackmode": "reject_requeue_true", "encoding": "auto", "truncate": 50.0}
+				if diff := gocmp.Diff(want, body); diff != "" {
+					t.Errorf("peek body (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// orderBroker serves the bindings of a topology and records the order of the
+// requests that delete things.
+type orderBroker struct {
+	bindings map[string]string // binding path → JSON array of its bindings
+
+	mu        sync.Mutex
+	deletions []string // "DELETE path", in arrival order
+}
+
+func (f *orderBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.EscapedPath()
+	switch r.Method {
+	case http.MethodGet:
+		if answer, ok := f.bindings[path]; ok {
+			_, _ = io.WriteString(w, answer)
+			return
+		}
+		http.NotFound(w, r)
+	case http.MethodDelete:
+		f.mu.Lock()
+		if strings.HasPrefix(path, "/api/bindings/") {
+			path = path[:strings.LastIndex(path, "/")] // the properties key says no more than the routing key
+		}
+		f.deletions = append(f.deletions, r.Method+" "+path)
+		f.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func newOrderBroker(t *testing.T, plan topology.Topology) *orderBroker {
+	t.Helper()
+	type bindingJSON struct {
+		RoutingKey    string `json:"routing_key"`
+		PropertiesKey string `json:"properties_key"`
+	}
+	byPath := map[string][]bindingJSON{}
+	for i, b := range plan.Bindings {
+		kind := "/q/"
+		if b.DestinationType == topology.DestinationExchange {
+			kind = "/e/"
+		}
+		path := "/api/bindings/%2F/e/" + b.Source + kind + b.Destination
+		byPath[path] = append(byPath[path], bindingJSON{RoutingKey: b.RoutingKey, PropertiesKey: fmt.Sprint("key", i)})
+	}
+	f := &orderBroker{bindings: map[string]string{}}
+	for path, list := range byPath {
+		encoded, err := json.Marshal(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.bindings[path] = string(encoded)
+	}
+	return f
+}
+
+// TestApplyDeletesTheParkingLotLast checks that a destroy keeps the binding
+// into <name>.unroutable until every other queue is gone: a message that
+// expires out of a level queue meanwhile is parked, not dropped.
+func TestApplyDeletesTheParkingLotLast(t *testing.T) {
+	t.Parallel()
+	plan, err := topology.Plan(topology.Spec{Name: "d", VHost: "/", Levels: 3, Resolution: time.Second, QueueType: topology.QueueTypeClassic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := topology.Names("d")
+	parkingBinding := "DELETE /api/bindings/%2F/e/d.unroutable/q/d.unroutable"
+	parkingQueue := "DELETE /api/queues/%2F/d.unroutable"
+	levelQueues := []string{"DELETE /api/queues/%2F/d.level.00", "DELETE /api/queues/%2F/d.level.01", "DELETE /api/queues/%2F/d.level.02"}
+
+	t.Run("destroy", func(t *testing.T) {
+		t.Parallel()
+		fake := newOrderBroker(t, plan)
+		server := httptest.NewServer(fake)
+		t.Cleanup(server.Close)
+		client, err := broker.New(broker.Config{Endpoint: server.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		changes := topology.Diff(topology.Topology{VHost: "/"}, plan)
+		if err := client.Apply(t.Context(), "/", changes, broker.ApplyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		position := map[string]int{}
+		for i, d := range fake.deletions {
+			position[d] = i
+		}
+		firstQueue := len(fake.deletions)
+		for _, q := range append(slices.Clone(levelQueues), parkingQueue) {
+			firstQueue = min(firstQueue, position[q])
+		}
+		bindingDeletions := 0
+		for i, d := range fake.deletions {
+			if strings.HasPrefix(d, "DELETE /api/bindings/") && d != parkingBinding {
+				bindingDeletions++
+				if i > firstQueue {
+					t.Errorf("%s came after a queue deletion", d)
+				}
+			}
+		}
+		if bindingDeletions != len(plan.Bindings)-1 {
+			t.Errorf("%d other bindings deleted, want %d", bindingDeletions, len(plan.Bindings)-1)
+		}
+		parking, ok := position[parkingBinding]
+		if !ok {
+			t.Fatalf("the binding into %s was never deleted: %v", names.Unroutable(), fake.deletions)
+		}
+		for _, q := range levelQueues {
+			if position[q] > parking {
+				t.Errorf("%s came after the parking-lot binding's deletion", q)
+			}
+		}
+		if position[parkingQueue] < parking {
+			t.Errorf("the parking lot was deleted before its binding")
+		}
+		for _, e := range plan.Exchanges {
+			if position["DELETE /api/exchanges/%2F/"+e.Name] < position[parkingQueue] {
+				t.Errorf("exchange %s was deleted before the parking lot", e.Name)
+			}
+		}
+		t.Logf("deletions in order:\n%s", strings.Join(fake.deletions, "\n"))
+	})
+
+	t.Run("a parking-lot binding whose queue stays moves not", func(t *testing.T) {
+		t.Parallel()
+		fake := newOrderBroker(t, plan)
+		server := httptest.NewServer(fake)
+		t.Cleanup(server.Close)
+		client, err := broker.New(broker.Config{Endpoint: server.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		level0 := topology.Queue{Name: names.Level(0)}
+		changes := []topology.Change{
+			{Kind: topology.DeleteBinding, Binding: &topology.Binding{Source: names.Unroutable(), Destination: names.Unroutable(), DestinationType: topology.DestinationQueue}},
+			{Kind: topology.DeleteQueue, Queue: &level0},
+		}
+		if err := client.Apply(t.Context(), "/", changes, broker.ApplyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{parkingBinding, levelQueues[0]}
+		if diff := gocmp.Diff(want, fake.deletions); diff != "" {
+			t.Errorf("deletions (-want +got):\n%s", diff)
+		}
+	})
+}
