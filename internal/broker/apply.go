@@ -260,7 +260,7 @@ func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Bin
 			continue
 		}
 		err := c.call(ctx, http.MethodDelete, path+"/"+url.PathEscape(found.PropertiesKey), nil, nil, nil)
-		if err != nil && !isStatus(err, http.StatusNotFound) {
+		if err != nil && !isNotFound(err) {
 			return err
 		}
 	}
@@ -349,7 +349,7 @@ func (c *Client) deleteQueueIfPeekedEmpty(ctx context.Context, vhost, name strin
 
 // isGone tells whether err is a 404 for the object itself, not for its vhost.
 func isGone(err error) bool {
-	return isStatus(err, http.StatusNotFound) && !errors.Is(err, ErrVHostNotFound)
+	return isNotFound(err) && !errors.Is(err, ErrVHostNotFound)
 }
 
 func (c *Client) deleteExchange(ctx context.Context, vhost, name string) error {

@@ -326,8 +326,8 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	return &UnreachableError{Endpoint: c.endpoint, Err: err}
 }
 
-// isStatus tells whether err is the API answering with status.
-func isStatus(err error, status int) bool {
+// isNotFound tells whether err is the API answering 404 Not Found.
+func isNotFound(err error) bool {
 	var apiErr *APIError
-	return errors.As(err, &apiErr) && apiErr.StatusCode == status
+	return errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound
 }

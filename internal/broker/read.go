@@ -118,7 +118,7 @@ func listFiltered[T interface{ objectName() string }](ctx context.Context, c *Cl
 	}
 	var result page[T]
 	if err := c.call(ctx, http.MethodGet, apiPath(kind, vhost), query, nil, &result); err != nil {
-		if isStatus(err, http.StatusNotFound) {
+		if isNotFound(err) {
 			return nil, fmt.Errorf("listing %s: %w: %q", kind, ErrVHostNotFound, vhost)
 		}
 		return nil, fmt.Errorf("listing %s in vhost %q: %w", kind, vhost, err)
@@ -383,7 +383,7 @@ func (c *Client) VHostExists(ctx context.Context, vhost string) (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
-	case isStatus(err, http.StatusNotFound):
+	case isNotFound(err):
 		return false, nil
 	}
 	return false, fmt.Errorf("reading vhost %q: %w", vhost, err)

@@ -331,19 +331,12 @@ func (r *DelayQueueSetResource) Configure(_ context.Context, req resource.Config
 func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan delayQueueSetModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	client, diags := r.data.brokerClient()
-	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, desired, diags := planOf(plan)
+	client, spec, desired, actual, diags := r.desiredAndActual(ctx, plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
-		return
-	}
-	actual, err := client.ReadSet(ctx, spec.VHost, spec.Name)
-	if err != nil {
-		resp.Diagnostics.Append(brokerError("read the existing objects of", spec, err)...)
 		return
 	}
 	if len(actual.Exchanges)+len(actual.Queues) > 0 {
@@ -354,7 +347,7 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 	changes := topology.Diff(desired, actual)
-	err = r.apply(ctx, client, spec, changes, false)
+	err := r.apply(ctx, client, spec, changes, false)
 	// State is saved even after a failure part-way: Terraform then marks the
 	// set tainted, and the next apply deletes what exists and starts again.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -411,19 +404,12 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan delayQueueSetModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	client, diags := r.data.brokerClient()
-	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, desired, diags := planOf(plan)
+	client, spec, desired, actual, diags := r.desiredAndActual(ctx, plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
-		return
-	}
-	actual, err := client.ReadSet(ctx, spec.VHost, spec.Name)
-	if err != nil {
-		resp.Diagnostics.Append(brokerError("read", spec, err)...)
 		return
 	}
 	if err := r.apply(ctx, client, spec, topology.Diff(desired, actual), plan.ForceDestroy.ValueBool()); err != nil {
@@ -454,6 +440,27 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 	if err := r.apply(ctx, client, spec, changes, state.ForceDestroy.ValueBool()); err != nil {
 		resp.Diagnostics.Append(brokerError("destroy", spec, err)...)
 	}
+}
+
+// desiredAndActual plans a fully known model and reads what the broker has
+// of that set, for Create and Update to diff.
+func (r *DelayQueueSetResource) desiredAndActual(ctx context.Context, m delayQueueSetModel) (
+	client *broker.Client, spec topology.Spec, desired, actual topology.Topology, diags diag.Diagnostics,
+) {
+	client, diags = r.data.brokerClient()
+	if diags.HasError() {
+		return
+	}
+	spec, desired, planDiags := planOf(m)
+	diags.Append(planDiags...)
+	if diags.HasError() {
+		return
+	}
+	actual, err := client.ReadSet(ctx, spec.VHost, spec.Name)
+	if err != nil {
+		diags.Append(brokerError("read", spec, err)...)
+	}
+	return client, spec, desired, actual, diags
 }
 
 // ImportState takes an ID "<url-escaped vhost>/<name>", such as "%2F/delay";

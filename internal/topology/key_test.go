@@ -82,7 +82,7 @@ func TestEncodeKeyRefuses(t *testing.T) {
 		"levels beyond the TTL limit":      {"k", 0, 30, time.Second, keyWantError{"levels", "at most 29 levels fit"}},
 		"zero resolution":                  {"k", 0, 4, 0, keyWantError{"resolution", "must be at least 1ms, got 0s"}},
 		"resolution not whole ms":          {"k", 0, 4, 2500 * time.Microsecond, keyWantError{"resolution", "whole number of milliseconds"}},
-		"resolution beyond the TTL limit":  {"k", 0, 1, math.MaxInt64 / time.Millisecond * time.Millisecond, keyWantError{"resolution", "must be at most"}},
+		"resolution beyond the TTL limit":  {"k", 0, 1, time.Duration(math.MaxInt64).Truncate(time.Millisecond), keyWantError{"resolution", "must be at most"}},
 		"levels checked before the delay":  {"k", -1, 0, time.Second, keyWantError{"levels", "between 1 and 32"}},
 		"delay checked before the key":     {strings.Repeat("k", 300), -1, 4, time.Second, keyWantError{"delay", "negative"}},
 		"resolution checked before levels": {"k", 0, 99, -1, keyWantError{"resolution", "at least 1ms"}},

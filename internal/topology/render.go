@@ -476,11 +476,11 @@ func FormatDuration(d time.Duration) string {
 	var b strings.Builder
 	if hours := d / time.Hour; hours > 0 {
 		fmt.Fprintf(&b, "%dh", hours)
-		d -= hours * time.Hour
+		d %= time.Hour
 	}
 	if minutes := d / time.Minute; minutes > 0 {
 		fmt.Fprintf(&b, "%dm", minutes)
-		d -= minutes * time.Minute
+		d %= time.Minute
 	}
 	if d > 0 {
 		b.WriteString(d.String())

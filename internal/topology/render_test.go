@@ -305,7 +305,10 @@ func TestRenderDefinitionsParse(t *testing.T) {
 				if q["durable"] != true || q["auto_delete"] != false {
 					t.Errorf("queue %v: durable %v, auto_delete %v; want true, false", q["name"], q["durable"], q["auto_delete"])
 				}
-				arguments := q["arguments"].(map[string]any)
+				arguments, ok := q["arguments"].(map[string]any)
+				if !ok {
+					t.Fatalf("queue %v: arguments = %#v, want a JSON object", q["name"], q["arguments"])
+				}
 				ttl, present := arguments["x-message-ttl"]
 				if !present {
 					continue
@@ -320,9 +323,16 @@ func TestRenderDefinitionsParse(t *testing.T) {
 			}
 			for i, b := range doc.Bindings {
 				want := topology.Bindings[i]
+				text := func(field string) string {
+					s, ok := b[field].(string)
+					if !ok {
+						t.Fatalf("binding %d: %s = %#v, want a JSON string", i, field, b[field])
+					}
+					return s
+				}
 				got := Binding{
-					Source: b["source"].(string), Destination: b["destination"].(string),
-					DestinationType: DestinationType(b["destination_type"].(string)), RoutingKey: b["routing_key"].(string),
+					Source: text("source"), Destination: text("destination"),
+					DestinationType: DestinationType(text("destination_type")), RoutingKey: text("routing_key"),
 				}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("binding %d differs (-want +got):\n%s", i, diff)

@@ -432,7 +432,7 @@ func TestLevelsFor(t *testing.T) {
 		"negative":                      {-1, time.Second, 0, "max_delay: must be positive"},
 		"zero resolution":               {time.Second, 0, 0, "resolution: must be at least 1ms, got 0s"},
 		"resolution not whole ms":       {time.Second, 1001 * time.Microsecond, 0, "resolution: must be a whole number of milliseconds"},
-		"resolution over the TTL limit": {time.Second, math.MaxInt64 / time.Millisecond * time.Millisecond, 0, "resolution: must be at most"},
+		"resolution over the TTL limit": {time.Second, time.Duration(math.MaxInt64).Truncate(time.Millisecond), 0, "resolution: must be at most"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
