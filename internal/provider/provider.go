@@ -227,6 +227,8 @@ func newClient(config providerModel) (*broker.Client, error) {
 		ClientKeyFile:  stringSetting(config.ClientKeyFile, "RABBITMQ_CLIENTKEY"),
 		Proxy:          stringSetting(config.Proxy, "RABBITMQ_PROXY"),
 		Timeout:        timeout,
+		// One debug line per broker operation, with its request count and duration.
+		Logf: func(ctx context.Context, msg string, fields map[string]any) { tflog.Debug(ctx, msg, fields) },
 	})
 }
 

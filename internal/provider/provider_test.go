@@ -34,6 +34,9 @@ func testAccPreCheck(t *testing.T) {
 // tests can check and change what is really there.
 func testBrokerClient(t *testing.T) *broker.Client {
 	t.Helper()
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: needs TF_ACC=1 and a broker (make testacc)")
+	}
 	client, err := broker.New(broker.Config{
 		Endpoint: os.Getenv("RABBITMQ_ENDPOINT"),
 		Username: os.Getenv("RABBITMQ_USERNAME"),
