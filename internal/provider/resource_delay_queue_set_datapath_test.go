@@ -236,7 +236,8 @@ func dataPathCheckUnroutable(t *testing.T, conn *amqp.Connection, address string
 			}
 		}
 		var problems []error
-		for range malformed {
+		// Counted up front: the loop deletes from the map it would range over.
+		for range len(malformed) {
 			getCtx, cancelGet := context.WithTimeout(ctx, 10*time.Second)
 			delivery, err := messaging.Get(getCtx, conn, unroutable)
 			cancelGet()
