@@ -8,6 +8,7 @@ require (
 	github.com/hashicorp/terraform-plugin-go v0.31.0
 	github.com/hashicorp/terraform-plugin-log v0.11.0
 	github.com/hashicorp/terraform-plugin-testing v1.16.0
+	github.com/michaelklishin/rabbit-hole/v3 v3.5.0
 	github.com/rabbitmq/amqp091-go v1.16.0
 )
 

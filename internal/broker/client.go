@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 )
 
 // DefaultTimeout bounds each HTTP request when Config.Timeout is zero.
@@ -56,15 +58,14 @@ type Config struct {
 
 // Client talks to one RabbitMQ management API. It is safe for concurrent use.
 //
-// It makes its requests itself instead of through rabbit-hole v3.5.0's
-// methods, which take no context, fold a 401 into an untyped error, close the
-// connection after every request and cannot filter exchange listings; the
-// paths and bodies are the same management API rabbit-hole speaks.
+// Most requests go through rabbit-hole; the few it cannot make are sent
+// directly, through the same transport (see the package documentation).
 type Client struct {
 	endpoint  string // no trailing slash
 	username  string
 	password  string
 	timeout   time.Duration
+	rabbit    *rabbithole.Client
 	http      *http.Client
 	transport *countingTransport
 	logf      func(ctx context.Context, msg string, fields map[string]any)
@@ -104,11 +105,17 @@ func New(cfg Config) (*Client, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	rabbit, err := rabbithole.NewTLSClient(endpoint, cfg.Username, cfg.Password, transport)
+	if err != nil {
+		return nil, fmt.Errorf("invalid management API endpoint: %w", parseProblem(err))
+	}
+	rabbit.SetTimeout(timeout)
 	return &Client{
 		endpoint:  endpoint,
 		username:  cfg.Username,
 		password:  cfg.Password,
 		timeout:   timeout,
+		rabbit:    rabbit,
 		http:      &http.Client{Transport: transport},
 		transport: transport,
 		logf:      cfg.Logf,
@@ -201,20 +208,57 @@ func proxyFunc(raw string) (func(*http.Request) (*url.URL, error), error) {
 }
 
 // countingTransport counts every request sent: the client's total, and the
-// count of the operation whose context carries an *atomic.Int64.
+// count of the operation whose context carries an *atomic.Int64 (rabbit-hole's
+// requests carry none: viaRabbitHole counts those).
+//
+// It also keeps what rabbit-hole drops: rabbit-hole asks to close the
+// connection after every request, which would cost a TCP (and TLS) handshake
+// per change of Apply, so the transport keeps connections alive as for its
+// own requests; and rabbit-hole turns a 401 into an error without the
+// broker's reason, so the transport remembers the reason of the last 401.
+// The credentials are the client's, the same for every request, and so is
+// the reason ("Login failed", "Not management user", …).
 type countingTransport struct {
-	next  http.RoundTripper
-	total atomic.Int64
+	next       http.RoundTripper
+	total      atomic.Int64
+	authReason atomic.Pointer[string]
 }
 
 type operationRequestsKey struct{}
+
+// maxErrorBody bounds how much of a 401 answer the transport reads.
+const maxErrorBody = 4096
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.total.Add(1)
 	if count, ok := req.Context().Value(operationRequestsKey{}).(*atomic.Int64); ok {
 		count.Add(1)
 	}
-	return t.next.RoundTrip(req)
+	if req.Close {
+		req = req.Clone(req.Context()) // a RoundTripper must not change the caller's request
+		req.Close = false
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	answer, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	if readErr != nil {
+		return nil, readErr
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(answer))
+	_, reason := errorReply(answer)
+	t.authReason.Store(&reason)
+	return resp, nil
+}
+
+// lastAuthReason is the broker's reason for the last 401, if any.
+func (t *countingTransport) lastAuthReason() string {
+	if reason := t.authReason.Load(); reason != nil {
+		return *reason
+	}
+	return ""
 }
 
 // observe counts the requests of one operation and, when Logf is set,
@@ -288,18 +332,11 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	}
 
 	if resp.StatusCode >= http.StatusBadRequest {
-		var reply struct {
-			Error  string `json:"error"`
-			Reason string `json:"reason"`
-		}
-		if json.Unmarshal(answer, &reply) != nil {
-			// Not the API's JSON: a proxy's or load balancer's page, say.
-			reply.Reason = strings.TrimSpace(string(answer[:min(len(answer), 200)]))
-		}
+		code, reason := errorReply(answer)
 		if resp.StatusCode == http.StatusUnauthorized {
-			return &AuthError{Endpoint: c.endpoint, Username: c.username, Reason: reply.Reason}
+			return &AuthError{Endpoint: c.endpoint, Username: c.username, Reason: reason}
 		}
-		return &APIError{Method: method, Path: path, StatusCode: resp.StatusCode, Code: reply.Error, Reason: reply.Reason}
+		return &APIError{Method: method, Path: path, StatusCode: resp.StatusCode, Code: code, Reason: reason}
 	}
 	if out == nil {
 		return nil
@@ -310,20 +347,84 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	return nil
 }
 
+// errorReply reads the "error" and "reason" of an error answer's body.
+func errorReply(answer []byte) (code, reason string) {
+	var reply struct {
+		Error  string `json:"error"`
+		Reason string `json:"reason"`
+	}
+	if json.Unmarshal(answer, &reply) != nil {
+		// Not the API's JSON: a proxy's or load balancer's page, say.
+		return "", strings.TrimSpace(string(answer[:min(len(answer), 200)]))
+	}
+	return reply.Error, reply.Reason
+}
+
 // transportError tells the caller's cancellation from a broker that did not
 // answer, which includes one that took longer than the client's timeout.
 func (c *Client) transportError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
+	var timeout interface{ Timeout() bool }
+	timedOut := errors.Is(err, context.DeadlineExceeded) || errors.As(err, &timeout) && timeout.Timeout()
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
 		err = urlErr.Err // it repeats the URL, which the message names already
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	if timedOut {
 		err = fmt.Errorf("no answer within %s: %w", c.timeout, err)
 	}
 	return &UnreachableError{Endpoint: c.endpoint, Err: err}
+}
+
+// rabbitHoleUnauthorized is the whole message of the untyped error rabbit-hole
+// v3.5.0 returns for a 401.
+const rabbitHoleUnauthorized = "Error: API responded with a 401 Unauthorized"
+
+// viaRabbitHole makes one rabbit-hole call, which sends one request to path
+// with method (both only name it in errors), and maps its errors to ours as
+// call does.
+//
+// rabbit-hole takes no context: the call does not start once ctx has ended,
+// but once started only the client's timeout, which rabbit-hole applies to
+// every request, ends it early. For the same reason the transport cannot
+// tell the request's operation, so it is counted here.
+func (c *Client) viaRabbitHole(ctx context.Context, method, path string, call func() error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if count, ok := ctx.Value(operationRequestsKey{}).(*atomic.Int64); ok {
+		count.Add(1)
+	}
+	err := call()
+	if err == nil {
+		return nil
+	}
+	var answer rabbithole.ErrorResponse
+	var netErr net.Error
+	switch {
+	case errors.As(err, &answer) && answer.StatusCode == http.StatusUnauthorized,
+		err.Error() == rabbitHoleUnauthorized:
+		return &AuthError{Endpoint: c.endpoint, Username: c.username, Reason: c.transport.lastAuthReason()}
+	case errors.As(err, &answer):
+		return &APIError{Method: method, Path: path, StatusCode: answer.StatusCode, Code: answer.Message, Reason: answer.Reason}
+	case errors.As(err, &netErr):
+		// No answer, or one cut off: *url.Error from the request, or the
+		// timeout striking while the answer's body was read.
+		return c.transportError(ctx, err)
+	}
+	return fmt.Errorf("decoding the management API's answer to %s %s: %w", method, path, err)
+}
+
+// closeAnswer closes the body of an answer that a rabbit-hole method returns
+// undecoded, read to the end so that its connection serves again.
+func closeAnswer(resp *http.Response, err error) error {
+	if resp != nil && resp.Body != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+	}
+	return err
 }
 
 // isNotFound tells whether err is the API answering 404 Not Found.

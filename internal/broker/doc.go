@@ -4,8 +4,49 @@
 // [Client.ReadSet] reads one set's objects in N + 5 requests for N levels,
 // however many other objects the vhost holds; [Client.Apply] carries out the
 // ordered changes of topology.Diff; [Client.QueueMessages] counts what the
-// queues hold. Every request honours its context and the client's timeout,
-// and [Client.Requests] counts them.
+// queues hold from the statistics, and [Client.HeldMessages] tells, exactly
+// enough to refuse a change before making any, which queues hold messages.
+// The client's timeout bounds every request, and [Client.Requests] counts
+// them.
+//
+// # Rabbit-hole, and the requests it cannot make
+//
+// The client speaks to the management API through rabbit-hole v3
+// (github.com/michaelklishin/rabbit-hole/v3), one *rabbithole.Client built
+// by [New] on the client's own transport, which counts every request and
+// keeps connections alive (rabbit-hole asks to close each one). Through
+// rabbit-hole's typed API go: declaring exchanges, queues and bindings
+// (ExchangeSettings, QueueSettings, BindingInfo), deleting them (DeleteQueue
+// with QueueDeleteOptions{IfEmpty} unless forced), the listing of a set's
+// queues (PagedListQueuesWithParametersIn, with the name filter), the
+// binding listings of ReadSet and of a binding's deletion, and VHostExists
+// (GetVhost). Exchanges, queues and bindings are decoded into its
+// ExchangeInfo, QueueInfo and BindingInfo.
+//
+// The client sends these requests itself, because rabbit-hole v3.5.0 cannot:
+//
+//   - the name-filtered listing of exchanges: it lists exchanges only whole,
+//     which would make a read cost as much as the vhost holds;
+//   - the statistics listing of QueueMessages, HeldMessages and the quorum
+//     deletion check: QueueInfo has no messages_dlx;
+//   - the peek (POST /api/queues/{vhost}/{name}/get): rabbit-hole has no
+//     such call;
+//   - declaring an internal exchange: ExchangeSettings has no internal field
+//     (the layout's exchanges are not internal; only an object read back with
+//     that property is declared so).
+//
+// Errors are the same whichever way a request went: *AuthError for 401
+// (rabbit-hole drops the broker's reason; the transport keeps it),
+// *APIError for any other status of 400 or more, *UnreachableError without
+// an answer or past the timeout, and the caller's context error once it has
+// ended. rabbit-hole takes a 404 to a DELETE for success, which is how the
+// client treats deleting what is already gone.
+//
+// Contexts: the client's own requests carry the caller's context and stop
+// the moment it ends. rabbit-hole's calls take none, so the client checks
+// the context before each of them: cancelling stops an operation between two
+// requests, never in the middle of one, and each request in flight ends at
+// the latest after the client's timeout (Config.Timeout, 30 s by default).
 //
 // # Deleting only empty queues
 //
@@ -29,6 +70,18 @@
 //
 // With ForceDeleteQueues every queue is deleted without a check, and its
 // messages are lost.
+//
+// Apply checks one queue at a time, as it deletes it: a refusal stops Apply
+// with the changes before it made. To refuse a change that would delete
+// non-empty queues before making any of it, call [Client.HeldMessages] for
+// those queues first. It takes, for each queue, the larger of the statistics'
+// count and the peek's (the peeked message and the message_count the broker
+// reports with it), so it sees a message published a moment before, which
+// the statistics do not count yet, in classic and quorum queues alike. It
+// costs one listing and one peek per queue; each peek marks the head message
+// redelivered (quorum: x-delivery-count one higher), as the deletion check
+// does. Between the check and the deletion messages may still arrive: the
+// deletion's own check (the if-empty guard, or statistics and peek) stays.
 //
 // What the code relies on, measured on RabbitMQ 3.10.8:
 //

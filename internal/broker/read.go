@@ -5,13 +5,18 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -51,31 +56,15 @@ const (
 	argOverflow           = "x-overflow"
 )
 
-// page is one page of a filtered listing.
-type page[T any] struct {
-	FilteredCount int `json:"filtered_count"`
-	Items         []T `json:"items"`
-}
-
-type exchangeJSON struct {
-	Name       string                     `json:"name"`
-	Type       string                     `json:"type"`
-	Durable    json.RawMessage            `json:"durable"`
-	AutoDelete json.RawMessage            `json:"auto_delete"`
-	Internal   json.RawMessage            `json:"internal"`
-	Arguments  map[string]json.RawMessage `json:"arguments"`
-}
-
-type queueJSON struct {
-	Name       string                     `json:"name"`
-	Type       string                     `json:"type"` // classic, quorum or stream, whether or not x-queue-type was given
-	Durable    json.RawMessage            `json:"durable"`
-	AutoDelete json.RawMessage            `json:"auto_delete"`
-	Exclusive  json.RawMessage            `json:"exclusive"`
-	Arguments  map[string]json.RawMessage `json:"arguments"`
+// exchangePage is one page of a filtered exchange listing: rabbit-hole has a
+// paged listing for queues, PagedQueueInfo, but none for exchanges.
+type exchangePage struct {
+	FilteredCount int                       `json:"filtered_count"`
+	Items         []rabbithole.ExchangeInfo `json:"items"`
 }
 
 // queueDepthJSON is a queue's message counts, from the management statistics.
+// Not rabbithole.QueueInfo, which lacks messages_dlx.
 type queueDepthJSON struct {
 	Name                   string `json:"name"`
 	MessagesReady          int64  `json:"messages_ready"`
@@ -83,51 +72,79 @@ type queueDepthJSON struct {
 	MessagesDLX            int64  `json:"messages_dlx"` // quorum queues: waiting for at-least-once dead-lettering
 }
 
-func (q queueDepthJSON) objectName() string { return q.Name }
-
-type bindingJSON struct {
-	Source          string `json:"source"`
-	Destination     string `json:"destination"`
-	DestinationType string `json:"destination_type"`
-	RoutingKey      string `json:"routing_key"`
-	PropertiesKey   string `json:"properties_key"`
+type queueDepthPage struct {
+	FilteredCount int              `json:"filtered_count"`
+	Items         []queueDepthJSON `json:"items"`
 }
 
-func (e exchangeJSON) objectName() string { return e.Name }
-func (q queueJSON) objectName() string    { return q.Name }
-
-// listFiltered reads the objects of kind ("queues" or "exchanges") in vhost
-// whose name matches pattern, in one request. The vhost missing is
-// ErrVHostNotFound.
-//
-// The management API matches the pattern ignoring case ("delay" also finds
-// "DELAY.ingest", another set), so the answer is filtered again here, exactly.
-func listFiltered[T interface{ objectName() string }](ctx context.Context, c *Client, kind, vhost, pattern string, extra url.Values) ([]T, error) {
-	exact, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: invalid name pattern %q: %w", kind, pattern, err)
-	}
+// filteredQuery is the query of a listing of the objects whose name matches
+// pattern, all on one page.
+func filteredQuery(pattern string, extra url.Values) url.Values {
 	query := url.Values{
 		"name":      {pattern},
 		"use_regex": {"true"},
 		"page":      {"1"},
-		"page_size": {fmt.Sprint(pageSize)},
+		"page_size": {strconv.Itoa(pageSize)},
 	}
 	for k, v := range extra {
 		query[k] = v
 	}
-	var result page[T]
-	if err := c.call(ctx, http.MethodGet, apiPath(kind, vhost), query, nil, &result); err != nil {
-		if isNotFound(err) {
+	return query
+}
+
+// exactMatches finishes a filtered listing of kind ("queues" or "exchanges")
+// in vhost: the vhost missing is ErrVHostNotFound, more matches than a page
+// an error, and since the management API matches the pattern ignoring case
+// ("delay" also finds "DELAY.ingest", another set), the items are filtered
+// again here, exactly.
+func exactMatches[T any](kind, vhost, pattern string, listErr error, filtered int, items []T, name func(T) string) ([]T, error) {
+	if listErr != nil {
+		if isNotFound(listErr) {
 			return nil, fmt.Errorf("listing %s: %w: %q", kind, ErrVHostNotFound, vhost)
 		}
-		return nil, fmt.Errorf("listing %s in vhost %q: %w", kind, vhost, err)
+		return nil, fmt.Errorf("listing %s in vhost %q: %w", kind, vhost, listErr)
 	}
-	if result.FilteredCount > len(result.Items) {
+	if filtered > len(items) {
 		return nil, fmt.Errorf("listing %s in vhost %q: %d match %s, more than the %d one page holds",
-			kind, vhost, result.FilteredCount, pattern, pageSize)
+			kind, vhost, filtered, pattern, pageSize)
 	}
-	return slices.DeleteFunc(result.Items, func(item T) bool { return !exact.MatchString(item.objectName()) }), nil
+	exact, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: invalid name pattern %q: %w", kind, pattern, err)
+	}
+	return slices.DeleteFunc(items, func(item T) bool { return !exact.MatchString(name(item)) }), nil
+}
+
+// listExchanges reads the exchanges of vhost whose name matches pattern, in
+// one request of its own: rabbit-hole cannot filter exchange listings.
+func (c *Client) listExchanges(ctx context.Context, vhost, pattern string, extra url.Values) ([]rabbithole.ExchangeInfo, error) {
+	var result exchangePage
+	err := c.call(ctx, http.MethodGet, apiPath("exchanges", vhost), filteredQuery(pattern, extra), nil, &result)
+	return exactMatches("exchanges", vhost, pattern, err, result.FilteredCount, result.Items,
+		func(e rabbithole.ExchangeInfo) string { return e.Name })
+}
+
+// listQueues reads the queues of vhost whose name matches pattern, in one
+// request, through rabbit-hole.
+func (c *Client) listQueues(ctx context.Context, vhost, pattern string, extra url.Values) ([]rabbithole.QueueInfo, error) {
+	var result rabbithole.PagedQueueInfo
+	err := c.viaRabbitHole(ctx, http.MethodGet, apiPath("queues", vhost), func() (err error) {
+		result, err = c.rabbit.PagedListQueuesWithParametersIn(vhost, filteredQuery(pattern, extra))
+		return err
+	})
+	return exactMatches("queues", vhost, pattern, err, result.FilteredCount, result.Items,
+		func(q rabbithole.QueueInfo) string { return q.Name })
+}
+
+// listQueueDepths reads the message counts of the queues of vhost whose name
+// matches pattern, in one request of its own: rabbithole.QueueInfo has no
+// messages_dlx.
+func (c *Client) listQueueDepths(ctx context.Context, vhost, pattern string) ([]queueDepthJSON, error) {
+	columns := url.Values{"columns": {"name,messages_ready,messages_unacknowledged,messages_dlx"}}
+	var result queueDepthPage
+	err := c.call(ctx, http.MethodGet, apiPath("queues", vhost), filteredQuery(pattern, columns), nil, &result)
+	return exactMatches("queues", vhost, pattern, err, result.FilteredCount, result.Items,
+		func(q queueDepthJSON) string { return q.Name })
 }
 
 // ReadSet reads the exchanges and queues of the set called name in vhost,
@@ -152,15 +169,13 @@ func (c *Client) ReadSet(ctx context.Context, vhost, name string) (_ topology.To
 	// The statistics are not needed: without them the listing costs the broker less.
 	noStats := url.Values{"disable_stats": {"true"}}
 	var (
-		exchanges          []exchangeJSON
-		queues             []queueJSON
+		exchanges          []rabbithole.ExchangeInfo
+		queues             []rabbithole.QueueInfo
 		exchangesErr, qErr error
 		wg                 sync.WaitGroup
 	)
-	wg.Go(func() {
-		exchanges, exchangesErr = listFiltered[exchangeJSON](ctx, c, "exchanges", vhost, pattern, noStats)
-	})
-	wg.Go(func() { queues, qErr = listFiltered[queueJSON](ctx, c, "queues", vhost, pattern, noStats) })
+	wg.Go(func() { exchanges, exchangesErr = c.listExchanges(ctx, vhost, pattern, noStats) })
+	wg.Go(func() { queues, qErr = c.listQueues(ctx, vhost, pattern, noStats) })
 	wg.Wait()
 	if exchangesErr != nil {
 		return topology.Topology{}, exchangesErr
@@ -169,14 +184,17 @@ func (c *Client) ReadSet(ctx context.Context, vhost, name string) (_ topology.To
 		return topology.Topology{}, qErr
 	}
 
-	bindings := make([][]bindingJSON, len(exchanges))
+	bindings := make([][]rabbithole.BindingInfo, len(exchanges))
 	var (
 		firstErr error
 		once     sync.Once
 	)
 	runLimited(ctx, len(exchanges), readConcurrency, func(ctx context.Context, i int) error {
 		path := apiPath("exchanges", vhost, exchanges[i].Name, "bindings", "source")
-		err := c.call(ctx, http.MethodGet, path, nil, nil, &bindings[i])
+		err := c.viaRabbitHole(ctx, http.MethodGet, path, func() (err error) {
+			bindings[i], err = c.rabbit.ListExchangeBindingsWithSource(vhost, exchanges[i].Name)
+			return err
+		})
 		if err != nil {
 			once.Do(func() {
 				firstErr = fmt.Errorf("listing the bindings of exchange %q in vhost %q: %w", exchanges[i].Name, vhost, err)
@@ -191,10 +209,10 @@ func (c *Client) ReadSet(ctx context.Context, vhost, name string) (_ topology.To
 
 	t := topology.Topology{VHost: vhost}
 	for _, e := range exchanges {
-		t.Exchanges = append(t.Exchanges, exchangeFromJSON(e))
+		t.Exchanges = append(t.Exchanges, exchangeFromInfo(e))
 	}
 	for _, q := range queues {
-		t.Queues = append(t.Queues, queueFromJSON(q))
+		t.Queues = append(t.Queues, queueFromInfo(q))
 	}
 	for _, list := range bindings {
 		for _, b := range list {
@@ -222,7 +240,12 @@ func compareBindings(a, b topology.Binding) int {
 	)
 }
 
-func exchangeFromJSON(e exchangeJSON) topology.Exchange {
+// Arguments arrive decoded into any by rabbit-hole's types: numbers as
+// float64, exact for every integer argument the layout uses (the largest TTL
+// the broker accepts, 315,360,000,000, is far below 2^53); a foreign integer
+// argument above 2^53 would show rounded in Other.
+
+func exchangeFromInfo(e rabbithole.ExchangeInfo) topology.Exchange {
 	x := topology.Exchange{Name: e.Name, Type: e.Type}
 	other := map[string]string{}
 	for name, value := range e.Arguments {
@@ -232,10 +255,10 @@ func exchangeFromJSON(e exchangeJSON) topology.Exchange {
 				continue
 			}
 		}
-		other[name] = compactJSON(value)
+		other[name] = argumentJSON(value)
 	}
 	addProperty(other, propertyDurable, e.Durable, true)
-	addProperty(other, propertyAutoDelete, e.AutoDelete, false)
+	addProperty(other, propertyAutoDelete, bool(e.AutoDelete), false)
 	addProperty(other, propertyInternal, e.Internal, false)
 	if len(other) > 0 {
 		x.Arguments.Other = other
@@ -243,7 +266,7 @@ func exchangeFromJSON(e exchangeJSON) topology.Exchange {
 	return x
 }
 
-func queueFromJSON(q queueJSON) topology.Queue {
+func queueFromInfo(q rabbithole.QueueInfo) topology.Queue {
 	queue := topology.Queue{Name: q.Name}
 	args := &queue.Arguments
 	other := map[string]string{}
@@ -251,10 +274,9 @@ func queueFromJSON(q queueJSON) topology.Queue {
 		var typed *string
 		switch name {
 		case argMessageTTL:
-			var ttl int64
 			// A TTL the typed field cannot hold (absent is 0) stays visible in Other.
-			if json.Unmarshal(value, &ttl) == nil && ttl != 0 {
-				args.MessageTTL = ttl
+			if ttl, ok := value.(float64); ok && ttl != 0 && ttl == math.Trunc(ttl) && math.Abs(ttl) <= 1<<53 {
+				args.MessageTTL = int64(ttl)
 				continue
 			}
 		case argQueueType:
@@ -274,7 +296,7 @@ func queueFromJSON(q queueJSON) topology.Queue {
 				continue
 			}
 		}
-		other[name] = compactJSON(value)
+		other[name] = argumentJSON(value)
 	}
 	args.QueueType = topology.QueueType(q.Type)
 	if q.Type == "" {
@@ -283,7 +305,7 @@ func queueFromJSON(q queueJSON) topology.Queue {
 		}
 	}
 	addProperty(other, propertyDurable, q.Durable, true)
-	addProperty(other, propertyAutoDelete, q.AutoDelete, false)
+	addProperty(other, propertyAutoDelete, bool(q.AutoDelete), false)
 	addProperty(other, propertyExclusive, q.Exclusive, false)
 	if len(other) > 0 {
 		args.Other = other
@@ -292,27 +314,27 @@ func queueFromJSON(q queueJSON) topology.Queue {
 }
 
 // addProperty records a property that differs from the layout's value.
-// Anything but true counts as false ("undefined" included).
-func addProperty(other map[string]string, name string, raw json.RawMessage, layout bool) {
-	if actual := string(raw) == "true"; actual != layout {
-		other[name] = fmt.Sprint(actual)
+func addProperty(other map[string]string, name string, actual, layout bool) {
+	if actual != layout {
+		other[name] = strconv.FormatBool(actual)
 	}
 }
 
-func nonEmptyString(raw json.RawMessage) (string, bool) {
-	var s string
-	if json.Unmarshal(raw, &s) != nil || s == "" {
-		return "", false
-	}
-	return s, true
+func nonEmptyString(value any) (string, bool) {
+	s, ok := value.(string)
+	return s, ok && s != ""
 }
 
-func compactJSON(raw json.RawMessage) string {
+// argumentJSON writes a decoded argument back as compact JSON, as Apply
+// declares it again.
+func argumentJSON(value any) string {
 	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return string(raw)
+	encoder := json.NewEncoder(&b)
+	encoder.SetEscapeHTML(false)
+	if err := encoder.Encode(value); err != nil {
+		return fmt.Sprint(value) // unreachable: it came from JSON
 	}
-	return b.String()
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // QueueMessages returns the number of messages each named queue of vhost
@@ -325,8 +347,8 @@ func compactJSON(raw json.RawMessage) string {
 // every 5 seconds by default (collect_statistics_interval): a message
 // published just before may not be counted yet, and a queue declared just
 // before may have no statistics yet and read 0. Use them to inform, never to
-// decide that deleting a queue is safe: Apply checks that itself, exactly
-// for ready messages (see the package documentation).
+// decide that deleting a queue is safe: HeldMessages and Apply check that,
+// exactly for ready messages (see the package documentation).
 func (c *Client) QueueMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
 	ctx, report := c.observe(ctx, "queue messages", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()
@@ -336,8 +358,7 @@ func (c *Client) QueueMessages(ctx context.Context, vhost string, queues []strin
 func (c *Client) queueMessages(ctx context.Context, vhost string, queues []string) (map[string]int64, error) {
 	counts := make(map[string]int64, len(queues))
 	for _, pattern := range namePatterns(queues) {
-		columns := url.Values{"columns": {"name,messages_ready,messages_unacknowledged,messages_dlx"}}
-		items, err := listFiltered[queueDepthJSON](ctx, c, "queues", vhost, pattern, columns)
+		items, err := c.listQueueDepths(ctx, vhost, pattern)
 		if err != nil {
 			return nil, err
 		}
@@ -346,6 +367,48 @@ func (c *Client) queueMessages(ctx context.Context, vhost string, queues []strin
 		}
 	}
 	return counts, nil
+}
+
+// HeldMessages tells which of the named queues of vhost hold messages, and
+// how many at least, exactly enough to decide before any change whether
+// deleting them would lose messages: a queue is in the map only if it holds
+// something, and a queue that does not exist is absent. A vhost that does not
+// exist is ErrVHostNotFound.
+//
+// Each count is the larger of two: the management statistics (ready,
+// unacknowledged and messages_dlx, one filtered listing for all the queues),
+// which lag by up to a statistics interval; and a peek at the queue's head
+// that puts the message back, exact for ready messages at the instant the
+// broker answers (see the package documentation for what it can and cannot
+// see, and what it leaves on the message). It costs one listing and one
+// peek per queue, four at a time.
+func (c *Client) HeldMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
+	ctx, report := c.observe(ctx, "held messages", map[string]any{"vhost": vhost, "queues": len(queues)})
+	defer func() { report(err) }()
+
+	counted, err := c.queueMessages(ctx, vhost, queues)
+	if err != nil {
+		return nil, err
+	}
+	names := slices.Compact(slices.Sorted(slices.Values(queues)))
+	ready := make([]int64, len(names))
+	errs := runLimited(ctx, len(names), readConcurrency, func(ctx context.Context, i int) (err error) {
+		ready[i], _, err = c.peekReady(ctx, vhost, names[i])
+		if err != nil {
+			return fmt.Errorf("looking for a message in queue %q of vhost %q: %w", names[i], vhost, err)
+		}
+		return nil
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	held := map[string]int64{}
+	for i, name := range names {
+		if n := max(counted[name], ready[i]); n > 0 {
+			held[name] = n
+		}
+	}
+	return held, nil
 }
 
 // namePatterns returns regular expressions that together match exactly the
@@ -379,7 +442,10 @@ func namePatterns(names []string) []string {
 
 // VHostExists tells whether vhost exists on the broker.
 func (c *Client) VHostExists(ctx context.Context, vhost string) (bool, error) {
-	err := c.call(ctx, http.MethodGet, apiPath("vhosts", vhost), nil, nil, nil)
+	err := c.viaRabbitHole(ctx, http.MethodGet, apiPath("vhosts", vhost), func() error {
+		_, err := c.rabbit.GetVhost(vhost)
+		return err
+	})
 	switch {
 	case err == nil:
 		return true, nil

@@ -183,8 +183,10 @@ func TestApplyDeclaresWhatReadSetReads(t *testing.T) {
 	}}
 	nonDurable := topology.Queue{Name: "d.level.00", Arguments: topology.QueueArguments{QueueType: "classic", Other: map[string]string{"durable": "false"}}}
 	exchange := topology.Exchange{Name: "d.ingest", Type: "topic", Arguments: topology.ExchangeArguments{AlternateExchange: "d.unroutable"}}
+	internal := topology.Exchange{Name: "d.out", Type: "topic", Arguments: topology.ExchangeArguments{Other: map[string]string{"internal": "true"}}}
 	changes := []topology.Change{
 		{Kind: topology.CreateExchange, Exchange: &exchange},
+		{Kind: topology.CreateExchange, Exchange: &internal},
 		{Kind: topology.CreateQueue, Queue: &queue},
 		{Kind: topology.CreateQueue, Queue: &nonDurable},
 		{Kind: topology.CreateBinding, Binding: &topology.Binding{Source: "d.ingest", Destination: "d.level.05", RoutingKey: "#.1.*"}},
@@ -192,12 +194,16 @@ func TestApplyDeclaresWhatReadSetReads(t *testing.T) {
 	if err := client.Apply(t.Context(), "/", changes, broker.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// rabbit-hole's encoding: auto_delete and internal only when true (the
+	// broker's default is false), the queue type also as "type".
 	want := map[string]string{
-		"PUT /api/exchanges/%2F/d.ingest": `{"type":"topic","durable":true,"auto_delete":false,"internal":false,"arguments":{"alternate-exchange":"d.unroutable"}}`,
+		"PUT /api/exchanges/%2F/d.ingest": `{"type":"topic","durable":true,"arguments":{"alternate-exchange":"d.unroutable"}}`,
+		// rabbit-hole cannot declare an internal exchange: the client does.
+		"PUT /api/exchanges/%2F/d.out": `{"arguments":{},"auto_delete":false,"durable":true,"internal":true,"type":"topic"}`,
 		// The TTL is a JSON integer, as the broker insists.
-		"PUT /api/queues/%2F/d.level.05":                 `{"durable":true,"auto_delete":false,"arguments":{"x-dead-letter-exchange":"d.level.05.done","x-dead-letter-strategy":"at-least-once","x-max-length":10,"x-message-ttl":315360000000,"x-overflow":"reject-publish","x-queue-type":"quorum"}}`,
-		"PUT /api/queues/%2F/d.level.00":                 `{"durable":false,"auto_delete":false,"arguments":{"x-queue-type":"classic"}}`,
-		"POST /api/bindings/%2F/e/d.ingest/q/d.level.05": `{"arguments":{},"routing_key":"#.1.*"}`,
+		"PUT /api/queues/%2F/d.level.05":                 `{"type":"quorum","durable":true,"arguments":{"x-dead-letter-exchange":"d.level.05.done","x-dead-letter-strategy":"at-least-once","x-max-length":10,"x-message-ttl":315360000000,"x-overflow":"reject-publish","x-queue-type":"quorum"}}`,
+		"PUT /api/queues/%2F/d.level.00":                 `{"type":"classic","durable":false,"arguments":{"x-queue-type":"classic"}}`,
+		"POST /api/bindings/%2F/e/d.ingest/q/d.level.05": `{"source":"d.ingest","vhost":"/","destination":"d.level.05","destination_type":"queue","routing_key":"#.1.*","arguments":{}}`,
 	}
 	if diff := gocmp.Diff(want, fake.bodies); diff != "" {
 		t.Errorf("request bodies mismatch (-want +got):\n%s", diff)

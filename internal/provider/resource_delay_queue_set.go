@@ -478,9 +478,9 @@ func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.Im
 }
 
 // apply runs the changes after refusing, with every non-empty queue named,
-// any deletion of a queue that holds messages unless force is set. The
-// statistics behind this check lag by seconds, so the broker layer checks
-// again at the moment of each deletion (see package broker).
+// any deletion of a queue that holds messages unless force is set, so that a
+// refused change changes nothing. The broker layer checks again at the moment
+// of each deletion, for messages that arrive in between (see package broker).
 func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client, spec topology.Spec, changes []topology.Change, force bool) error {
 	var doomed []string
 	for _, change := range changes {
@@ -489,7 +489,7 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 		}
 	}
 	if len(doomed) > 0 && !force {
-		counts, err := client.QueueMessages(ctx, spec.VHost, doomed)
+		counts, err := client.HeldMessages(ctx, spec.VHost, doomed)
 		if err != nil {
 			return err
 		}

@@ -487,3 +487,54 @@ func testAMQPURL() string {
 	}
 	return "amqp://guest:guest@127.0.0.1:5672/"
 }
+
+func TestAccDelayQueueSet_levelRemovalKeepsMessages(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	names := topology.Names(name)
+	ctx := context.Background()
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{
+				Config: testSetConfig(name, `  levels = 5`),
+				Check: func(*terraform.State) error {
+					// 16 ticks: the message waits 16 s in level 04, the level the next step removes.
+					key, err := topology.EncodeKey("", 16*time.Second, 5, time.Second)
+					if err != nil {
+						return err
+					}
+					return testPublish(ctx, names.Ingest(), key)
+				},
+			},
+			{
+				// Refused before anything changes, although the statistics have not seen the message yet.
+				Config:      testSetConfig(name, `  levels = 4`),
+				ExpectError: regexp.MustCompile(`(?s)Delay Queues Hold Messages.*` + regexp.QuoteMeta(names.Level(4)) + `\s+holds\s+1\s+message`),
+			},
+			{
+				Config: testSetConfig(name, `  levels = 5`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: func(*terraform.State) error {
+					held, err := client.HeldMessages(ctx, "/", []string{names.Level(4)})
+					if err != nil {
+						return err
+					}
+					if held[names.Level(4)] != 1 {
+						return fmt.Errorf("after the refused update %s holds %d messages, want 1", names.Level(4), held[names.Level(4)])
+					}
+					return nil
+				},
+			},
+			{
+				Config: testSetConfig(name, "  levels = 4\n  force_destroy = true"),
+				Check:  testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 4, Resolution: time.Second}),
+			},
+		},
+	})
+}

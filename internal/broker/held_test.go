@@ -1,0 +1,144 @@
+package broker_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+)
+
+// heldBroker serves a statistics listing and a canned peek answer per queue;
+// a queue without one is missing (404).
+type heldBroker struct {
+	statistics string            // the items of the queue listing, a JSON array
+	peeks      map[string]string // queue → /get answer
+
+	mu       sync.Mutex
+	requests []string // "METHOD path"
+}
+
+func (f *heldBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.EscapedPath()
+	f.mu.Lock()
+	f.requests = append(f.requests, r.Method+" "+path)
+	f.mu.Unlock()
+	queue, isPeek := strings.CutSuffix(strings.TrimPrefix(path, "/api/queues/%2F/"), "/get")
+	switch {
+	case r.Method == http.MethodGet && path == "/api/queues/%2F":
+		_, _ = io.WriteString(w, `{"filtered_count":`+itemCount(f.statistics)+`,"items":`+f.statistics+`}`)
+	case r.Method == http.MethodPost && isPeek && f.peeks[queue] != "":
+		_, _ = io.WriteString(w, f.peeks[queue])
+	case r.Method == http.MethodPost && isPeek && queue == "broken":
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"error":"internal_error","reason":"boom"}`)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":"Object Not Found","reason":"Not Found"}`)
+	}
+}
+
+func TestHeldMessages(t *testing.T) {
+	t.Parallel()
+	const emptyPeek = `[]`
+	tests := map[string]struct {
+		statistics string
+		peeks      map[string]string
+		queues     []string
+		want       map[string]int64
+		wantErr    string
+	}{
+		"empty queues are absent": {
+			statistics: `[{"name":"a","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}]`,
+			peeks:      map[string]string{"a": emptyPeek, "b": emptyPeek},
+			queues:     []string{"a", "b"},
+			want:       map[string]int64{},
+		},
+		"the peek finds what the statistics do not show yet": {
+			statistics: `[{"name":"a","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}]`,
+			peeks:      map[string]string{"a": `[{"payload":"x","message_count":2}]`, "b": `[{"payload":"x"}]`},
+			queues:     []string{"a", "b"},
+			want:       map[string]int64{"a": 3, "b": 1},
+		},
+		"the statistics count what the peek cannot see": {
+			statistics: `[{"name":"a","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":5}]`,
+			peeks:      map[string]string{"a": emptyPeek},
+			queues:     []string{"a"},
+			want:       map[string]int64{"a": 7},
+		},
+		"the larger count wins": {
+			statistics: `[{"name":"a","messages_ready":1,"messages_unacknowledged":0,"messages_dlx":0},
+			              {"name":"b","messages_ready":9,"messages_unacknowledged":0,"messages_dlx":0}]`,
+			peeks:  map[string]string{"a": `[{"payload":"x","message_count":3}]`, "b": `[{"payload":"x","message_count":0}]`},
+			queues: []string{"a", "b"},
+			want:   map[string]int64{"a": 4, "b": 9},
+		},
+		"missing queues are skipped": {
+			statistics: `[]`,
+			peeks:      map[string]string{"a": `[{"payload":"x","message_count":0}]`},
+			queues:     []string{"a", "gone"},
+			want:       map[string]int64{"a": 1},
+		},
+		"a failed peek fails the check": {
+			statistics: `[]`,
+			peeks:      map[string]string{"a": emptyPeek},
+			queues:     []string{"a", "broken"},
+			wantErr:    `looking for a message in queue "broken" of vhost "/"`,
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake := &heldBroker{statistics: tt.statistics, peeks: tt.peeks}
+			server := httptest.NewServer(fake)
+			t.Cleanup(server.Close)
+			client, err := broker.New(broker.Config{Endpoint: server.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := client.HeldMessages(t.Context(), "/", tt.queues)
+			if tt.wantErr != "" {
+				var apiErr *broker.APIError
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &apiErr) {
+					t.Fatalf("HeldMessages() error = %v, want an *APIError saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := gocmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("HeldMessages() mismatch (-want +got):\n%s", diff)
+			}
+			// One statistics listing, one peek per queue.
+			if want := int64(1 + len(tt.queues)); client.Requests() != want {
+				t.Errorf("Requests() = %d, want %d: %v", client.Requests(), want, fake.requests)
+			}
+		})
+	}
+}
+
+func TestHeldMessagesMissingVHost(t *testing.T) {
+	t.Parallel()
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":"Object Not Found","reason":"Not Found"}`)
+	}))
+	t.Cleanup(server.Close)
+	client, err := broker.New(broker.Config{Endpoint: server.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.HeldMessages(t.Context(), "nowhere", []string{"a"}); !errors.Is(err, broker.ErrVHostNotFound) {
+		t.Errorf("HeldMessages() error = %v, want ErrVHostNotFound", err)
+	}
+	if client.Requests() != 1 {
+		t.Errorf("Requests() = %d, want 1: no peek once the listing failed", client.Requests())
+	}
+}
