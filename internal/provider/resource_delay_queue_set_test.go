@@ -300,6 +300,18 @@ func testCheckImportedSpec(name string) resource.ImportStateCheckFunc {
 	}
 }
 
+// testImportHandMadeStep imports testHandMadeSet's set and keeps it in state.
+func testImportHandMadeStep(name, config string) resource.TestStep {
+	return resource.TestStep{
+		Config:             config,
+		ResourceName:       testResource,
+		ImportState:        true,
+		ImportStateId:      "%2F/" + name,
+		ImportStatePersist: true,
+		ImportStateCheck:   testCheckImportedSpec(name),
+	}
+}
+
 func TestAccDelayQueueSet_importHandMade(t *testing.T) {
 	client := testBrokerClient(t)
 	name := testSetName(t)
@@ -310,14 +322,7 @@ func TestAccDelayQueueSet_importHandMade(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testCheckSetGone(client, name),
 		Steps: []resource.TestStep{
-			{
-				Config:             config,
-				ResourceName:       testResource,
-				ImportState:        true,
-				ImportStateId:      "%2F/" + name,
-				ImportStatePersist: true,
-				ImportStateCheck:   testCheckImportedSpec(name),
-			},
+			testImportHandMadeStep(name, config),
 			{
 				// The matching configuration plans no change at all.
 				Config:   config,
@@ -339,14 +344,7 @@ func TestAccDelayQueueSet_importPartial(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testCheckSetGone(client, name),
 		Steps: []resource.TestStep{
-			{
-				Config:             config,
-				ResourceName:       testResource,
-				ImportState:        true,
-				ImportStateId:      "%2F/" + name,
-				ImportStatePersist: true,
-				ImportStateCheck:   testCheckImportedSpec(name),
-			},
+			testImportHandMadeStep(name, config),
 			{
 				// The plan shows exactly what is missing, one binding, and apply adds it.
 				Config: config,
