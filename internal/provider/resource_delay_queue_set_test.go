@@ -3,13 +3,10 @@ package provider
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -20,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -452,38 +450,22 @@ func testWaitForMessages(ctx context.Context, client *broker.Client, queue strin
 	}
 }
 
-// testPublish publishes one persistent message through the local broker's
-// AMQP listener and waits for the broker's confirm.
+// testPublish publishes one persistent message with a literal routing key
+// through the local broker's AMQP listener and waits for its confirm.
 func testPublish(ctx context.Context, exchange, routingKey string) error {
-	conn, err := amqp.Dial(testAMQPURL())
+	conn, err := messaging.Dial(messaging.URLFromEnv(), 10*time.Second)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	ch, err := conn.Channel()
+	defer func() { _ = conn.Close() }()
+	// Levels and resolution only matter to keys the publisher encodes; this key is given as is.
+	publisher, err := messaging.NewPublisher(conn, messaging.Set{IngestExchange: exchange, Levels: 1, Resolution: time.Second})
 	if err != nil {
 		return err
 	}
-	if err := ch.Confirm(false); err != nil {
-		return err
-	}
-	confirm, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, routingKey, true, false,
-		amqp.Publishing{DeliveryMode: amqp.Persistent, Body: []byte("kept")})
-	if err != nil {
-		return err
-	}
-	if acked, err := confirm.WaitContext(ctx); err != nil || !acked {
-		return fmt.Errorf("publishing to %s with key %q: not confirmed (%v)", exchange, routingKey, err)
-	}
-	return nil
-}
-
-// testAMQPURL is the local broker's AMQP address, RABBITMQ_AMQP_URL if set.
-func testAMQPURL() string {
-	if url := os.Getenv("RABBITMQ_AMQP_URL"); url != "" {
-		return url
-	}
-	return "amqp://guest:guest@127.0.0.1:5672/"
+	defer func() { _ = publisher.Close() }()
+	_, err = publisher.PublishWithRoutingKey(ctx, routingKey, messaging.Message{ID: "kept"})
+	return err
 }
 
 func TestAccDelayQueueSet_levelRemovalKeepsMessages(t *testing.T) {
