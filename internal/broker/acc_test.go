@@ -255,35 +255,21 @@ func TestAccReadSetRequestCount(t *testing.T) {
 		}
 		otherQueues = append(otherQueues, topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeClassic}})
 	}
-	var others, deletions []topology.Change
-	for i := range otherExchanges {
-		others = append(others, topology.Change{Kind: topology.CreateExchange, Exchange: &otherExchanges[i]})
-		deletions = append(deletions, topology.Change{Kind: topology.DeleteExchange, Exchange: &otherExchanges[i]})
-	}
+	var otherBindings []topology.Binding
 	for i := range otherQueues {
-		others = append(others, topology.Change{Kind: topology.CreateQueue, Queue: &otherQueues[i]})
-		deletions = append(deletions, topology.Change{Kind: topology.DeleteQueue, Queue: &otherQueues[i]})
-	}
-	for i := range otherQueues {
-		others = append(others, topology.Change{Kind: topology.CreateBinding, Binding: &topology.Binding{
+		otherBindings = append(otherBindings, topology.Binding{
 			Source: "amq.topic", Destination: otherQueues[i].Name, DestinationType: topology.DestinationQueue, RoutingKey: "#",
-		}})
+		})
 	}
 	for i := range otherExchanges {
-		others = append(others, topology.Change{Kind: topology.CreateBinding, Binding: &topology.Binding{
+		otherBindings = append(otherBindings, topology.Binding{
 			Source: otherExchanges[i].Name, Destination: otherQueues[4*i+2].Name, DestinationType: topology.DestinationQueue, RoutingKey: "#",
-		}})
+		})
 	}
-	t.Cleanup(func() {
-		if err := client.Apply(context.Background(), accVHost, deletions, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
 	applyStarted, applyRequests := time.Now(), client.Requests()
-	if err := client.Apply(t.Context(), accVHost, others, broker.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("Apply of %d changes: %d requests in %s", len(others), client.Requests()-applyRequests, time.Since(applyStarted).Round(time.Millisecond))
+	createObjects(t, client, otherExchanges, otherQueues, otherBindings)
+	t.Logf("Apply of %d objects: %d requests in %s", len(otherExchanges)+len(otherQueues)+len(otherBindings),
+		client.Requests()-applyRequests, time.Since(applyStarted).Round(time.Millisecond))
 
 	crowded, crowdedRequests := read()
 	t.Logf("ReadSet of %d levels among 200 other queues: %d requests", levels, crowdedRequests)

@@ -186,6 +186,19 @@ func (f *orderBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// newOrderClient serves newOrderBroker over HTTP and returns a client of it.
+func newOrderClient(t *testing.T, plan topology.Topology) (*orderBroker, *broker.Client) {
+	t.Helper()
+	fake := newOrderBroker(t, plan)
+	server := httptest.NewServer(fake)
+	t.Cleanup(server.Close)
+	client, err := broker.New(broker.Config{Endpoint: server.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, client
+}
+
 func newOrderBroker(t *testing.T, plan topology.Topology) *orderBroker {
 	t.Helper()
 	type bindingJSON struct {
@@ -228,13 +241,7 @@ func TestApplyDeletesTheParkingLotLast(t *testing.T) {
 
 	t.Run("destroy", func(t *testing.T) {
 		t.Parallel()
-		fake := newOrderBroker(t, plan)
-		server := httptest.NewServer(fake)
-		t.Cleanup(server.Close)
-		client, err := broker.New(broker.Config{Endpoint: server.URL})
-		if err != nil {
-			t.Fatal(err)
-		}
+		fake, client := newOrderClient(t, plan)
 		changes := topology.Diff(topology.Topology{VHost: "/"}, plan)
 		if err := client.Apply(t.Context(), "/", changes, broker.ApplyOptions{}); err != nil {
 			t.Fatal(err)
@@ -281,13 +288,7 @@ func TestApplyDeletesTheParkingLotLast(t *testing.T) {
 
 	t.Run("a parking-lot binding whose queue stays moves not", func(t *testing.T) {
 		t.Parallel()
-		fake := newOrderBroker(t, plan)
-		server := httptest.NewServer(fake)
-		t.Cleanup(server.Close)
-		client, err := broker.New(broker.Config{Endpoint: server.URL})
-		if err != nil {
-			t.Fatal(err)
-		}
+		fake, client := newOrderClient(t, plan)
 		level0 := topology.Queue{Name: names.Level(0)}
 		changes := []topology.Change{
 			{Kind: topology.DeleteBinding, Binding: &topology.Binding{Source: names.Unroutable(), Destination: names.Unroutable(), DestinationType: topology.DestinationQueue}},
