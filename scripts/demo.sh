@@ -12,8 +12,6 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 example=examples/demo
 tools=$repo/.tools
-provider_dir=$tools/provider
-cli_config=$tools/demo.tfrc
 route_queue=demo.work # the route's destination in examples/demo/main.tf
 
 step() { echo "==> $*" >&2; }
@@ -23,22 +21,13 @@ scripts/rabbitmq.sh start
 
 terraform=$(scripts/terraform.sh)
 
-step "building the provider into ${provider_dir#"$repo"/} and cmd/delaydemo into ${tools#"$repo"/}/bin"
-mkdir -p "$provider_dir" "$tools/bin"
-go build -o "$provider_dir/terraform-provider-rabbitmq" .
+step "building the provider (scripts/dev-overrides.sh) and cmd/delaydemo into ${tools#"$repo"/}/bin"
+mkdir -p "$tools/bin"
 go build -o "$tools/bin/delaydemo" ./cmd/delaydemo
 
-# dev_overrides makes terraform use the binary above for delayqueue/rabbitmq, with no init and
-# no registry; `direct {}` keeps every other provider's usual installation (the demo has none).
-cat >"$cli_config" <<HCL
-provider_installation {
-  dev_overrides {
-    "delayqueue/rabbitmq" = "$provider_dir"
-  }
-  direct {}
-}
-HCL
-export TF_CLI_CONFIG_FILE=$cli_config
+# dev_overrides makes terraform use the provider built from this checkout, with no init and no registry.
+TF_CLI_CONFIG_FILE=$(scripts/dev-overrides.sh)
+export TF_CLI_CONFIG_FILE
 export CHECKPOINT_DISABLE=1
 unset TF_ACC_TERRAFORM_VERSION
 

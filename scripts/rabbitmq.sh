@@ -65,7 +65,11 @@ loopback_users.guest = true"
 	# The node name must resolve to loopback; epmd and Erlang distribution listen on it only.
 	write_managed /etc/rabbitmq/rabbitmq-env.conf "NODENAME=${node}
 NODE_IP_ADDRESS=127.0.0.1
-SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\""
+SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\"
+# The node runs under su, with the soft limit of open files (often 1,024): too few for the
+# thousands of queues and connections of the tests and benchmarks, and past it the node's
+# database stops. This file is sourced by the node's start script: raise it to the hard limit.
+ulimit -n \"\$(ulimit -Hn)\" 2>/dev/null || true"
 	sudo_if_needed rabbitmq-plugins enable --offline rabbitmq_management >/dev/null
 }
 
@@ -76,7 +80,7 @@ start() {
 	install_package
 	sudo_if_needed epmd -daemon
 	configure
-	if ! sudo_if_needed rabbitmqctl -n "$node" status >/dev/null 2>&1; then
+	if ! sudo_if_needed rabbitmqctl -n "$node" ping >/dev/null 2>&1; then
 		log "starting $node"
 		sudo_if_needed rabbitmq-server -detached
 	fi
@@ -101,7 +105,7 @@ start() {
 
 stop() {
 	command -v rabbitmqctl >/dev/null 2>&1 || return 0
-	if sudo_if_needed rabbitmqctl -n "$node" status >/dev/null 2>&1; then
+	if sudo_if_needed rabbitmqctl -n "$node" ping >/dev/null 2>&1; then
 		sudo_if_needed rabbitmqctl -n "$node" stop >/dev/null
 		log "stopped $node"
 	fi

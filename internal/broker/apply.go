@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
@@ -57,7 +59,7 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 			end++
 		}
 		batch := changes[start:end]
-		errs := runLimited(ctx, len(batch), applyConcurrency, func(ctx context.Context, i int) error {
+		errs := runUntilUnreachable(ctx, len(batch), applyConcurrency, func(ctx context.Context, i int) error {
 			if ctx.Err() != nil {
 				return ctx.Err() // stopped before it started
 			}
@@ -259,9 +261,18 @@ func (c *Client) declareBinding(ctx context.Context, vhost string, b topology.Bi
 
 // deleteBinding deletes every binding from b's source to its destination with
 // b's routing key. The API names a binding by its properties key, which the
-// broker derives from the key and arguments, so it is read, not guessed.
+// broker derives from the key and arguments, so it is read, not guessed:
+// from the listing of the last ReadSet when it saw the binding (one request
+// per binding), else from a listing of the bindings between the two ends.
 func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Binding) error {
 	path := bindingPath(vhost, b)
+	if keys := c.bindingKeys.take(vhost, b); len(keys) > 0 {
+		err := c.deleteBindingByKeys(ctx, path, keys)
+		if !isGone(err) {
+			return err
+		}
+		// The binding changed or went since ReadSet saw it: look again.
+	}
 	var existing []rabbithole.BindingInfo
 	err := c.viaRabbitHole(ctx, http.MethodGet, path, func() (err error) {
 		if destinationType(b) == topology.DestinationExchange {
@@ -292,6 +303,59 @@ func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Bin
 		}
 	}
 	return nil
+}
+
+// deleteBindingByKeys deletes the bindings at path with the given properties
+// keys. Not through rabbit-hole, which takes a 404 for success: here a 404
+// means the key is stale, and the caller looks the binding up instead.
+func (c *Client) deleteBindingByKeys(ctx context.Context, path string, keys []string) error {
+	for _, key := range keys {
+		if err := c.call(ctx, http.MethodDelete, path+"/"+url.PathEscape(key), nil, nil, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindingKeys remembers the properties keys of the bindings ReadSet listed,
+// by vhost and binding: the hint that spares deleteBinding a lookup. A stale
+// hint costs one request that answers 404, and then the lookup.
+type bindingKeys struct {
+	mu   sync.Mutex
+	keys map[vhostBinding][]string
+}
+
+type vhostBinding struct {
+	vhost   string
+	binding topology.Binding
+}
+
+func (k *bindingKeys) remember(vhost string, b topology.Binding, key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.keys == nil {
+		k.keys = map[vhostBinding][]string{}
+	}
+	at := vhostBinding{vhost, canonicalBinding(b)}
+	if !slices.Contains(k.keys[at], key) {
+		k.keys[at] = append(k.keys[at], key)
+	}
+}
+
+// take returns the keys remembered for b and forgets them.
+func (k *bindingKeys) take(vhost string, b topology.Binding) []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	at := vhostBinding{vhost, canonicalBinding(b)}
+	keys := k.keys[at]
+	delete(k.keys, at)
+	return keys
+}
+
+// canonicalBinding gives b the destination type an empty one means.
+func canonicalBinding(b topology.Binding) topology.Binding {
+	b.DestinationType = destinationType(b)
+	return b
 }
 
 // deleteQueue deletes a queue, by default only if it is empty.

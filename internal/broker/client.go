@@ -69,6 +69,8 @@ type Client struct {
 	http      *http.Client
 	transport *countingTransport
 	logf      func(ctx context.Context, msg string, fields map[string]any)
+	// bindingKeys are the properties keys of the bindings ReadSet saw.
+	bindingKeys bindingKeys
 }
 
 // New checks cfg and returns a client. It makes no request, so a broker that
@@ -95,7 +97,7 @@ func New(cfg Config) (*Client, error) {
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
 		MaxIdleConnsPerHost:   applyConcurrency,
-		IdleConnTimeout:       90 * time.Second,
+		IdleConnTimeout:       10 * time.Second, // short: the acceptance tests build hundreds of clients in one process
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}

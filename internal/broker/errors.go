@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -35,9 +36,18 @@ type AuthError struct {
 }
 
 func (e *AuthError) Error() string {
-	return fmt.Sprintf("the RabbitMQ management API at %s refused user %q (401 Unauthorized: %s): "+
-		"check the username and password, and that the user has the management tag", e.Endpoint, e.Username, e.Reason)
+	advice := "check the username and password, and that the user has the management tag"
+	if e.AccessRefused() {
+		advice = "the user logged in but lacks a permission this request needs in the vhost"
+	}
+	return fmt.Sprintf("the RabbitMQ management API at %s refused user %q (401 Unauthorized: %s): %s",
+		e.Endpoint, e.Username, e.Reason, advice)
 }
+
+// AccessRefused tells a refused permission from refused credentials:
+// RabbitMQ answers both with 401, the first with the reason "Access
+// refused." after a good login.
+func (e *AuthError) AccessRefused() bool { return strings.HasPrefix(e.Reason, "Access refused") }
 
 // APIError is any other answer of the management API with status 400 or
 // above. Code and Reason are the "error" and "reason" fields of its body.

@@ -219,10 +219,12 @@ func (c *Client) ReadSet(ctx context.Context, vhost, name string) (_ topology.To
 			if b.Source == "" {
 				continue // the default exchange's implicit bindings are no one's
 			}
-			t.Bindings = append(t.Bindings, topology.Binding{
+			binding := topology.Binding{
 				Source: b.Source, Destination: b.Destination,
 				DestinationType: topology.DestinationType(b.DestinationType), RoutingKey: b.RoutingKey,
-			})
+			}
+			c.bindingKeys.remember(vhost, binding, b.PropertiesKey)
+			t.Bindings = append(t.Bindings, binding)
 		}
 	}
 	slices.SortFunc(t.Exchanges, func(a, b topology.Exchange) int { return strings.Compare(a.Name, b.Name) })
@@ -392,7 +394,7 @@ func (c *Client) HeldMessages(ctx context.Context, vhost string, queues []string
 	}
 	names := slices.Compact(slices.Sorted(slices.Values(queues)))
 	ready := make([]int64, len(names))
-	errs := runLimited(ctx, len(names), readConcurrency, func(ctx context.Context, i int) (err error) {
+	errs := runUntilUnreachable(ctx, len(names), readConcurrency, func(ctx context.Context, i int) (err error) {
 		ready[i], _, err = c.peekReady(ctx, vhost, names[i])
 		if err != nil {
 			return fmt.Errorf("looking for a message in queue %q of vhost %q: %w", names[i], vhost, err)

@@ -28,6 +28,7 @@ import (
 var (
 	_ provider.Provider                   = &RabbitMQProvider{}
 	_ provider.ProviderWithValidateConfig = &RabbitMQProvider{}
+	_ provider.ProviderWithFunctions      = &RabbitMQProvider{}
 )
 
 // New returns the provider factory providerserver.Serve expects.
@@ -42,6 +43,9 @@ func New(version string) func() provider.Provider {
 // provider block can serve both.
 type RabbitMQProvider struct {
 	version string
+	// clientBuilt, when set, sees every management API client Configure
+	// builds: the acceptance tests count the requests of a refresh with it.
+	clientBuilt func(*broker.Client)
 }
 
 // providerModel maps the provider block.
@@ -154,6 +158,9 @@ func (p *RabbitMQProvider) Configure(ctx context.Context, req provider.Configure
 	data.client, data.clientErr = newClient(config)
 	if data.clientErr == nil {
 		tflog.Debug(ctx, "RabbitMQ management API client configured", map[string]any{"endpoint": data.client.Endpoint()})
+		if p.clientBuilt != nil {
+			p.clientBuilt(data.client)
+		}
 	}
 	resp.ResourceData = data
 	resp.DataSourceData = data
@@ -166,11 +173,15 @@ func (p *RabbitMQProvider) Resources(_ context.Context) []func() resource.Resour
 }
 
 func (p *RabbitMQProvider) DataSources(_ context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		NewDelayTopologyDataSource,
+	}
 }
 
 func (p *RabbitMQProvider) Functions(_ context.Context) []func() function.Function {
-	return nil
+	return []func() function.Function{
+		NewDelayRoutingKeyFunction,
+	}
 }
 
 // providerData is what Configure hands to resources: a client, or the reason

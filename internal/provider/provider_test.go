@@ -1,14 +1,17 @@
 package provider
 
 import (
+	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 )
@@ -109,4 +112,73 @@ func TestProvider_invalidSettings(t *testing.T) {
 			})
 		})
 	}
+}
+
+// testAdmin is a rabbit-hole client with the tests' own credentials, for
+// what the broker layer has no call for: users, permissions, and listings
+// of a whole vhost.
+func testAdmin() (*rabbithole.Client, error) {
+	return rabbithole.NewClient(os.Getenv("RABBITMQ_ENDPOINT"), os.Getenv("RABBITMQ_USERNAME"), os.Getenv("RABBITMQ_PASSWORD"))
+}
+
+// testObjectsWithPrefix lists every exchange and queue of vhost whose name
+// starts with prefix, exactly (the management API's filters ignore case),
+// as "exchange <name>" and "queue <name>".
+func testObjectsWithPrefix(vhost, prefix string) ([]string, error) {
+	admin, err := testAdmin()
+	if err != nil {
+		return nil, err
+	}
+	exchanges, err := admin.ListExchangesIn(vhost)
+	if err != nil {
+		return nil, fmt.Errorf("listing the exchanges of vhost %q: %w", vhost, err)
+	}
+	queues, err := admin.ListQueuesIn(vhost)
+	if err != nil {
+		return nil, fmt.Errorf("listing the queues of vhost %q: %w", vhost, err)
+	}
+	var found []string
+	for _, x := range exchanges {
+		if strings.HasPrefix(x.Name, prefix) {
+			found = append(found, "exchange "+x.Name)
+		}
+	}
+	for _, q := range queues {
+		if strings.HasPrefix(q.Name, prefix) {
+			found = append(found, "queue "+q.Name)
+		}
+	}
+	return found, nil
+}
+
+// testCleanupSet deletes, when the test ends, every exchange and queue of
+// vhost named after the set that is still there: a test that failed with
+// the broker cut off leaves what its provider could not destroy.
+func testCleanupSet(t *testing.T, vhost, name string) {
+	t.Helper()
+	t.Cleanup(func() {
+		found, err := testObjectsWithPrefix(vhost, name+".")
+		if err != nil {
+			t.Errorf("cleaning up after the set %q: %v", name, err)
+			return
+		}
+		admin, err := testAdmin()
+		if err != nil {
+			t.Errorf("cleaning up after the set %q: %v", name, err)
+			return
+		}
+		for _, object := range found {
+			if queue, ok := strings.CutPrefix(object, "queue "); ok {
+				_, err = admin.DeleteQueue(vhost, queue)
+			} else {
+				_, err = admin.DeleteExchange(vhost, strings.TrimPrefix(object, "exchange "))
+			}
+			if err != nil {
+				t.Errorf("cleaning up %s: %v", object, err)
+			}
+		}
+		if len(found) > 0 {
+			t.Logf("deleted what the test left of the set %q: %s", name, strings.Join(found, ", "))
+		}
+	})
 }

@@ -111,8 +111,8 @@ func TestAccDelayQueueSet_lifecycle(t *testing.T) {
 						// The plan shows every binding before apply: 3+1 + 3·4/2 delay bindings, unroutable, route.
 						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("levels"), knownvalue.Int64Exact(3)),
 						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(12)),
-						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings").AtSliceIndex(0).AtMapKey("routing_key"),
-							knownvalue.StringExact("#.1.*.*")),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings").AtSliceIndex(0),
+							knownvalue.StringExact(name+`.ingest -> queue `+name+`.level.02, key "#.1.*.*"`)),
 					},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -335,7 +335,7 @@ func TestAccDelayQueueSet_importPartial(t *testing.T) {
 	client := testBrokerClient(t)
 	name := testSetName(t)
 	spec, config := testHandMadeSet(t, client, name, 1) // without ingest → level 02
-	missing := "#.1.*.*"
+	missing := name + `.ingest -> queue ` + name + `.level.02, key "#.1.*.*"`
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
@@ -349,7 +349,7 @@ func TestAccDelayQueueSet_importPartial(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings").AtSliceIndex(0).AtMapKey("routing_key"),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings").AtSliceIndex(0),
 							knownvalue.StringExact(missing)),
 					},
 				},

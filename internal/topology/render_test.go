@@ -529,3 +529,21 @@ func TestRenderSetNames(t *testing.T) {
 		})
 	}
 }
+
+func TestBindingString(t *testing.T) {
+	for _, tc := range []struct {
+		binding Binding
+		want    string
+	}{
+		{Binding{Source: "delay.ingest", Destination: "delay.level.03", DestinationType: DestinationQueue, RoutingKey: "#.1.*.*.*"},
+			`delay.ingest -> queue delay.level.03, key "#.1.*.*.*"`},
+		{Binding{Source: "delay.ingest", Destination: "delay.out", DestinationType: DestinationExchange, RoutingKey: "#.0.0"},
+			`delay.ingest -> exchange delay.out, key "#.0.0"`},
+		{Binding{Source: "delay.unroutable", Destination: "delay.unroutable", DestinationType: DestinationQueue},
+			`delay.unroutable -> queue delay.unroutable, key ""`},
+	} {
+		if got := tc.binding.String(); got != tc.want {
+			t.Errorf("%#v.String() = %q, want %q", tc.binding, got, tc.want)
+		}
+	}
+}

@@ -234,9 +234,9 @@ func (v *specValidator) name(name string) {
 		v.add("name", -1, "must be at most %d bytes so that every object name (the longest is \"<name>%s\") fits AMQP's %d bytes, got %d",
 			MaxSetNameLength, Names("").Done(0), MaxNameLength, len(name))
 	}
-	for i := 0; i < len(name); i++ {
-		if !isNameByte(name[i]) {
-			v.add("name", -1, "has the character %q at byte %d; only %s are allowed", rune(name[i]), i, nameCharacters)
+	for i, r := range name {
+		if r >= utf8.RuneSelf || !isNameByte(byte(r)) {
+			v.add("name", -1, "has the character %q at byte %d; only %s are allowed", r, i, nameCharacters)
 			break
 		}
 	}

@@ -46,7 +46,7 @@ var specInvalidCases = map[string]struct {
 		{"name", -1, "has the character ' ' at byte 2; only ASCII letters, digits, '.', '_', '-' and ':' are allowed"},
 	}},
 	"name with a non-ASCII letter": {specBase(func(s *Spec) { s.Name = "délai" }), []specWantError{
-		{"name", -1, "at byte 1; only ASCII letters"},
+		{"name", -1, "has the character 'é' at byte 1; only ASCII letters"},
 	}},
 	"name with a slash and many bad characters reports once": {specBase(func(s *Spec) { s.Name = "a/b/c#d" }), []specWantError{
 		{"name", -1, "has the character '/' at byte 1"},

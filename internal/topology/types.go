@@ -1,6 +1,9 @@
 package topology
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // QueueType is the RabbitMQ queue type of a set's queues (x-queue-type).
 type QueueType string
@@ -125,6 +128,13 @@ type Binding struct {
 	Destination     string
 	DestinationType DestinationType
 	RoutingKey      string
+}
+
+// String is the binding in one line, as plans and listings show it:
+//
+//	delay.ingest -> queue delay.level.03, key "#.1.*.*.*"
+func (b Binding) String() string {
+	return fmt.Sprintf("%s -> %s %s, key %q", b.Source, b.DestinationType, b.Destination, b.RoutingKey)
 }
 
 // Topology is a set of objects in one vhost: either the desired objects of a

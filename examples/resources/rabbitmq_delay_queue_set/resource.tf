@@ -1,4 +1,5 @@
 # Delays of up to 36 hours at one-second resolution: 17 levels.
+# The route's queue must exist: this provider manages only the delay set.
 resource "rabbitmq_delay_queue_set" "reminders" {
   name      = "reminders"
   max_delay = "36h"

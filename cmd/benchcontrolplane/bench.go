@@ -1,0 +1,423 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// routeQueue is the queue every benchmarked set routes to: a set with a
+// route costs what users' sets cost.
+const routeQueue = "bench.work"
+
+// resolution keeps a 32-level set's largest TTL within the broker's limit.
+const resolution = 100 * time.Millisecond
+
+// measurement is what one operation cost.
+type measurement struct {
+	Requests int64
+	Wall     time.Duration
+}
+
+// setResult is one set size measured in one vhost condition.
+type setResult struct {
+	Busy    bool
+	Levels  int
+	Objects int // exchanges, queues and bindings of the set
+	Create  measurement
+	Plan    measurement // the median wall time of the no-change plans; their requests, all equal
+	Destroy measurement
+}
+
+// createPaths compares the two ways of creating a fresh set.
+type createPaths struct {
+	Levels      int
+	Declares    measurement
+	Definitions measurement
+}
+
+type report struct {
+	Machine, Broker, Terraform string
+	UnrelatedQueues            int
+	UnrelatedBindings          int
+	Plans                      int
+	Sets                       []setResult
+	CreatePaths                []createPaths
+}
+
+// bench holds what the measurements share.
+type bench struct {
+	cfg      config
+	progress progress
+	admin    *rabbithole.Client
+	client   *broker.Client // straight to the broker: setup, checks and the create-path comparison
+	proxy    *countingProxy
+	workdir  string
+	env      []string
+}
+
+func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err error) {
+	b := &bench{cfg: cfg, progress: progress{w: log, started: time.Now()}}
+	r := report{Machine: machine.Describe(), UnrelatedQueues: cfg.UnrelatedQueues,
+		UnrelatedBindings: cfg.UnrelatedBindings, Plans: cfg.Plans}
+
+	if b.admin, err = rabbithole.NewClient(cfg.Endpoint, cfg.Username, cfg.Password); err != nil {
+		return report{}, err
+	}
+	overview, err := b.admin.Overview()
+	if err != nil {
+		return report{}, fmt.Errorf("reading the broker's overview at %s: %w", cfg.Endpoint, err)
+	}
+	r.Broker = fmt.Sprintf("RabbitMQ %s (Erlang %s)", overview.RabbitMQVersion, overview.ErlangVersion)
+	if b.client, err = broker.New(broker.Config{Endpoint: cfg.Endpoint, Username: cfg.Username,
+		Password: cfg.Password, Timeout: time.Minute}); err != nil {
+		return report{}, err
+	}
+	if r.Terraform, err = terraformVersion(ctx, cfg.Terraform); err != nil {
+		return report{}, err
+	}
+	b.progress.step("%s; %s; %s", r.Machine, r.Broker, r.Terraform)
+
+	if b.workdir, err = os.MkdirTemp("", "benchcontrolplane-"); err != nil {
+		return report{}, err
+	}
+	defer os.RemoveAll(b.workdir)
+	if err := b.prepareTerraform(ctx); err != nil {
+		return report{}, err
+	}
+	if b.proxy, err = startCountingProxy(cfg.Endpoint); err != nil {
+		return report{}, err
+	}
+	defer b.proxy.Close()
+
+	if err := b.createVHost(); err != nil {
+		return report{}, err
+	}
+	defer func() {
+		b.progress.step("deleting vhost %s", cfg.VHost)
+		if _, deleteErr := b.admin.DeleteVhost(cfg.VHost); deleteErr != nil && err == nil {
+			err = fmt.Errorf("deleting vhost %s: %w", cfg.VHost, deleteErr)
+		}
+	}()
+
+	for _, busy := range []bool{false, true} {
+		if busy {
+			if err := b.addUnrelatedObjects(); err != nil {
+				return report{}, err
+			}
+		}
+		for _, levels := range cfg.Levels {
+			result, err := b.measureSet(ctx, levels, busy)
+			if err != nil {
+				return report{}, err
+			}
+			r.Sets = append(r.Sets, result)
+		}
+	}
+	for _, levels := range cfg.Levels {
+		paths, err := b.compareCreatePaths(ctx, levels)
+		if err != nil {
+			return report{}, err
+		}
+		r.CreatePaths = append(r.CreatePaths, paths)
+	}
+	return r, nil
+}
+
+// prepareTerraform builds the provider and has scripts/dev-overrides.sh
+// write the CLI configuration that makes terraform run it: no init, no
+// registry.
+func (b *bench) prepareTerraform(ctx context.Context) error {
+	b.progress.step("building the provider (scripts/dev-overrides.sh)")
+	script := exec.CommandContext(ctx, filepath.Join(moduleRoot(ctx), "scripts", "dev-overrides.sh"))
+	script.Env = append(os.Environ(), "DEV_OVERRIDES_DIR="+b.workdir)
+	script.Stderr = b.progress.w
+	out, err := script.Output()
+	if err != nil {
+		return fmt.Errorf("scripts/dev-overrides.sh: %w", err)
+	}
+	b.env = append(cleanEnv(os.Environ()),
+		"TF_CLI_CONFIG_FILE="+strings.TrimSpace(string(out)), "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1",
+		"RABBITMQ_USERNAME="+b.cfg.Username, "RABBITMQ_PASSWORD="+b.cfg.Password)
+	return nil
+}
+
+// cleanEnv drops the variables that would change what terraform or the
+// provider does from what the benchmark sets.
+func cleanEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return strings.HasPrefix(name, "TF_") || strings.HasPrefix(name, "RABBITMQ_") || name == "CHECKPOINT_DISABLE"
+	})
+}
+
+// moduleRoot is the directory of the go.mod of the working directory.
+func moduleRoot(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "."
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+func terraformVersion(ctx context.Context, terraform string) (string, error) {
+	cmd := exec.CommandContext(ctx, terraform, "version")
+	cmd.Env = append(cleanEnv(os.Environ()), "CHECKPOINT_DISABLE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("running %s version: %w", terraform, err)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(first), nil
+}
+
+// createVHost creates the benchmark's vhost afresh, with the route queue.
+func (b *bench) createVHost() error {
+	vhost := b.cfg.VHost
+	if exists, err := b.client.VHostExists(context.Background(), vhost); err != nil {
+		return err
+	} else if exists {
+		b.progress.step("deleting vhost %s, left by an earlier run", vhost)
+		if _, err := b.admin.DeleteVhost(vhost); err != nil {
+			return err
+		}
+	}
+	b.progress.step("creating vhost %s", vhost)
+	if _, err := b.admin.PutVhost(vhost, rabbithole.VhostSettings{}); err != nil {
+		return fmt.Errorf("creating vhost %s: %w", vhost, err)
+	}
+	if _, err := b.admin.UpdatePermissionsIn(vhost, b.cfg.Username,
+		rabbithole.Permissions{Configure: ".*", Write: ".*", Read: ".*"}); err != nil {
+		return fmt.Errorf("granting %s access to vhost %s: %w", b.cfg.Username, vhost, err)
+	}
+	queue := topology.Queue{Name: routeQueue, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeClassic}}
+	return b.client.Apply(context.Background(), vhost,
+		[]topology.Change{{Kind: topology.CreateQueue, Queue: &queue}}, broker.ApplyOptions{})
+}
+
+// addUnrelatedObjects fills the vhost with the busy condition's objects, in
+// one definitions upload, and checks the broker has them all.
+func (b *bench) addUnrelatedObjects() error {
+	noise := unrelatedObjects(b.cfg.VHost, b.cfg.UnrelatedQueues, b.cfg.UnrelatedBindings)
+	b.progress.step("uploading %d unrelated exchanges, %d queues and %d bindings to vhost %s",
+		len(noise.Exchanges), len(noise.Queues), len(noise.Bindings), b.cfg.VHost)
+	started := time.Now()
+	if err := b.uploadDefinitions(noise); err != nil {
+		return fmt.Errorf("uploading the unrelated objects: %w", err)
+	}
+	queues, err := b.admin.ListQueuesIn(b.cfg.VHost)
+	if err != nil {
+		return err
+	}
+	bindings, err := b.admin.ListBindingsIn(b.cfg.VHost)
+	if err != nil {
+		return err
+	}
+	b.progress.step("vhost %s holds %d queues and %d bindings (took %s)", b.cfg.VHost, len(queues), len(bindings),
+		time.Since(started).Round(time.Millisecond))
+	if len(queues) < b.cfg.UnrelatedQueues || len(bindings) < b.cfg.UnrelatedBindings {
+		return fmt.Errorf("vhost %s holds %d queues and %d bindings after the upload, want at least %d and %d",
+			b.cfg.VHost, len(queues), len(bindings), b.cfg.UnrelatedQueues, b.cfg.UnrelatedBindings)
+	}
+	return nil
+}
+
+// uploadDefinitions loads a topology into the vhost with one request.
+// Not rabbit-hole's UploadVhostDefinitions: it sends "policies": null, which
+// RabbitMQ 3.10 answers with a 500.
+func (b *bench) uploadDefinitions(t topology.Topology) error {
+	document, err := topology.DefinitionsJSON(t)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(http.MethodPost,
+		strings.TrimSuffix(b.cfg.Endpoint, "/")+"/api/definitions/"+url.PathEscape(b.cfg.VHost), bytes.NewReader(document))
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(b.cfg.Username, b.cfg.Password)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("POST /api/definitions/%s: %s: %s", b.cfg.VHost, resp.Status, answer)
+	}
+	return nil
+}
+
+// measureSet creates, plans and destroys one set with terraform.
+func (b *bench) measureSet(ctx context.Context, levels int, busy bool) (setResult, error) {
+	spec, plan, err := b.plan(levels)
+	if err != nil {
+		return setResult{}, err
+	}
+	result := setResult{Busy: busy, Levels: levels, Objects: len(plan.Exchanges) + len(plan.Queues) + len(plan.Bindings)}
+	config := fmt.Sprintf(`terraform {
+  required_providers {
+    rabbitmq = {
+      source = "delayqueue/rabbitmq"
+    }
+  }
+}
+
+resource "rabbitmq_delay_queue_set" "bench" {
+  name       = %q
+  vhost      = %q
+  levels     = %d
+  resolution = %q
+
+  route {
+    destination = %q
+  }
+}
+`, spec.Name, spec.VHost, levels, resolution.String(), routeQueue)
+	if err := os.WriteFile(filepath.Join(b.workdir, "main.tf"), []byte(config), 0o644); err != nil {
+		return setResult{}, err
+	}
+
+	condition := map[bool]string{false: "empty vhost", true: "busy vhost"}[busy]
+	b.progress.step("N=%d, %s: terraform apply (%d objects)", levels, condition, result.Objects)
+	if result.Create, err = b.terraform(ctx, 0, "apply", "-auto-approve"); err != nil {
+		return setResult{}, err
+	}
+	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
+		return setResult{}, err
+	}
+	var walls []time.Duration
+	for i := range b.cfg.Plans {
+		b.progress.step("N=%d, %s: terraform plan %d of %d", levels, condition, i+1, b.cfg.Plans)
+		m, err := b.terraform(ctx, 0, "plan", "-detailed-exitcode")
+		if err != nil {
+			return setResult{}, fmt.Errorf("the plan after apply is not empty, or failed: %w", err)
+		}
+		if i > 0 && m.Requests != result.Plan.Requests {
+			return setResult{}, fmt.Errorf("no-change plans made %d and then %d requests", result.Plan.Requests, m.Requests)
+		}
+		result.Plan.Requests = m.Requests
+		walls = append(walls, m.Wall)
+	}
+	result.Plan.Wall = median(walls)
+	b.progress.step("N=%d, %s: terraform destroy", levels, condition)
+	if result.Destroy, err = b.terraform(ctx, 0, "destroy", "-auto-approve"); err != nil {
+		return setResult{}, err
+	}
+	if err := b.checkSet(ctx, spec.Name, topology.Topology{VHost: spec.VHost}); err != nil {
+		return setResult{}, err
+	}
+	return result, nil
+}
+
+// plan is the spec and plan of the benchmark's set of the given size.
+func (b *bench) plan(levels int) (topology.Spec, topology.Topology, error) {
+	spec, err := topology.Resolve(topology.Spec{
+		Name: fmt.Sprintf("bench-n%d", levels), VHost: b.cfg.VHost, Levels: levels, Resolution: resolution,
+		Routes: []topology.Route{{Destination: routeQueue}},
+	})
+	if err != nil {
+		return topology.Spec{}, topology.Topology{}, err
+	}
+	plan, err := topology.Plan(spec)
+	return spec, plan, err
+}
+
+// checkSet asks the broker that the set is exactly want.
+func (b *bench) checkSet(ctx context.Context, name string, want topology.Topology) error {
+	actual, err := b.client.ReadSet(ctx, b.cfg.VHost, name)
+	if err != nil {
+		return err
+	}
+	if changes := topology.Diff(want, actual); len(changes) > 0 {
+		return fmt.Errorf("set %s differs from what it should be by %d changes, the first: %s", name, len(changes), changes[0].Reason)
+	}
+	return nil
+}
+
+// terraform runs one terraform command in the work directory through the
+// counting proxy, and measures it. A command that exits with another status
+// than want fails the benchmark, with its output.
+func (b *bench) terraform(ctx context.Context, want int, args ...string) (measurement, error) {
+	cmd := exec.CommandContext(ctx, b.cfg.Terraform, append(args, "-input=false", "-no-color")...)
+	cmd.Dir = b.workdir
+	cmd.Env = append(slices.Clone(b.env), "RABBITMQ_ENDPOINT="+b.proxy.URL())
+	b.proxy.Reset()
+	started := time.Now()
+	out, err := cmd.CombinedOutput()
+	m := measurement{Requests: b.proxy.Requests(), Wall: time.Since(started)}
+	var exit *exec.ExitError
+	switch {
+	case err == nil && want == 0:
+		return m, nil
+	case errors.As(err, &exit) && exit.ExitCode() == want:
+		return m, nil
+	}
+	return measurement{}, fmt.Errorf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
+}
+
+// compareCreatePaths creates the same fresh set twice without terraform: by
+// the provider's parallel declares, then by one definitions upload.
+func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths, error) {
+	spec, plan, err := b.plan(levels)
+	if err != nil {
+		return createPaths{}, err
+	}
+	result := createPaths{Levels: levels}
+	empty := topology.Topology{VHost: spec.VHost}
+
+	b.progress.step("N=%d: create by parallel declares (broker layer)", levels)
+	before, started := b.client.Requests(), time.Now()
+	if err := b.client.Apply(ctx, spec.VHost, topology.Diff(plan, empty), broker.ApplyOptions{}); err != nil {
+		return createPaths{}, err
+	}
+	result.Declares = measurement{Requests: b.client.Requests() - before, Wall: time.Since(started)}
+	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
+		return createPaths{}, err
+	}
+	if err := b.deleteSet(ctx, spec.Name); err != nil {
+		return createPaths{}, err
+	}
+
+	b.progress.step("N=%d: create by one definitions upload", levels)
+	started = time.Now()
+	if err := b.uploadDefinitions(plan); err != nil {
+		return createPaths{}, err
+	}
+	result.Definitions = measurement{Requests: 1, Wall: time.Since(started)}
+	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
+		return createPaths{}, err
+	}
+	return result, b.deleteSet(ctx, spec.Name)
+}
+
+func (b *bench) deleteSet(ctx context.Context, name string) error {
+	actual, err := b.client.ReadSet(ctx, b.cfg.VHost, name)
+	if err != nil {
+		return err
+	}
+	return b.client.Apply(ctx, b.cfg.VHost, topology.Diff(topology.Topology{VHost: b.cfg.VHost}, actual),
+		broker.ApplyOptions{ForceDeleteQueues: true})
+}
+
+func median(values []time.Duration) time.Duration {
+	sorted := slices.Sorted(slices.Values(values))
+	return sorted[len(sorted)/2]
+}

@@ -1,0 +1,127 @@
+// Command benchcontrolplane measures what a delay queue set costs the
+// control plane: for sets of several sizes it runs the real terraform with
+// the provider built from this checkout against a RabbitMQ management API,
+// and prints the requests and the wall time of a create (terraform apply),
+// of a no-change terraform plan (a refresh), and of a destroy — on an
+// otherwise empty vhost, then on one that also holds thousands of unrelated
+// queues and bindings. Requests are counted by a reverse proxy between the
+// provider and the broker, so every request counts, whoever makes it.
+//
+// It also times the two ways of creating a fresh set that the broker
+// offers — the provider's bounded parallel declares, and one definitions
+// upload — so the choice between them rests on a figure.
+//
+//	go run ./cmd/benchcontrolplane -terraform "$(scripts/terraform.sh)"   # make bench-control-plane
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is everything a run needs.
+type config struct {
+	Endpoint          string
+	Username          string
+	Password          string
+	Terraform         string
+	Levels            []int
+	UnrelatedQueues   int
+	UnrelatedBindings int
+	Plans             int
+	VHost             string
+	Markdown          string
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "benchcontrolplane: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	report, err := benchmark(ctx, cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "benchcontrolplane: %v\n", err)
+		return 1
+	}
+	text := report.Markdown()
+	fmt.Fprint(stdout, text)
+	if cfg.Markdown != "" {
+		if err := os.WriteFile(cfg.Markdown, []byte(text), 0o644); err != nil {
+			fmt.Fprintf(stderr, "benchcontrolplane: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", cfg.Markdown)
+	}
+	return 0
+}
+
+func parseConfig(args []string, stderr io.Writer) (config, error) {
+	cfg := config{}
+	flags := flag.NewFlagSet("benchcontrolplane", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	flags.StringVar(&cfg.Endpoint, "endpoint", envOr("RABBITMQ_ENDPOINT", "http://127.0.0.1:15672"), "management API `URL`")
+	flags.StringVar(&cfg.Username, "username", envOr("RABBITMQ_USERNAME", "guest"), "management API user (needs the administrator tag: the benchmark creates a vhost)")
+	flags.StringVar(&cfg.Password, "password", envOr("RABBITMQ_PASSWORD", "guest"), "management API password")
+	flags.StringVar(&cfg.Terraform, "terraform", "terraform", "terraform `binary`")
+	levels := flags.String("levels", "8,16,32", "set sizes N to measure, comma-separated")
+	flags.IntVar(&cfg.UnrelatedQueues, "unrelated-queues", 5000, "unrelated queues in the busy vhost")
+	flags.IntVar(&cfg.UnrelatedBindings, "unrelated-bindings", 20000, "unrelated bindings in the busy vhost")
+	flags.IntVar(&cfg.Plans, "plans", 3, "no-change plans per set; the table shows the median")
+	flags.StringVar(&cfg.VHost, "vhost", "delayqueue-bench-control-plane", "vhost the benchmark creates and deletes (must not exist, or be left from an earlier run)")
+	flags.StringVar(&cfg.Markdown, "markdown", "", "also write the report to this `file`")
+	if err := flags.Parse(args); err != nil {
+		return config{}, err
+	}
+	if flags.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments %q", flags.Args())
+	}
+	for _, field := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			return config{}, fmt.Errorf("-levels: %q is not a positive number", field)
+		}
+		cfg.Levels = append(cfg.Levels, n)
+	}
+	if cfg.Plans < 1 {
+		return config{}, fmt.Errorf("-plans must be at least 1")
+	}
+	if cfg.UnrelatedQueues < 1 || cfg.UnrelatedBindings < 0 {
+		return config{}, fmt.Errorf("-unrelated-queues must be at least 1 and -unrelated-bindings at least 0")
+	}
+	return cfg, nil
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+// progress prints what the benchmark is doing, with the time since start.
+type progress struct {
+	w       io.Writer
+	started time.Time
+}
+
+func (p progress) step(format string, args ...any) {
+	fmt.Fprintf(p.w, "==> [+%5.1fs] %s\n", time.Since(p.started).Seconds(), fmt.Sprintf(format, args...))
+}

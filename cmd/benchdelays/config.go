@@ -1,0 +1,203 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// config is everything a run needs.
+type config struct {
+	URL      string
+	Endpoint string
+	Username string
+	Password string
+	VHost    string
+
+	Variants       []variant
+	Levels         int
+	Resolution     time.Duration
+	BaselineDelay  time.Duration // 0: no baseline
+	Rate           float64
+	Duration       time.Duration
+	Steps          []float64 // empty: no search
+	SearchDuration time.Duration
+	P99Limit       time.Duration
+	LossWindow     time.Duration
+	Tick           time.Duration
+	LagLimit       time.Duration
+	Prefetch       int
+	MaxInFlight    int
+	Settle         time.Duration
+	Pause          time.Duration
+	QuietMax       time.Duration
+	Seed           uint64
+	Out            string
+	Render         string // a delays.json to render instead of measuring
+}
+
+// quickDefaults replace the issue's defaults under -quick, for flags not
+// given: a run of well under a minute per variant to try things with.
+var quickDefaults = map[string]string{
+	"levels":          "4",
+	"rate":            "200",
+	"duration":        "3s",
+	"steps":           "200,400",
+	"search-duration": "3s",
+	"loss-window":     "5s",
+	"settle":          "300ms",
+	"pause":           "0s",
+	"quiet-max":       "10s",
+}
+
+func parseConfig(args []string, stderr io.Writer) (config, error) {
+	flags := flag.NewFlagSet("benchdelays", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	cfg := config{}
+	flags.StringVar(&cfg.URL, "url", messaging.URLFromEnv(), "AMQP URL of the broker (default from $"+messaging.URLEnv+")")
+	flags.StringVar(&cfg.Endpoint, "endpoint", envOr("RABBITMQ_ENDPOINT", "http://127.0.0.1:15672"), "management API endpoint (default from $RABBITMQ_ENDPOINT)")
+	flags.StringVar(&cfg.Username, "username", envOr("RABBITMQ_USERNAME", "guest"), "management API user (default from $RABBITMQ_USERNAME)")
+	flags.StringVar(&cfg.Password, "password", envOr("RABBITMQ_PASSWORD", "guest"), "management API password (default from $RABBITMQ_PASSWORD)")
+	flags.StringVar(&cfg.VHost, "vhost", "/", "vhost of the sets; their names are unique to the run")
+	variantList := flags.String("variants", joinSlugs(variants), "comma-separated variants to measure")
+	flags.IntVar(&cfg.Levels, "levels", 8, "levels N of the measured sets")
+	flags.DurationVar(&cfg.Resolution, "resolution", 100*time.Millisecond, "resolution R of the measured sets")
+	flags.DurationVar(&cfg.BaselineDelay, "baseline-delay", -1, "TTL of the one-hop baseline; default 2^(N−1)·R, the top level's; 0 for no baseline")
+	flags.Float64Var(&cfg.Rate, "rate", 1000, "main paced rate, messages per second")
+	flags.DurationVar(&cfg.Duration, "duration", 30*time.Second, "how long the main trials publish")
+	steps := flags.String("steps", "100,250,500,750,1000,1500,2000,3000,4000,6000,8000", "rates (msg/s) the search steps through, from the main rate up while p99 holds; empty for no search")
+	flags.DurationVar(&cfg.SearchDuration, "search-duration", 0, "how long each search trial publishes; default -duration, which lets the main trial count as the search's step at -rate")
+	flags.DurationVar(&cfg.P99Limit, "p99-limit", time.Second, "p99 lateness a rate must stay under to hold")
+	flags.DurationVar(&cfg.LossWindow, "loss-window", 10*time.Second, "a message not arrived this long after due is lost")
+	flags.DurationVar(&cfg.Tick, "tick", 10*time.Millisecond, "pacing tick: each sends the messages due by then")
+	flags.DurationVar(&cfg.LagLimit, "lag-limit", 500*time.Millisecond, "a publisher further behind its schedule than this has not kept the rate")
+	flags.IntVar(&cfg.Prefetch, "prefetch", 256, "consumer prefetch")
+	flags.IntVar(&cfg.MaxInFlight, "max-in-flight", messaging.DefaultMaxInFlight, "unconfirmed messages the publisher allows before it waits")
+	flags.DurationVar(&cfg.Settle, "settle", time.Second, "quiet time after the last arrival, for late duplicates")
+	flags.DurationVar(&cfg.Pause, "pause", 5*time.Second, "pause between trials, so one trial's clean-up is over before the next")
+	flags.DurationVar(&cfg.QuietMax, "quiet-max", 2*time.Minute, "after the pause, wait up to this long for the broker's CPU use to settle near its idle level (a local broker only)")
+	flags.Uint64Var(&cfg.Seed, "seed", 1, "seed of the delays drawn")
+	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+svgFile+" and "+jsonFile+"; empty to write none")
+	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and "+svgFile+" again from a "+jsonFile+" a run wrote, into -out, without measuring")
+	quick := flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400")
+	if err := flags.Parse(args); err != nil {
+		return config{}, err
+	}
+	if flags.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments %q", flags.Args())
+	}
+	if *quick {
+		given := map[string]bool{}
+		flags.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		for name, value := range quickDefaults {
+			if !given[name] {
+				if err := flags.Set(name, value); err != nil {
+					return config{}, fmt.Errorf("-quick: %w", err)
+				}
+			}
+		}
+	}
+
+	var err error
+	if cfg.Variants, err = parseVariants(*variantList); err != nil {
+		return config{}, err
+	}
+	if cfg.Steps, err = parseRates(*steps); err != nil {
+		return config{}, fmt.Errorf("-steps: %w", err)
+	}
+	if cfg.BaselineDelay < 0 {
+		cfg.BaselineDelay = cfg.Resolution << (cfg.Levels - 1)
+	}
+	if cfg.SearchDuration == 0 {
+		cfg.SearchDuration = cfg.Duration
+	}
+	if _, err := topology.Plan(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: cfg.Levels, Resolution: cfg.Resolution}); err != nil {
+		return config{}, fmt.Errorf("-levels %d -resolution %s: %w", cfg.Levels, cfg.Resolution, err)
+	}
+	if cfg.BaselineDelay > 0 {
+		if _, err := topology.Plan(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: 1, Resolution: cfg.BaselineDelay}); err != nil {
+			return config{}, fmt.Errorf("-baseline-delay %s: %w", cfg.BaselineDelay, err)
+		}
+	}
+	switch {
+	case cfg.Rate <= 0:
+		return config{}, fmt.Errorf("-rate must be positive, got %g", cfg.Rate)
+	case cfg.Duration <= 0 || cfg.SearchDuration <= 0:
+		return config{}, errors.New("-duration and -search-duration must be positive")
+	case cfg.Tick <= 0:
+		return config{}, errors.New("-tick must be positive")
+	}
+	return cfg, nil
+}
+
+// commandLine writes a command as a shell would take it, quoting the
+// arguments that need it.
+func commandLine(name string, args []string) string {
+	words := []string{name}
+	for _, arg := range args {
+		if arg == "" || strings.ContainsFunc(arg, func(r rune) bool { return !isShellSafe(r) }) {
+			arg = "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
+		}
+		words = append(words, arg)
+	}
+	return strings.Join(words, " ")
+}
+
+func isShellSafe(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-_./:,=+@%", r)
+}
+
+func envOr(name, fallback string) string {
+	if value := os.Getenv(name); value != "" {
+		return value
+	}
+	return fallback
+}
+
+func joinSlugs(vs []variant) string {
+	slugs := make([]string, len(vs))
+	for i, v := range vs {
+		slugs[i] = v.Slug
+	}
+	return strings.Join(slugs, ",")
+}
+
+func parseVariants(list string) ([]variant, error) {
+	var chosen []variant
+	for _, slug := range strings.Split(list, ",") {
+		slug = strings.TrimSpace(slug)
+		i := slices.IndexFunc(variants, func(v variant) bool { return v.Slug == slug })
+		if i < 0 {
+			return nil, fmt.Errorf("-variants: unknown variant %q; the variants are %s", slug, joinSlugs(variants))
+		}
+		chosen = append(chosen, variants[i])
+	}
+	return chosen, nil
+}
+
+// parseRates parses comma-separated positive rates, returned ascending.
+func parseRates(list string) ([]float64, error) {
+	var rates []float64
+	for _, field := range strings.Split(list, ",") {
+		field = strings.TrimSpace(field)
+		if field == "" {
+			continue
+		}
+		rate, err := strconv.ParseFloat(field, 64)
+		if err != nil || rate <= 0 {
+			return nil, fmt.Errorf("%q is not a positive rate", field)
+		}
+		rates = append(rates, rate)
+	}
+	slices.Sort(rates)
+	return slices.Compact(rates), nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"net"
+	"os"
+	"testing"
+)
+
+func TestParseProcStat(t *testing.T) {
+	t.Parallel()
+	text := "cpu  100 5 50 800 40 3 2 0 7 0\ncpu0 50 2 25 400 20 1 1 0 0 0\nintr 12345\n"
+	busy, total, ok := parseProcStat(text)
+	// user nice system irq softirq steal = 100+5+50+3+2+0; idle and iowait 800+40; guest already in user.
+	if !ok || busy != 160 || total != 1000 {
+		t.Errorf("parseProcStat = %d, %d, %v; want 160, 1000, true", busy, total, ok)
+	}
+	if _, _, ok := parseProcStat("intr 1\n"); ok {
+		t.Error("parseProcStat without a cpu line succeeded")
+	}
+}
+
+func TestParsePidStat(t *testing.T) {
+	t.Parallel()
+	// The command holds a space and a parenthesis; utime 1234, stime 56.
+	line := "29395 (beam.smp (x)) S 1 29395 29395 0 -1 4194560 1000 0 0 0 1234 56 0 0 20 0 60 0 100 3000000000 20000 18446744073709551615\n"
+	if ticks, ok := parsePidStat(line); !ok || ticks != 1290 {
+		t.Errorf("parsePidStat = %d, %v; want 1290, true", ticks, ok)
+	}
+	if _, ok := parsePidStat("garbage"); ok {
+		t.Error("parsePidStat of garbage succeeded")
+	}
+}
+
+func TestCPUUse(t *testing.T) {
+	t.Parallel()
+	before := cpuSample{busy: 100, total: 1000, broker: 50, ok: true, brokerOK: true}
+	after := cpuSample{busy: 400, total: 1500, broker: 250, ok: true, brokerOK: true}
+	busy, broker := before.cpuUse(after)
+	if busy != 60 || broker != 2 {
+		t.Errorf("cpuUse = %g %%, %g s; want 60 %%, 2 s", busy, broker)
+	}
+	if busy, broker := (cpuSample{}).cpuUse(after); busy != -1 || broker != -1 {
+		t.Errorf("cpuUse from an unknown sample = %g, %g; want -1, -1", busy, broker)
+	}
+}
+
+func TestListeningInodes(t *testing.T) {
+	t.Parallel()
+	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1628 00000000:0000 0A 00000000:00000000 00:00000000 00000000   108        0 41234 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:1628 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000   108        0 55555 1 0000000000000000 20 4 30 10 -1
+   2: 0100007F:3D3C 00000000:0000 0A 00000000:00000000 00:00000000 00000000   108        0 41235 1 0000000000000000 100 0 0 10 0
+`
+	got := listeningInodes(table, 5672)
+	if len(got) != 1 || !got["41234"] {
+		t.Errorf("listeningInodes(5672) = %v, want only 41234 (not the established connection, nor port 15676)", got)
+	}
+}
+
+// TestListeningPIDFindsThisProcess listens on a port and looks itself up.
+func TestListeningPIDFindsThisProcess(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/net/tcp"); err != nil {
+		t.Skip("no /proc/net/tcp on this system")
+	}
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = listener.Close() }()
+	addr, ok := listener.Addr().(*net.TCPAddr)
+	if !ok {
+		t.Fatalf("a TCP listener's address is a %T", listener.Addr())
+	}
+	port := addr.Port
+	if got := listeningPID(port); got != os.Getpid() {
+		t.Errorf("listeningPID(%d) = %d, want this process, %d", port, got, os.Getpid())
+	}
+}

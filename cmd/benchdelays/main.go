@@ -1,0 +1,240 @@
+// Command benchdelays measures the data path of delay queue sets on a real
+// broker: for each queue type and dead-letter strategy the resource offers,
+// it declares a set through the provider's code path, publishes persistent
+// messages with confirms at a paced rate and delays drawn uniformly over the
+// set's range, consumes them from a route's queue and records, per message,
+// its lateness and hop count, and in total the early, lost, duplicated and
+// unroutable ones and the throughput. A one-level set of the same queue type
+// is the one-hop baseline. A search then finds, per variant, the highest
+// paced rate at which p99 lateness stays under a limit.
+//
+// It prints the tables and writes them to -out as delays.md, with the plot
+// delays.svg and every figure in delays.json. It exits 1 when a main trial
+// lost a message or any trial delivered one early, and 2 when it cannot run.
+//
+//	benchdelays -quick -out /tmp/bench   # a short run to try it
+//	benchdelays -out benchmarks          # what make bench-delays runs
+//	benchdelays -render benchmarks/delays.json -out benchmarks  # the text again, same figures
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main with its exit code returned.
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "benchdelays: %v\n", err)
+		return 2
+	}
+	if cfg.Render != "" {
+		if err := renderFromJSON(cfg.Render, cfg.Out); err != nil {
+			fmt.Fprintf(stderr, "benchdelays: %v\n", err)
+			return 2
+		}
+		return 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	code, err := bench(ctx, cfg, commandLine("benchdelays", args), stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "benchdelays: %v\n", err)
+	}
+	return code
+}
+
+// bench runs every trial and writes the report after each, so an
+// interrupted run keeps what it measured.
+func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Writer) (int, error) {
+	client, err := broker.New(broker.Config{Endpoint: cfg.Endpoint, Username: cfg.Username, Password: cfg.Password})
+	if err != nil {
+		return 2, err
+	}
+	env := environment{Date: time.Now().UTC(), Command: command, Machine: machine.Describe()}
+	if env.RabbitMQ, env.Erlang, err = brokerVersions(ctx, cfg.Endpoint, cfg.Username, cfg.Password); err != nil {
+		return 2, err
+	}
+	publishConn, err := messaging.Dial(cfg.URL, 10*time.Second)
+	if err != nil {
+		return 2, err
+	}
+	defer func() { _ = publishConn.Close() }()
+	consumeConn, err := messaging.Dial(cfg.URL, 10*time.Second)
+	if err != nil {
+		return 2, err
+	}
+	defer func() { _ = consumeConn.Close() }()
+
+	env.BrokerPID = localBrokerPID(cfg.URL)
+	if env.BrokerPID != 0 {
+		// The broker's own background work, to tell it from the trials'.
+		const idleWindow = 5 * time.Second
+		before := sampleCPU(env.BrokerPID)
+		select {
+		case <-time.After(idleWindow):
+		case <-ctx.Done():
+			return 2, context.Cause(ctx)
+		}
+		if _, seconds := before.cpuUse(sampleCPU(env.BrokerPID)); seconds >= 0 {
+			env.BrokerIdleCPU = 100 * seconds / idleWindow.Seconds()
+		}
+	}
+	r := &runner{
+		cfg: cfg, client: client, publishConn: publishConn, consumeConn: consumeConn, brokerPID: env.BrokerPID,
+		prefix: fmt.Sprintf("benchdelays-%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff),
+	}
+	rep := report{Environment: env, Settings: settings{
+		Levels: cfg.Levels, Resolution: cfg.Resolution, BaselineDelay: cfg.BaselineDelay,
+		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, SearchDuration: cfg.SearchDuration,
+		P99Limit: cfg.P99Limit, LossWindow: cfg.LossWindow, Tick: cfg.Tick, LagLimit: cfg.LagLimit,
+		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed,
+	}}
+	for _, v := range cfg.Variants {
+		rep.Settings.Variants = append(rep.Settings.Variants, v.Name)
+	}
+	fmt.Fprintf(stderr, "benchdelays: RabbitMQ %s (pid %d), sets %s.*, N=%d R=%s, %s msg/s for %s\n",
+		env.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, formatRate(cfg.Rate), cfg.Duration)
+
+	kinds := []bool{false}
+	if cfg.BaselineDelay > 0 {
+		kinds = append(kinds, true)
+	}
+	quiet := newQuietPolicy(env.BrokerIdleCPU, cfg.QuietMax)
+	runTrial := func(p trialPlan) (trialResult, error) {
+		if len(rep.Trials) > 0 && cfg.Pause > 0 {
+			select {
+			case <-time.After(cfg.Pause):
+			case <-ctx.Done():
+			}
+		}
+		var settled bool
+		var settling time.Duration
+		if env.BrokerPID != 0 {
+			settling, settled = quiet.waitQuiet(ctx, brokerCPUSampler(env.BrokerPID))
+		}
+		if ctx.Err() != nil {
+			return trialResult{}, context.Cause(ctx)
+		}
+		started := time.Now()
+		t := r.trial(ctx, p)
+		t.BrokerSettled, t.BrokerSettling = settled, settling
+		rep.Trials = append(rep.Trials, t)
+		fmt.Fprintf(stderr, "  %s (%s)\n", describeTrial(t, cfg), time.Since(started).Round(time.Second))
+		return t, writeReport(cfg.Out, rep)
+	}
+
+	// The main trials first: they are the figures that matter most.
+	for _, v := range cfg.Variants {
+		for _, baseline := range kinds {
+			if _, err := runTrial(trialPlan{variant: v, baseline: baseline, rate: cfg.Rate, duration: cfg.Duration, main: true}); err != nil {
+				return 2, err
+			}
+		}
+	}
+	if len(cfg.Steps) > 0 {
+		for _, v := range cfg.Variants {
+			for _, baseline := range kinds {
+				s := searchResult{Variant: v.Name, Baseline: baseline}
+				rate, ok := cfg.Rate, true
+				if main, found := rep.mainTrial(v.Name, baseline); found && cfg.SearchDuration == cfg.Duration {
+					s.Steps = append(s.Steps, stepOf(main, cfg))
+					rate, ok = nextRate(cfg.Steps, s.Steps)
+				}
+				for ; ok; rate, ok = nextRate(cfg.Steps, s.Steps) {
+					t, err := runTrial(trialPlan{variant: v, baseline: baseline, rate: rate, duration: cfg.SearchDuration})
+					s.Steps = append(s.Steps, stepOf(t, cfg))
+					if err != nil {
+						return 2, err
+					}
+				}
+				s.Highest = highestHeld(s.Steps)
+				s.Capped = len(cfg.Steps) > 0 && s.Highest >= cfg.Steps[len(cfg.Steps)-1]
+				rep.Searches = append(rep.Searches, s)
+				if err := writeReport(cfg.Out, rep); err != nil {
+					return 2, err
+				}
+			}
+		}
+	}
+
+	fmt.Fprint(stdout, markdown(rep, ""))
+	if cfg.Out != "" {
+		fmt.Fprintf(stderr, "benchdelays: wrote %s, %s and %s in %s\n", markdownFile, svgFile, jsonFile, cfg.Out)
+	}
+	return exitCode(rep), nil
+}
+
+// localBrokerPID is the process listening on the AMQP URL's port when the
+// URL names this machine, or 0.
+func localBrokerPID(amqpURL string) int {
+	u, err := url.Parse(amqpURL)
+	if err != nil {
+		return 0
+	}
+	switch u.Hostname() {
+	case "127.0.0.1", "localhost", "::1":
+	default:
+		return 0
+	}
+	port := 5672
+	if u.Scheme == "amqps" {
+		port = 5671
+	}
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		port = p
+	}
+	return listeningPID(port)
+}
+
+// stepOf is what a search records of a trial.
+func stepOf(t trialResult, cfg config) step {
+	held, why := verdict(t, cfg.P99Limit, cfg.LagLimit)
+	return step{Rate: t.Rate, Held: held, Why: why, P99: t.Measurement.Lateness.P99}
+}
+
+// exitCode is 1 when the promise broke where it must hold at any rate: a
+// message early anywhere, or lost, refused or misrouted in a main trial.
+func exitCode(r report) int {
+	for _, t := range r.Trials {
+		m := t.Measurement
+		if m.Early > 0 || (t.Main && (t.Error != "" || m.Lost > 0 || m.Nacked > 0 || m.Misrouted > 0 || m.Unroutable > 0)) {
+			return 1
+		}
+	}
+	return 0
+}
+
+func describeTrial(t trialResult, cfg config) string {
+	m := t.Measurement
+	line := fmt.Sprintf("%-32s %6s msg/s × %-4s sent %d at %s msg/s (lag ≤ %s), p50 %s p99 %s max %s ms, early %d lost %d dup %d unroutable %d",
+		trialName(t), formatRate(t.Rate), topology.FormatDuration(t.Duration), t.Pacing.Sent, formatRate(t.Pacing.achieved()),
+		t.Pacing.MaxLag.Round(time.Millisecond), formatMs(m.Lateness.P50), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
+		m.Early, m.Lost, m.Duplicates, m.Unroutable)
+	if held, why := verdict(t, cfg.P99Limit, cfg.LagLimit); !held {
+		line += "; does not hold: " + why
+	}
+	return line
+}

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// markdown renders a run as delays.md: what was measured where, the main
+// table, lateness by hop count, the rate search and every trial. svgName,
+// when not empty, is the plot to link.
+func markdown(r report, svgName string) string {
+	var b strings.Builder
+	s, e := r.Settings, r.Environment
+	b.WriteString("# Data-path benchmark: delayed messages through a real broker\n\n")
+	fmt.Fprintf(&b, "RabbitMQ %s (Erlang %s) on the same machine as this program: %s; %s.\n",
+		orUnknown(e.RabbitMQ), orUnknown(e.Erlang), orUnknown(e.Machine), e.Date.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, "Command: `%s`; `make bench-delays` runs `benchdelays -out benchmarks $BENCH_DELAYS_ARGS`.\n\n", e.Command)
+
+	fmt.Fprintf(&b, "Each set has N = %d levels at R = %s, so delays from 0 to %s. Every message is persistent, published with confirms "+
+		"at a paced rate (a %s ticker sending what the schedule says is due, confirms collected asynchronously), asks for a whole number "+
+		"of ticks drawn uniformly, and is consumed from the route's queue (classic, prefetch %d). "+
+		"**Lateness** = arrival − publish − requested delay; since the delays are whole ticks it is the broker's alone "+
+		"(a delay between ticks is rounded up, adding up to R by design). **Hops** = TTL queues passed = set bits of the delay in ticks. "+
+		"**Lost** = not arrived %s after due. **Unroutable** = messages in the set's parking lot at the end. "+
+		"**msg/s delivered** counts arrivals while the load is steady (from the longest delay after the start to the end of publishing). "+
+		"**Broker CPU** is the CPU time of the broker's process during the trial (publishing and the delays after it) per message sent, "+
+		"its background work included (%s); **own CPU** the same for this program, which publishes, consumes and counts; "+
+		"**machine CPU** how busy all CPUs were during the trial: other work on the machine shows there. "+
+		"Each trial declares a fresh set (`internal/topology` Plan → Diff → `internal/broker` Apply, the provider's code path) and force-deletes it after; "+
+		"the next starts once the broker's CPU use has stayed near its idle level for 3 s, so that no trial measures the clean-up of the one before.\n\n",
+		s.Levels, topology.FormatDuration(s.Resolution), topology.FormatDuration(s.maxDelay()), topology.FormatDuration(s.Tick),
+		s.Prefetch, topology.FormatDuration(s.LossWindow), brokerIdle(e))
+	fmt.Fprintf(&b, "The **baseline** of each queue type is a one-level set: one TTL queue of %s of that type and strategy, every message "+
+		"asking for exactly that delay, so one hop through the same exchanges as a hop of the set: the floor any layout can reach on this broker.\n\n",
+		topology.FormatDuration(s.BaselineDelay))
+
+	fmt.Fprintf(&b, "## %s msg/s for %s\n\n", formatRate(s.Rate), topology.FormatDuration(s.Duration))
+	rows := [][]string{{"variant", "sent", "msg/s sent", "msg/s delivered", "p50 ms", "p90 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "machine CPU"}}
+	for _, t := range r.Trials {
+		if !t.Main {
+			continue
+		}
+		m := t.Measurement
+		rows = append(rows, []string{trialName(t), formatCount(t.Pacing.Sent), formatRate(t.Pacing.achieved()), formatOptionalRate(m.DeliveryRate),
+			formatMs(m.Lateness.P50), formatMs(m.Lateness.P90), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
+			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
+			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatPercent(t.MachineBusy)})
+	}
+	writeTable(&b, rows, "lrrrrrrrrrrrrr")
+
+	b.WriteString("\n## Lateness by hop count\n\n")
+	fmt.Fprintf(&b, "p50 / p90 / p99 / max in ms (messages) at %s msg/s.\n\n", formatRate(s.Rate))
+	var names []string
+	for _, v := range variants {
+		if _, ok := r.mainTrial(v.Name, false); ok {
+			names = append(names, v.Name)
+		}
+	}
+	header := append([]string{"hops"}, names...)
+	rows = [][]string{header}
+	for hops := 0; hops <= s.Levels; hops++ {
+		row := []string{strconv.Itoa(hops)}
+		for _, name := range names {
+			t, _ := r.mainTrial(name, false)
+			row = append(row, formatHop(t.Measurement.ByHops, hops))
+		}
+		rows = append(rows, row)
+	}
+	baselineRow := []string{"baseline (1)"}
+	anyBaseline := false
+	for _, name := range names {
+		t, ok := r.mainTrial(name, true)
+		anyBaseline = anyBaseline || ok
+		baselineRow = append(baselineRow, formatHop(t.Measurement.ByHops, 1))
+	}
+	if anyBaseline {
+		rows = append(rows, baselineRow)
+	}
+	writeTable(&b, rows, "r"+strings.Repeat("r", len(names)))
+	if svgName != "" {
+		fmt.Fprintf(&b, "\n![Lateness percentiles by hop count](%s)\n", svgName)
+	}
+
+	if len(r.Searches) > 0 {
+		fmt.Fprintf(&b, "\n## Highest rate with p99 lateness under %s\n\n", topology.FormatDuration(s.P99Limit))
+		fmt.Fprintf(&b, "Steps of %s msg/s, %s of publishing each, starting from the main run and going up while a rate holds "+
+			"(p99 under %s, nothing lost, early, refused or misrouted, and the publisher within 2 %% of its schedule).\n\n",
+			joinRates(s.Steps), topology.FormatDuration(s.SearchDuration), topology.FormatDuration(s.P99Limit))
+		rows = [][]string{{"variant", "set: steps (p99)", "set", "baseline: steps (p99)", "baseline", "set / baseline"}}
+		for _, v := range variants {
+			set, okSet := r.search(v.Name, false)
+			base, okBase := r.search(v.Name, true)
+			if !okSet && !okBase {
+				continue
+			}
+			rows = append(rows, []string{v.Name, formatSteps(set.Steps), formatHighest(set), formatSteps(base.Steps), formatHighest(base), formatRatio(set, base, okSet && okBase)})
+		}
+		writeTable(&b, rows, "llrlrr")
+	}
+
+	b.WriteString("\n## Every trial\n\n")
+	rows = [][]string{{"variant", "msg/s asked", "for", "sent", "msg/s sent", "max lag ms", "confirm p99 ms", "p50 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "own CPU ms/msg", "machine CPU", "load", "held"}}
+	for _, t := range r.Trials {
+		m := t.Measurement
+		held, why := verdict(t, s.P99Limit, s.LagLimit)
+		outcome := "yes"
+		if !held {
+			outcome = "no: " + why
+		}
+		rows = append(rows, []string{trialName(t), formatRate(t.Rate), topology.FormatDuration(t.Duration), formatCount(t.Pacing.Sent),
+			formatRate(t.Pacing.achieved()), formatMs(t.Pacing.MaxLag), formatMs(m.Confirm.P99),
+			formatMs(m.Lateness.P50), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
+			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
+			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perMessage(t.OwnCPU)), formatPercent(t.MachineBusy), formatLoad(t), outcome})
+	}
+	writeTable(&b, rows, "lrrrrrrrrrrrrrrrrll")
+	if notes := notes(r); notes != "" {
+		b.WriteString("\n## Notes\n\n")
+		b.WriteString(notes)
+	}
+	return b.String()
+}
+
+// notes says what the counts in the tables do not: trials that failed,
+// messages refused, misrouted or foreign, lost ones that came after all,
+// and where duplicates come from.
+func notes(r report) string {
+	var b strings.Builder
+	for _, t := range r.Trials {
+		m := t.Measurement
+		if t.Error != "" {
+			fmt.Fprintf(&b, "- %s at %s msg/s did not finish: %s\n", trialName(t), formatRate(t.Rate), t.Error)
+		}
+		if m.Nacked > 0 {
+			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages refused by the broker or unconfirmed.\n", trialName(t), formatRate(t.Rate), m.Nacked)
+		}
+		if m.Misrouted > 0 {
+			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived with another delay's routing key, first: %s\n", trialName(t), formatRate(t.Rate), m.Misrouted, m.FirstMisroute)
+		}
+		if m.Overdue > 0 {
+			fmt.Fprintf(&b, "- %s at %s msg/s: %d of the lost messages arrived after all, more than %s late.\n", trialName(t), formatRate(t.Rate), m.Overdue, topology.FormatDuration(r.Settings.LossWindow))
+		}
+		if !t.BrokerSettled && r.Environment.BrokerPID != 0 {
+			fmt.Fprintf(&b, "- %s at %s msg/s started with the broker still busy after %s of waiting for it to settle.\n",
+				trialName(t), formatRate(t.Rate), t.BrokerSettling.Round(time.Second))
+		}
+		if m.Foreign > 0 {
+			fmt.Fprintf(&b, "- %s at %s msg/s: %d deliveries that were not the trial's messages.\n", trialName(t), formatRate(t.Rate), m.Foreign)
+		}
+	}
+	duplicates := 0
+	for _, t := range r.Trials {
+		duplicates += t.Measurement.Duplicates
+	}
+	if duplicates > 0 {
+		fmt.Fprintf(&b, "- %d duplicate deliveries in all, counted in dup. At-least-once dead-lettering (quorum queues) keeps each expired "+
+			"message in its queue until the next queue confirms it, and sends it again when that confirm does not come within the "+
+			"broker's dead_letter_worker_publisher_confirm_timeout or when the queue's leader restarts: a message is then delivered twice "+
+			"rather than lost. At-most-once dead-lettering never sends twice, and drops the message instead when the next queue refuses it.\n", duplicates)
+	}
+	return b.String()
+}
+
+func trialName(t trialResult) string {
+	if t.Baseline {
+		return t.Variant + ", baseline"
+	}
+	return t.Variant
+}
+
+// writeTable writes a Markdown table with padded columns, so it reads in a
+// terminal too; align has one 'l' or 'r' per column.
+func writeTable(b *strings.Builder, rows [][]string, align string) {
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], len([]rune(cell)), 3)
+		}
+	}
+	line := func(cells []string) {
+		b.WriteString("|")
+		for i, cell := range cells {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(cell)))
+			if align[i] == 'r' {
+				fmt.Fprintf(b, " %s%s |", pad, cell)
+			} else {
+				fmt.Fprintf(b, " %s%s |", cell, pad)
+			}
+		}
+		b.WriteString("\n")
+	}
+	line(rows[0])
+	separators := make([]string, len(widths))
+	for i, w := range widths {
+		if align[i] == 'r' {
+			separators[i] = strings.Repeat("-", w-1) + ":"
+		} else {
+			separators[i] = strings.Repeat("-", w)
+		}
+	}
+	line(separators)
+	for _, row := range rows[1:] {
+		line(row)
+	}
+}
+
+// formatMs writes a duration in milliseconds, to a hundredth below 10 ms,
+// a tenth below 100 ms and whole above: 0.42, 4.21, 42.1, 421, 4210.
+func formatMs(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	switch abs := math.Abs(ms); {
+	case abs < 10:
+		return strconv.FormatFloat(ms, 'f', 2, 64)
+	case abs < 100:
+		return strconv.FormatFloat(ms, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(ms, 'f', 0, 64)
+	}
+}
+
+// formatRate writes a rate in whole messages per second with thousands separators.
+func formatRate(rate float64) string {
+	digits := strconv.FormatInt(int64(math.Round(rate)), 10)
+	var b strings.Builder
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 && digits[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func formatCount(n int) string { return formatRate(float64(n)) }
+
+func formatOptionalRate(rate float64) string {
+	if rate == 0 {
+		return "–"
+	}
+	return formatRate(rate)
+}
+
+func joinRates(rates []float64) string {
+	parts := make([]string, len(rates))
+	for i, r := range rates {
+		parts[i] = formatRate(r)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatOptionalMs(d time.Duration) string {
+	if d < 0 {
+		return "?"
+	}
+	return formatMs(d)
+}
+
+func formatPercent(p float64) string {
+	if p < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f %%", p)
+}
+
+func formatLoad(t trialResult) string {
+	if t.LoadBefore < 0 || t.LoadAfter < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f→%.1f", t.LoadBefore, t.LoadAfter)
+}
+
+// formatHop writes the lateness of the messages with the given hop count.
+func formatHop(byHops []hopStats, hops int) string {
+	for _, h := range byHops {
+		if h.Hops == hops {
+			return fmt.Sprintf("%s / %s / %s / %s (%s)", formatMs(h.P50), formatMs(h.P90), formatMs(h.P99), formatMs(h.Max), formatCount(h.Count))
+		}
+	}
+	return "–"
+}
+
+// formatSteps writes each step tried, in rate order, with its p99 and ✓ or ✗.
+func formatSteps(steps []step) string {
+	if len(steps) == 0 {
+		return "–"
+	}
+	sorted := slices.Clone(steps)
+	slices.SortFunc(sorted, func(a, b step) int { return cmp.Compare(a.Rate, b.Rate) })
+	parts := make([]string, len(sorted))
+	for i, s := range sorted {
+		mark := "✓"
+		if !s.Held {
+			mark = "✗"
+		}
+		parts[i] = fmt.Sprintf("%s %s %s", formatRate(s.Rate), mark, formatMs(s.P99))
+		if !s.Held && !strings.HasPrefix(s.Why, "p99") {
+			parts[i] += " (" + s.Why + ")"
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+func formatHighest(s searchResult) string {
+	switch {
+	case len(s.Steps) == 0:
+		return "–"
+	case s.Highest == 0:
+		return "none"
+	case s.Capped:
+		return "≥ " + formatRate(s.Highest)
+	}
+	return formatRate(s.Highest)
+}
+
+// formatRatio compares a set's highest rate with its baseline's; a capped
+// rate makes the ratio a bound, or unknown when both are capped.
+func formatRatio(set, base searchResult, both bool) string {
+	if !both || set.Highest == 0 || base.Highest == 0 {
+		return "–"
+	}
+	ratio := strconv.FormatFloat(set.Highest/base.Highest, 'f', 2, 64)
+	switch {
+	case set.Capped && base.Capped:
+		return "? (both ≥ top step)"
+	case set.Capped:
+		return "≥ " + ratio
+	case base.Capped:
+		return "≤ " + ratio
+	}
+	return ratio
+}
+
+func brokerIdle(e environment) string {
+	if e.BrokerPID == 0 {
+		return "the broker is not on this machine, so unknown"
+	}
+	return fmt.Sprintf("%.0f %% of a CPU when idle before the first trial", e.BrokerIdleCPU)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

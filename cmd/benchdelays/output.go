@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// The output files, in -out.
+const (
+	markdownFile = "delays.md"
+	svgFile      = "delays.svg"
+	jsonFile     = "delays.json"
+)
+
+// renderFromJSON writes the Markdown and the plot of the report in jsonPath into
+// dir, so the text can change without measuring again.
+func renderFromJSON(jsonPath, dir string) error {
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		return err
+	}
+	var r report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("%s: %w", jsonPath, err)
+	}
+	return writeReport(dir, r)
+}
+
+// writeReport writes delays.md, delays.svg and delays.json into dir, unless dir is empty.
+func writeReport(dir string, r report) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	plot := svgPlot(r)
+	svgName := ""
+	if plot != "" {
+		svgName = svgFile
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{markdownFile: []byte(markdown(r, svgName)), jsonFile: append(data, '\n')}
+	if plot != "" {
+		files[svgFile] = []byte(plot)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

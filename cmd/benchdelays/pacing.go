@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+)
+
+// schedule paces a publisher: total messages at rate per second, the i-th
+// (from 0) due at i/rate after the start, so that after any whole second
+// exactly rate messages are due. A publisher that wakes on a ticker sends,
+// at each tick, the messages due by then that it has not sent yet.
+type schedule struct {
+	rate  float64 // messages per second
+	total int
+}
+
+// newSchedule is the schedule of rate messages per second for duration.
+func newSchedule(rate float64, duration time.Duration) schedule {
+	return schedule{rate: rate, total: int(math.Floor(rate * duration.Seconds()))}
+}
+
+// dueBy is how many messages are due elapsed after the start: every i with
+// i/rate ≤ elapsed, at most total.
+func (s schedule) dueBy(elapsed time.Duration) int {
+	if elapsed < 0 || s.rate <= 0 {
+		return 0
+	}
+	// The small epsilon keeps a message due exactly at elapsed from being
+	// lost to float rounding (3·(1/3) < 1).
+	due := int(math.Floor(s.rate*elapsed.Seconds()+1e-9)) + 1
+	return min(due, s.total)
+}
+
+// lag is how far the publisher is behind when it has sent sent messages
+// elapsed after the start: the time since the first unsent message was due,
+// or 0 when none is due yet.
+func (s schedule) lag(sent int, elapsed time.Duration) time.Duration {
+	if sent >= s.total || s.rate <= 0 {
+		return 0
+	}
+	dueAt := time.Duration(float64(sent) / s.rate * float64(time.Second))
+	return max(0, elapsed-dueAt)
+}
+
+// pacingReport says how a paced publish went.
+type pacingReport struct {
+	Target    float64       `json:"target_per_s"`
+	Sent      int           `json:"sent"`
+	Elapsed   time.Duration `json:"elapsed_ns"`   // from the start to the last send
+	MaxLag    time.Duration `json:"max_lag_ns"`   // the worst lag seen at a tick, before its sends
+	Scheduled time.Duration `json:"scheduled_ns"` // when the last message was due
+}
+
+// achieved is the rate the publisher really sent at: messages per second
+// from the start to the last send. A schedule that sends its first message
+// at once and its last at (n−1)/rate has sent n messages in n/rate seconds,
+// so that is the span it is measured over, with the last send's lateness
+// added.
+func (r pacingReport) achieved() float64 {
+	if r.Sent == 0 || r.Target <= 0 {
+		return 0
+	}
+	span := time.Duration(float64(r.Sent)/r.Target*float64(time.Second)) + max(0, r.Elapsed-r.Scheduled)
+	return float64(r.Sent) / span.Seconds()
+}
+
+// keptUp reports whether the publisher held its schedule: it sent at 98 %
+// of the target rate or better, and never fell more than lagLimit behind.
+func (r pacingReport) keptUp(lagLimit time.Duration) bool {
+	return r.Sent > 0 && r.achieved() >= 0.98*r.Target && r.MaxLag <= lagLimit
+}
+
+// publishPaced sends sched's messages, made by next, on a ticker: at
+// each tick it sends every message due by then, so a late tick is made up
+// at the next and the rate holds while the publisher can keep up; how far
+// it fell behind is in the report.
+func publishPaced(ctx context.Context, send func(ctx context.Context, routingKey string, m messaging.Message) error, sched schedule, tick time.Duration, start time.Time,
+	next func(i int) (routingKey string, m messaging.Message),
+) (pacingReport, error) {
+	report := pacingReport{Target: sched.rate}
+	if sched.total == 0 {
+		return report, nil
+	}
+	report.Scheduled = time.Duration(float64(sched.total-1) / sched.rate * float64(time.Second))
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		elapsed := time.Since(start)
+		report.MaxLag = max(report.MaxLag, sched.lag(report.Sent, elapsed))
+		for due := sched.dueBy(elapsed); report.Sent < due; report.Sent++ {
+			key, m := next(report.Sent)
+			if err := send(ctx, key, m); err != nil {
+				report.Elapsed = time.Since(start)
+				return report, err
+			}
+		}
+		if report.Sent >= sched.total {
+			report.Elapsed = time.Since(start)
+			return report, nil
+		}
+		select {
+		case <-ticker.C:
+		case <-ctx.Done():
+			report.Elapsed = time.Since(start)
+			return report, context.Cause(ctx)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+)
+
+func TestScheduleDueBy(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		rate     float64
+		duration time.Duration
+		elapsed  time.Duration
+		want     int
+	}{
+		"the first message is due at once":        {rate: 1000, duration: time.Second, elapsed: 0, want: 1},
+		"before the start nothing is due":         {rate: 1000, duration: time.Second, elapsed: -time.Millisecond, want: 0},
+		"one per millisecond at 1000/s":           {rate: 1000, duration: time.Second, elapsed: 10 * time.Millisecond, want: 11},
+		"just before the next one is due":         {rate: 1000, duration: time.Second, elapsed: 10*time.Millisecond + 999*time.Microsecond, want: 11},
+		"a third of a second at 3/s":              {rate: 3, duration: 10 * time.Second, elapsed: time.Second / 3, want: 2},
+		"never more than the total":               {rate: 1000, duration: time.Second, elapsed: time.Hour, want: 1000},
+		"the last message is due at (n−1)/rate":   {rate: 1000, duration: time.Second, elapsed: 999 * time.Millisecond, want: 1000},
+		"a fractional rate rounds the total down": {rate: 2.5, duration: time.Second, elapsed: time.Hour, want: 2},
+		"zero rate sends nothing":                 {rate: 0, duration: time.Second, elapsed: time.Second, want: 0},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := newSchedule(test.rate, test.duration).dueBy(test.elapsed); got != test.want {
+				t.Errorf("dueBy(%s) at %g/s for %s = %d, want %d", test.elapsed, test.rate, test.duration, got, test.want)
+			}
+		})
+	}
+}
+
+// TestScheduleEverySecondHoldsRate checks the pacing property: in any whole
+// second of the schedule, exactly rate messages fall due.
+func TestScheduleEverySecondHoldsRate(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []float64{1, 7, 500, 1000, 8000} {
+		s := newSchedule(rate, 10*time.Second)
+		for start := time.Duration(0); start+time.Second <= 9*time.Second; start += 137 * time.Millisecond {
+			// Messages due in (start, start+1s].
+			if got := s.dueBy(start+time.Second) - s.dueBy(start); got != int(rate) {
+				t.Fatalf("rate %g: %d messages due in the second after %s, want %g", rate, got, start, rate)
+			}
+		}
+	}
+}
+
+func TestScheduleLag(t *testing.T) {
+	t.Parallel()
+	s := newSchedule(1000, time.Second)
+	tests := map[string]struct {
+		sent    int
+		elapsed time.Duration
+		want    time.Duration
+	}{
+		"on time":                          {sent: 10, elapsed: 10 * time.Millisecond, want: 0},
+		"ahead is not negative":            {sent: 20, elapsed: 10 * time.Millisecond, want: 0},
+		"message 10 was due 40 ms ago":     {sent: 10, elapsed: 50 * time.Millisecond, want: 40 * time.Millisecond},
+		"everything sent: no lag any more": {sent: 1000, elapsed: time.Hour, want: 0},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := s.lag(test.sent, test.elapsed); got != test.want {
+				t.Errorf("lag(%d, %s) = %s, want %s", test.sent, test.elapsed, got, test.want)
+			}
+		})
+	}
+}
+
+func TestPacingReportAchievedAndKeptUp(t *testing.T) {
+	t.Parallel()
+	const lagLimit = 500 * time.Millisecond
+	tests := map[string]struct {
+		report       pacingReport
+		wantAchieved float64
+		wantKeptUp   bool
+	}{
+		"on schedule": {
+			report:       pacingReport{Target: 1000, Sent: 30000, Scheduled: 29999 * time.Millisecond, Elapsed: 29999 * time.Millisecond, MaxLag: 12 * time.Millisecond},
+			wantAchieved: 1000, wantKeptUp: true,
+		},
+		"finished 3 s late": {
+			report:       pacingReport{Target: 1000, Sent: 30000, Scheduled: 29999 * time.Millisecond, Elapsed: 32999 * time.Millisecond, MaxLag: 3 * time.Second},
+			wantAchieved: 30000.0 / 33, wantKeptUp: false,
+		},
+		"on rate overall, but once far behind": {
+			report:       pacingReport{Target: 1000, Sent: 30000, Scheduled: 29999 * time.Millisecond, Elapsed: 29999 * time.Millisecond, MaxLag: 800 * time.Millisecond},
+			wantAchieved: 1000, wantKeptUp: false,
+		},
+		"nothing sent": {report: pacingReport{Target: 1000}, wantAchieved: 0, wantKeptUp: false},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := test.report.achieved(); fmt.Sprintf("%.3f", got) != fmt.Sprintf("%.3f", test.wantAchieved) {
+				t.Errorf("achieved() = %.3f, want %.3f", got, test.wantAchieved)
+			}
+			if got := test.report.keptUp(lagLimit); got != test.wantKeptUp {
+				t.Errorf("keptUp() = %v, want %v", got, test.wantKeptUp)
+			}
+		})
+	}
+}
+
+// TestPublishPacedSpreadsMessages runs the pacing loop against a recorder:
+// no message is sent before it is due, all are sent, in order, and about on
+// time, and the report says so.
+func TestPublishPacedSpreadsMessages(t *testing.T) {
+	t.Parallel()
+	const rate, duration, tick = 2000.0, 300 * time.Millisecond, 10 * time.Millisecond
+	sched := newSchedule(rate, duration)
+	var sentAt []time.Duration
+	var ids []string
+	start := time.Now()
+	send := func(_ context.Context, routingKey string, m messaging.Message) error {
+		sentAt = append(sentAt, time.Since(start))
+		ids = append(ids, m.ID+"/"+routingKey)
+		return nil
+	}
+	report, err := publishPaced(context.Background(), send, sched, tick, start, func(i int) (string, messaging.Message) {
+		return fmt.Sprintf("key%d", i), messaging.Message{ID: fmt.Sprint(i)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sentAt) != sched.total || report.Sent != sched.total {
+		t.Fatalf("sent %d (report %d), want %d", len(sentAt), report.Sent, sched.total)
+	}
+	for i, at := range sentAt {
+		if due := time.Duration(float64(i) / rate * float64(time.Second)); at < due {
+			t.Fatalf("message %d sent at %s, before it was due at %s", i, at, due)
+		}
+		if want := fmt.Sprintf("%d/key%d", i, i); ids[i] != want {
+			t.Fatalf("message %d sent as %s, want %s", i, ids[i], want)
+		}
+	}
+	// Sent on a ticker: not all at once, and done about when scheduled.
+	if first, last := sentAt[0], sentAt[len(sentAt)-1]; last-first < duration/2 {
+		t.Errorf("messages sent from %s to %s: not spread over %s", first, last, duration)
+	}
+	if report.Elapsed < report.Scheduled || report.Scheduled != time.Duration(float64(sched.total-1)/rate*float64(time.Second)) {
+		t.Errorf("report %+v: elapsed before the last message was due, or wrong schedule", report)
+	}
+}
+
+// TestPublishPacedReportsSlowPublisher checks that a publisher slower than
+// the schedule is reported, not hidden: every message still goes out, late.
+func TestPublishPacedReportsSlowPublisher(t *testing.T) {
+	t.Parallel()
+	sched := newSchedule(1000, 50*time.Millisecond)
+	send := func(context.Context, string, messaging.Message) error {
+		time.Sleep(2 * time.Millisecond) // 500/s at best
+		return nil
+	}
+	report, err := publishPaced(context.Background(), send, sched, 5*time.Millisecond, time.Now(), func(int) (string, messaging.Message) {
+		return "k", messaging.Message{ID: "m"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Sent != sched.total {
+		t.Errorf("sent %d, want %d", report.Sent, sched.total)
+	}
+	if report.achieved() > 600 || report.keptUp(20*time.Millisecond) {
+		t.Errorf("a 500/s publisher asked for 1000/s: achieved %.0f/s, kept up %v; want it reported as behind", report.achieved(), report.keptUp(20*time.Millisecond))
+	}
+}
+
+func TestPublishPacedStopsOnError(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("refused")
+	calls := 0
+	send := func(context.Context, string, messaging.Message) error {
+		calls++
+		if calls == 3 {
+			return refused
+		}
+		return nil
+	}
+	report, err := publishPaced(context.Background(), send, newSchedule(1000, time.Second), time.Millisecond, time.Now(), func(int) (string, messaging.Message) {
+		return "k", messaging.Message{ID: "m"}
+	})
+	if !errors.Is(err, refused) || report.Sent != 2 {
+		t.Errorf("publishPaced = %d sent, %v; want 2 sent and the send's error", report.Sent, err)
+	}
+}
+
+func TestPublishPacedStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	send := func(context.Context, string, messaging.Message) error { return nil }
+	report, err := publishPaced(ctx, send, newSchedule(100, time.Hour), 5*time.Millisecond, time.Now(), func(int) (string, messaging.Message) {
+		return "k", messaging.Message{ID: "m"}
+	})
+	if !errors.Is(err, context.DeadlineExceeded) || report.Sent == 0 || report.Sent > 10 {
+		t.Errorf("publishPaced = %d sent, %v; want a few sent and the deadline", report.Sent, err)
+	}
+}

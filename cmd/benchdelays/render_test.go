@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// fixtureReport is a small run: three variants with their baselines at the
+// main rate, and rate searches of which one is capped and one lost messages.
+func fixtureReport() report {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	trial := func(variantName string, baseline, main bool, rate float64, p99 time.Duration, byHops []hopStats) trialResult {
+		t := heldTrial(rate)
+		t.Variant, t.Baseline, t.Main, t.Started = variantName, baseline, main, start
+		t.Duration, t.LoadBefore, t.LoadAfter = 30*time.Second, 0.52, 1.75
+		t.BrokerSettled, t.BrokerSettling = true, 3*time.Second
+		t.MachineBusy, t.BrokerCPU, t.OwnCPU = 61.4, rate*30*0.0005, rate*30*0.00004 // 0.5 and 0.04 ms per message
+		t.Measurement.Lateness = latenessStats{Count: 30000, P50: p99 / 4, P90: p99 / 2, P99: p99, Max: 2 * p99}
+		t.Measurement.ByHops = byHops
+		t.Measurement.DeliveryRate = rate * 0.999
+		t.Measurement.Confirm = latenessStats{Count: 30000, P50: 2 * ms, P90: 3 * ms, P99: 9 * ms, Max: 20 * ms}
+		return t
+	}
+	hops := func(perHop time.Duration) []hopStats {
+		var out []hopStats
+		for h := 0; h <= 4; h++ {
+			base := time.Duration(h+1) * perHop
+			out = append(out, hopStats{Hops: h, latenessStats: latenessStats{Count: 100 * (h + 1), P50: base, P90: 2 * base, P99: 3 * base, Max: 4 * base}})
+		}
+		return out
+	}
+	oneHop := func(p99 time.Duration) []hopStats {
+		return []hopStats{{Hops: 1, latenessStats: latenessStats{Count: 30000, P50: p99 / 4, P90: p99 / 2, P99: p99, Max: 2 * p99}}}
+	}
+	lossy := trial("quorum at-least-once", false, false, 4000, 2500*ms, hops(300*ms))
+	lossy.Measurement.Lost, lossy.Measurement.Overdue, lossy.Measurement.Duplicates = 12, 2, 5
+	return report{
+		Environment: environment{
+			Date: start, Command: "benchdelays -levels 4", Machine: "2 CPUs (AMD EPYC), 23.5 GiB RAM, linux/amd64, go1.26.8",
+			RabbitMQ: "3.10.8", Erlang: "25.2.3",
+			BrokerPID: 4242, BrokerIdleCPU: 4.9,
+		},
+		Settings: settings{
+			Variants: []string{"classic", "quorum at-most-once", "quorum at-least-once"}, Levels: 4, Resolution: 100 * ms,
+			BaselineDelay: 800 * ms, Rate: 1000, Duration: 30 * time.Second, Steps: []float64{500, 1000, 2000, 4000},
+			SearchDuration: 30 * time.Second, P99Limit: time.Second, LossWindow: 10 * time.Second, Tick: 10 * ms,
+			LagLimit: 500 * ms, Prefetch: 256, MaxInFlight: 10000, Seed: 1,
+		},
+		Trials: []trialResult{
+			trial("classic", false, true, 1000, 40*ms, hops(5*ms)),
+			trial("classic", true, true, 1000, 8*ms, oneHop(8*ms)),
+			trial("quorum at-most-once", false, true, 1000, 60*ms, hops(8*ms)),
+			trial("quorum at-most-once", true, true, 1000, 12*ms, oneHop(12*ms)),
+			trial("quorum at-least-once", false, true, 1000, 90*ms, hops(12*ms)),
+			trial("quorum at-least-once", true, true, 1000, 20*ms, oneHop(20*ms)),
+			lossy,
+		},
+		Searches: []searchResult{
+			{Variant: "classic", Steps: []step{{Rate: 1000, Held: true, P99: 40 * ms}, {Rate: 2000, Held: true, P99: 80 * ms}, {Rate: 4000, Held: true, P99: 200 * ms}}, Highest: 4000, Capped: true},
+			{Variant: "classic", Baseline: true, Steps: []step{{Rate: 1000, Held: true, P99: 8 * ms}, {Rate: 2000, Held: true, P99: 9 * ms}, {Rate: 4000, Held: true, P99: 30 * ms}}, Highest: 4000, Capped: true},
+			{Variant: "quorum at-least-once", Steps: []step{{Rate: 1000, Held: true, P99: 90 * ms}, {Rate: 2000, Held: true, P99: 400 * ms}, {Rate: 4000, Why: "12 lost", P99: 2500 * ms}}, Highest: 2000},
+			{Variant: "quorum at-least-once", Baseline: true, Steps: []step{{Rate: 1000, Held: true, P99: 20 * ms}, {Rate: 2000, Held: true, P99: 30 * ms}, {Rate: 4000, Held: true, P99: 90 * ms}}, Highest: 4000, Capped: true},
+		},
+	}
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got; go test -update rewrites it):\n%s", name, diff)
+	}
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	golden(t, "delays.md", markdown(fixtureReport(), "delays.svg"))
+}
+
+func TestMarkdownSays(t *testing.T) {
+	t.Parallel()
+	md := markdown(fixtureReport(), "delays.svg")
+	var lines []string
+	for _, line := range strings.Split(md, "\n") {
+		lines = append(lines, strings.Join(strings.Fields(line), " "))
+	}
+	collapsed := strings.Join(lines, "\n") // cells without their padding
+	for _, want := range []string{
+		"RabbitMQ 3.10.8 (Erlang 25.2.3)",
+		"2 CPUs (AMD EPYC), 23.5 GiB RAM",
+		"Command: `benchdelays -levels 4`",
+		"![Lateness percentiles by hop count](delays.svg)",
+		// The main row of classic: sent, rates, p50, p90, p99, max, counts.
+		"| classic | 30,000 | 1,000 | 999 | 10.0 | 20.0 | 40.0 | 80.0 | 0 | 0 | 0 | 0 | 0.50 | 61 % |",
+		// Capped searches give bounds, not ratios.
+		"? (both ≥ top step)",
+		"≤ 0.50",
+		"quorum at-least-once at 4,000 msg/s: 2 of the lost messages arrived after all, more than 10s late.",
+		"no: 12 lost",
+		"5 duplicate deliveries in all",
+	} {
+		if !strings.Contains(collapsed, want) {
+			t.Errorf("the Markdown lacks %q", want)
+		}
+	}
+	// Every table row has as many cells as its header.
+	for _, table := range strings.Split(md, "\n\n") {
+		lines := strings.Split(strings.TrimSpace(table), "\n")
+		if !strings.HasPrefix(lines[0], "|") {
+			continue
+		}
+		cells := strings.Count(lines[0], "|")
+		for _, line := range lines[1:] {
+			if strings.Count(line, "|") != cells {
+				t.Errorf("row %q has %d separators, its header %d", line, strings.Count(line, "|"), cells)
+			}
+		}
+	}
+}
+
+func TestFormatMsAndRate(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		420 * time.Microsecond: "0.42", 4212 * time.Microsecond: "4.21", 42120 * time.Microsecond: "42.1",
+		421 * ms: "421", 4210 * ms: "4210", -2 * ms: "-2.00",
+	} {
+		if got := formatMs(d); got != want {
+			t.Errorf("formatMs(%s) = %q, want %q", d, got, want)
+		}
+	}
+	for rate, want := range map[float64]string{0: "0", 999.6: "1,000", 8000: "8,000", 123456: "123,456", 1234567: "1,234,567"} {
+		if got := formatRate(rate); got != want {
+			t.Errorf("formatRate(%g) = %q, want %q", rate, got, want)
+		}
+	}
+}
+
+func TestSVGGolden(t *testing.T) {
+	golden(t, "delays.svg", svgPlot(fixtureReport()))
+}
+
+// TestSVGWellFormed parses the plot as XML and checks what it draws: per
+// variant panel, one line and one marker per hop count for each percentile,
+// a dashed baseline p50 and p99, and every y inside the plot area.
+func TestSVGWellFormed(t *testing.T) {
+	t.Parallel()
+	plot := svgPlot(fixtureReport())
+	decoder := xml.NewDecoder(strings.NewReader(plot))
+	counts := map[string]int{}
+	texts := []string{}
+	for {
+		token, err := decoder.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the SVG is not well-formed XML: %v", err)
+		}
+		switch el := token.(type) {
+		case xml.StartElement:
+			counts[el.Name.Local]++
+			if el.Name.Local == "line" && attr(el, "stroke-dasharray") != "" {
+				counts["dashed"]++
+			}
+			if el.Name.Local == "circle" && attr(el, "cy") != "44" { // not the legend
+				counts["markers"]++
+				var y float64
+				if _, err := fmt.Sscan(attr(el, "cy"), &y); err != nil || y < plotTop || y > plotHeight-plotBottom {
+					t.Errorf("marker at y %s outside the plot area %d…%d", attr(el, "cy"), plotTop, plotHeight-plotBottom)
+				}
+			}
+		case xml.CharData:
+			texts = append(texts, string(el))
+		}
+	}
+	// 3 panels × 3 percentiles.
+	if counts["polyline"] != 9 {
+		t.Errorf("%d polylines, want 9", counts["polyline"])
+	}
+	// 3 panels × 3 percentiles × 5 hop counts.
+	if counts["markers"] != 45 {
+		t.Errorf("%d markers, want 45", counts["markers"])
+	}
+	// The legend's one, and a p50 and a p99 per panel.
+	if counts["dashed"] != 1+3*2 {
+		t.Errorf("%d dashed lines, want 7", counts["dashed"])
+	}
+	all := strings.Join(texts, "|")
+	for _, want := range []string{"classic", "quorum at-most-once", "quorum at-least-once", "RabbitMQ 3.10.8", "one-hop baseline (800ms TTL)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the SVG's text lacks %q", want)
+		}
+	}
+}
+
+func TestSVGEscapesText(t *testing.T) {
+	t.Parallel()
+	r := fixtureReport()
+	r.Environment.RabbitMQ = `<4.0 & "beta">`
+	if err := xml.NewDecoder(bytes.NewReader([]byte(svgPlot(r)))).Decode(new(struct{})); err != nil {
+		t.Fatalf("a version with markup characters broke the SVG: %v", err)
+	}
+}
+
+func TestSVGEmptyWithoutTrials(t *testing.T) {
+	t.Parallel()
+	if got := svgPlot(report{}); got != "" {
+		t.Errorf("svgPlot of an empty report = %q, want nothing", got)
+	}
+}
+
+func TestNiceScale(t *testing.T) {
+	t.Parallel()
+	tests := map[float64][2]float64{
+		42:    {50, 10},
+		0.9:   {1, 0.2},
+		1:     {1, 0.2},
+		150:   {150, 50},
+		1234:  {1500, 500},
+		0:     {1, 0.2},
+		7:     {8, 2},
+		100.5: {150, 50},
+	}
+	for top, want := range tests {
+		yMax, step := niceScale(top)
+		if yMax != want[0] || step != want[1] || yMax < top {
+			t.Errorf("niceScale(%g) = %g, %g; want %g, %g", top, yMax, step, want[0], want[1])
+		}
+	}
+}
+
+func attr(el xml.StartElement, name string) string {
+	for _, a := range el.Attr {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// variant is a queue type and dead-letter strategy a set can be declared with.
+type variant struct {
+	Slug      string // in flags and object names
+	Name      string // in tables
+	QueueType topology.QueueType
+	Strategy  topology.DeadLetterStrategy
+}
+
+// variants are the ones the resource offers, in the order the tables show them.
+var variants = []variant{
+	{Slug: "classic", Name: "classic", QueueType: topology.QueueTypeClassic, Strategy: topology.AtMostOnce},
+	{Slug: "quorum-at-most-once", Name: "quorum at-most-once", QueueType: topology.QueueTypeQuorum, Strategy: topology.AtMostOnce},
+	{Slug: "quorum-at-least-once", Name: "quorum at-least-once", QueueType: topology.QueueTypeQuorum, Strategy: topology.AtLeastOnce},
+}
+
+// trialResult is one paced run through one freshly declared set.
+type trialResult struct {
+	Variant  string `json:"variant"`
+	Baseline bool   `json:"baseline"`
+	// Main marks the trials at the main rate and duration, which the main
+	// tables show; the others are rate-search steps.
+	Main       bool          `json:"main"`
+	Set        string        `json:"set"`
+	Levels     int           `json:"levels"`
+	Resolution time.Duration `json:"resolution_ns"`
+	Rate       float64       `json:"rate_per_s"`
+	Duration   time.Duration `json:"duration_ns"`
+	Started    time.Time     `json:"started"`
+	// LoadBefore and LoadAfter are the machine's 1-minute load average when
+	// the trial started and ended (-1 when unknown): other work on the
+	// machine shows there.
+	LoadBefore float64 `json:"load_before"`
+	LoadAfter  float64 `json:"load_after"`
+	// MachineBusy is how busy the machine's CPUs were during the trial, in
+	// percent, and BrokerCPU the CPU seconds the broker's process used
+	// (when it runs on this machine); -1 when unknown.
+	MachineBusy float64 `json:"machine_cpu_busy_percent"`
+	BrokerCPU   float64 `json:"broker_cpu_s"`
+	// OwnCPU is the CPU seconds this program used, to publish, consume and
+	// count: the load generator's share of the machine.
+	OwnCPU      float64      `json:"own_cpu_s"`
+	Pacing      pacingReport `json:"pacing"`
+	Measurement measurement  `json:"measurement"`
+	// BrokerSettled says whether the broker's CPU use had settled near its
+	// idle level before the trial started, after BrokerSettling of waiting.
+	BrokerSettled  bool          `json:"broker_settled"`
+	BrokerSettling time.Duration `json:"broker_settling_ns"`
+	// Error is why the trial could not finish, if it could not.
+	Error string `json:"error,omitempty"`
+}
+
+// searchResult is the rate search of one variant's set or baseline.
+type searchResult struct {
+	Variant  string  `json:"variant"`
+	Baseline bool    `json:"baseline"`
+	Steps    []step  `json:"steps"`
+	Highest  float64 `json:"highest_held_per_s"` // 0 when no step held
+	// Capped is true when the highest step held: the true limit is higher.
+	Capped bool `json:"capped"`
+}
+
+// settings are the parameters of a run.
+type settings struct {
+	Variants       []string      `json:"variants"`
+	Levels         int           `json:"levels"`
+	Resolution     time.Duration `json:"resolution_ns"`
+	BaselineDelay  time.Duration `json:"baseline_delay_ns"`
+	Rate           float64       `json:"rate_per_s"`
+	Duration       time.Duration `json:"duration_ns"`
+	Steps          []float64     `json:"steps_per_s"`
+	SearchDuration time.Duration `json:"search_duration_ns"`
+	P99Limit       time.Duration `json:"p99_limit_ns"`
+	LossWindow     time.Duration `json:"loss_window_ns"`
+	Tick           time.Duration `json:"tick_ns"`
+	LagLimit       time.Duration `json:"lag_limit_ns"`
+	Prefetch       int           `json:"prefetch"`
+	MaxInFlight    int           `json:"max_in_flight"`
+	Seed           uint64        `json:"seed"`
+}
+
+// maxDelay is the longest delay of the sets measured.
+func (s settings) maxDelay() time.Duration { return topology.MaxDelayFor(s.Levels, s.Resolution) }
+
+// environment says where and when a run happened.
+type environment struct {
+	Date    time.Time `json:"date"`
+	Command string    `json:"command"`
+	// Machine is internal/machine's one-line description: CPUs, RAM, OS, Go.
+	Machine  string `json:"machine"`
+	RabbitMQ string `json:"rabbitmq_version"`
+	Erlang   string `json:"erlang_version"`
+	// BrokerPID is the local process listening on the AMQP port, whose CPU
+	// time the trials report; 0 when it is not on this machine.
+	BrokerPID int `json:"broker_pid"`
+	// BrokerIdleCPU is the broker's CPU use before the first trial, in
+	// percent of one CPU: its background work, part of every trial's figure.
+	BrokerIdleCPU float64 `json:"broker_idle_cpu_percent"`
+}
+
+// report is everything a run writes: delays.json holds it whole, delays.md
+// and delays.svg render it.
+type report struct {
+	Environment environment    `json:"environment"`
+	Settings    settings       `json:"settings"`
+	Trials      []trialResult  `json:"trials"`
+	Searches    []searchResult `json:"searches"`
+}
+
+// perMessage is CPU seconds per message sent, or -1 when unknown.
+func (t trialResult) perMessage(cpuSeconds float64) time.Duration {
+	if cpuSeconds < 0 || t.Pacing.Sent == 0 {
+		return -1
+	}
+	return time.Duration(cpuSeconds / float64(t.Pacing.Sent) * float64(time.Second))
+}
+
+// mainTrial returns the trial at the main rate of a variant's set or baseline.
+func (r report) mainTrial(variantName string, baseline bool) (trialResult, bool) {
+	for _, t := range r.Trials {
+		if t.Main && t.Variant == variantName && t.Baseline == baseline {
+			return t, true
+		}
+	}
+	return trialResult{}, false
+}
+
+// search returns the rate search of a variant's set or baseline.
+func (r report) search(variantName string, baseline bool) (searchResult, bool) {
+	for _, s := range r.Searches {
+		if s.Variant == variantName && s.Baseline == baseline {
+			return s, true
+		}
+	}
+	return searchResult{}, false
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// latenessStats are nearest-rank percentiles of a set of durations, so
+// every figure is one that was measured.
+type latenessStats struct {
+	Count int           `json:"count"`
+	P50   time.Duration `json:"p50_ns"`
+	P90   time.Duration `json:"p90_ns"`
+	P99   time.Duration `json:"p99_ns"`
+	Max   time.Duration `json:"max_ns"`
+}
+
+// summarize computes the percentiles of values, which it does not modify.
+func summarize(values []time.Duration) latenessStats {
+	if len(values) == 0 {
+		return latenessStats{}
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	return latenessStats{
+		Count: len(sorted),
+		P50:   messaging.Percentile(sorted, 50),
+		P90:   messaging.Percentile(sorted, 90),
+		P99:   messaging.Percentile(sorted, 99),
+		Max:   sorted[len(sorted)-1],
+	}
+}
+
+// hopStats is the lateness of the messages that went through Hops TTL queues.
+type hopStats struct {
+	Hops int `json:"hops"`
+	latenessStats
+}
+
+// hopsOf is the number of TTL queues a delivered message passed through in a
+// set of levels at resolution: the set bits of its delay in ticks, which its
+// routing key (kept by dead-lettering) spells. It fails when the routing
+// key is not one of the set's, or says another delay than the message asked
+// for, rounded up to ticks.
+func hopsOf(a messaging.Arrival, levels int, resolution time.Duration) (int, error) {
+	_, delay, err := topology.DecodeKey(a.RoutingKey, levels, resolution)
+	if err != nil {
+		return 0, err
+	}
+	ticks := int64((a.Message.Delay + resolution - 1) / resolution)
+	if delay != time.Duration(ticks)*resolution {
+		return 0, fmt.Errorf("message %s asked for %s and arrived with routing key %q, which says %s",
+			a.Message.ID, a.Message.Delay, a.RoutingKey, delay)
+	}
+	return bits.OnesCount64(uint64(ticks)), nil
+}
+
+// observations are what one trial saw, for measure to count.
+type observations struct {
+	levels     int
+	resolution time.Duration
+
+	confirmations []messaging.Confirmation // one per message sent, acked or not
+	arrivals      []messaging.Arrival      // first arrivals
+	duplicates    []messaging.Arrival      // later arrivals of the same ids
+	foreign       int
+	unroutable    int
+
+	// The publishing started at start and was scheduled to last duration;
+	// no message asked for more than longestDelay.
+	start        time.Time
+	duration     time.Duration
+	longestDelay time.Duration
+	lossWindow   time.Duration
+}
+
+// measurement is what measure makes of a trial's observations.
+type measurement struct {
+	Acked       int `json:"acked"`
+	Nacked      int `json:"nacked"` // refused, or no answer before the channel closed
+	Delivered   int `json:"delivered"`
+	Early       int `json:"early"`
+	Lost        int `json:"lost"`                 // acked, and not arrived within the loss window after due
+	Overdue     int `json:"arrived_after_window"` // of Lost, how many arrived later after all
+	Duplicates  int `json:"duplicates"`           // deliveries of an id already delivered
+	Unroutable  int `json:"unroutable"`           // messages in the set's parking lot at the end
+	Foreign     int `json:"foreign"`              // deliveries that were not this trial's messages
+	Misrouted   int `json:"misrouted"`            // arrived with a routing key the set did not send
+	Unconfirmed int `json:"arrived_unconfirmed"`  // arrived although not acked
+	// FirstMisroute says what was wrong with the first misrouted message.
+	FirstMisroute string `json:"first_misroute,omitempty"`
+
+	Lateness latenessStats `json:"lateness"`
+	ByHops   []hopStats    `json:"by_hops"`
+	Confirm  latenessStats `json:"confirm_latency"`
+
+	// DeliveryRate is messages delivered per second while the load was
+	// steady: from the longest delay after the start to the end of the
+	// publishing, when arrivals of every delay overlap. 0 when that window
+	// is under a second.
+	DeliveryRate float64 `json:"delivery_per_s"`
+}
+
+// measure counts the outcome of a trial.
+func measure(o observations) measurement {
+	var m measurement
+	acked := make(map[string]messaging.Message, len(o.confirmations))
+	var confirmLatency []time.Duration
+	for _, c := range o.confirmations {
+		if !c.Acked {
+			m.Nacked++
+			continue
+		}
+		m.Acked++
+		acked[c.Message.ID] = c.Message
+		confirmLatency = append(confirmLatency, c.ConfirmedAt.Sub(c.Message.PublishedAt))
+	}
+	m.Confirm = summarize(confirmLatency)
+
+	arrived := make(map[string]messaging.Arrival, len(o.arrivals))
+	lateness := make([]time.Duration, 0, len(o.arrivals))
+	byHops := map[int][]time.Duration{}
+	steadyFrom, steadyTo := o.start.Add(o.longestDelay), o.start.Add(o.duration)
+	steady := 0
+	for _, a := range o.arrivals {
+		arrived[a.Message.ID] = a
+		if _, ok := acked[a.Message.ID]; !ok {
+			m.Unconfirmed++
+		}
+		if a.Early() {
+			m.Early++
+		}
+		lateness = append(lateness, a.Lateness)
+		if hops, err := hopsOf(a, o.levels, o.resolution); err != nil {
+			if m.Misrouted == 0 {
+				m.FirstMisroute = err.Error()
+			}
+			m.Misrouted++
+		} else {
+			byHops[hops] = append(byHops[hops], a.Lateness)
+		}
+		if !a.ArrivedAt.Before(steadyFrom) && a.ArrivedAt.Before(steadyTo) {
+			steady++
+		}
+	}
+	m.Delivered = len(o.arrivals)
+	m.Lateness = summarize(lateness)
+	for hops := 0; hops <= o.levels; hops++ {
+		if values := byHops[hops]; len(values) > 0 {
+			m.ByHops = append(m.ByHops, hopStats{Hops: hops, latenessStats: summarize(values)})
+		}
+	}
+	if window := steadyTo.Sub(steadyFrom); window >= time.Second {
+		m.DeliveryRate = float64(steady) / window.Seconds()
+	}
+
+	for id := range acked {
+		a, ok := arrived[id]
+		switch {
+		case !ok:
+			m.Lost++
+		case a.Lateness > o.lossWindow:
+			m.Lost++
+			m.Overdue++
+		}
+	}
+	m.Duplicates = len(o.duplicates)
+	m.Foreign = o.foreign
+	m.Unroutable = o.unroutable
+	return m
+}

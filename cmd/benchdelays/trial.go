@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// routeKey is the message key of every benchmark message and of the route
+// that takes them to the consumed queue.
+const routeKey = "bench"
+
+// runner runs trials; what it holds is shared by all of them.
+type runner struct {
+	cfg    config
+	client *broker.Client
+	// Publishing and consuming use separate connections, so that the
+	// broker's flow control of a busy publisher never holds up deliveries.
+	publishConn, consumeConn *amqp.Connection
+	// prefix makes the run's object names and message ids unique.
+	prefix string
+	// brokerPID is the broker's process when it runs here, or 0.
+	brokerPID int
+}
+
+// trialPlan says what one trial measures.
+type trialPlan struct {
+	variant  variant
+	baseline bool
+	rate     float64
+	duration time.Duration
+	main     bool
+}
+
+// spec is the set a trial declares: the measured layout, or for the
+// baseline a one-level set whose only TTL queue holds every message for the
+// baseline delay, both of the variant's queue type and strategy and with one
+// route to a queue of their own.
+func (r *runner) spec(p trialPlan) topology.Spec {
+	kind := "set"
+	levels, resolution := r.cfg.Levels, r.cfg.Resolution
+	if p.baseline {
+		kind, levels, resolution = "baseline", 1, r.cfg.BaselineDelay
+	}
+	name := fmt.Sprintf("%s.%s.%s.%d", r.prefix, p.variant.Slug, kind, int(p.rate))
+	return topology.Spec{
+		Name: name, VHost: r.cfg.VHost, Levels: levels, Resolution: resolution,
+		QueueType: p.variant.QueueType, DeadLetterStrategy: p.variant.Strategy,
+		Routes: []topology.Route{{Destination: name + ".work", Key: routeKey}},
+	}
+}
+
+// trial declares a fresh set, publishes to it at a paced rate while
+// consuming its route's queue, waits until every message has arrived or is
+// lost, counts, and removes the set whatever happened.
+func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
+	spec := r.spec(p)
+	route := spec.Routes[0].Destination
+	result = trialResult{
+		Variant: p.variant.Name, Baseline: p.baseline, Main: p.main, Set: spec.Name,
+		Levels: spec.Levels, Resolution: spec.Resolution, Rate: p.rate, Duration: p.duration,
+		Started: time.Now().UTC(), LoadBefore: loadAverage(),
+	}
+	cpuBefore := sampleCPU(r.brokerPID)
+	defer func() {
+		result.LoadAfter = loadAverage()
+		cpuAfter := sampleCPU(r.brokerPID)
+		result.MachineBusy, result.BrokerCPU = cpuBefore.cpuUse(cpuAfter)
+		result.OwnCPU = cpuBefore.selfSeconds(cpuAfter)
+	}()
+	fail := func(err error) {
+		result.Error = errors.Join(errorOrNil(result.Error), err).Error()
+	}
+
+	planned, err := topology.Plan(spec)
+	if err != nil {
+		fail(err)
+		return result
+	}
+	// The route's queue exists before the set's binding to it, as a user's would.
+	if err := messaging.DeclareQueue(r.consumeConn, route); err != nil {
+		fail(err)
+		return result
+	}
+	defer func() {
+		if err := r.remove(ctx, spec, route); err != nil {
+			fail(err)
+		}
+	}()
+	if err := r.client.Apply(ctx, spec.VHost, topology.Diff(planned, topology.Topology{VHost: spec.VHost}), broker.ApplyOptions{}); err != nil {
+		fail(fmt.Errorf("declare set %s: %w", spec.Name, err))
+		return result
+	}
+
+	consumer, err := messaging.NewConsumer(r.consumeConn, route, messaging.ConsumerOptions{IDPrefix: spec.Name + "-", Prefetch: r.cfg.Prefetch})
+	if err != nil {
+		fail(err)
+		return result
+	}
+	defer func() { _ = consumer.Close() }()
+
+	var mu sync.Mutex
+	var confirmations []messaging.Confirmation
+	publisher, err := messaging.NewStreamPublisher(r.publishConn, topology.Names(spec.Name).Ingest(), messaging.StreamOptions{
+		MaxInFlight: r.cfg.MaxInFlight,
+		OnConfirm: func(c messaging.Confirmation) {
+			mu.Lock()
+			defer mu.Unlock()
+			confirmations = append(confirmations, c)
+		},
+	})
+	if err != nil {
+		fail(err)
+		return result
+	}
+	delays := r.delays(p, spec)
+	start := time.Now()
+	send := func(ctx context.Context, routingKey string, m messaging.Message) error {
+		_, err := publisher.Publish(ctx, routingKey, m)
+		return err
+	}
+	result.Pacing, err = publishPaced(ctx, send, newSchedule(p.rate, p.duration), r.cfg.Tick, start, func(i int) (string, messaging.Message) {
+		delay := delays()
+		key, _ := topology.EncodeKey(routeKey, delay, spec.Levels, spec.Resolution) // delays() stays within the set's range
+		return key, messaging.Message{ID: fmt.Sprintf("%s-%07d", spec.Name, i), Delay: delay}
+	})
+	if err != nil {
+		fail(err)
+	}
+	flushCtx, cancelFlush := context.WithTimeout(ctx, 60*time.Second)
+	err = publisher.Flush(flushCtx)
+	cancelFlush()
+	if err != nil {
+		fail(err)
+	}
+	if err := publisher.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
+		fail(err)
+	}
+
+	// Wait until every acked message has arrived, or the last one is
+	// overdue by the loss window: then the missing ones are lost.
+	mu.Lock()
+	acked, lastDue := 0, start
+	for _, c := range confirmations {
+		if c.Acked {
+			acked++
+			lastDue = latest(lastDue, c.Message.Due())
+		}
+	}
+	mu.Unlock()
+	waitCtx, cancelWait := context.WithDeadline(ctx, lastDue.Add(r.cfg.LossWindow))
+	err = consumer.WaitFor(waitCtx, acked)
+	if err != nil && waitCtx.Err() == nil {
+		fail(err) // the consumer stopped, not the clock
+	}
+	cancelWait()
+	// Give a late duplicate a moment to show.
+	settleCtx, cancelSettle := context.WithTimeout(ctx, 5*r.cfg.Settle)
+	if err := consumer.Settle(settleCtx, r.cfg.Settle); err != nil && settleCtx.Err() == nil {
+		fail(err)
+	}
+	cancelSettle()
+	if err := consumer.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
+		fail(err)
+	}
+	unroutable, err := messaging.ReadyMessages(r.consumeConn, topology.Names(spec.Name).Unroutable())
+	if err != nil {
+		fail(err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	result.Measurement = measure(observations{
+		levels: spec.Levels, resolution: spec.Resolution,
+		confirmations: confirmations, arrivals: consumer.Arrivals(), duplicates: consumer.Duplicates(),
+		foreign: len(consumer.Foreign()), unroutable: unroutable,
+		start: start, duration: p.duration, longestDelay: topology.MaxDelayFor(spec.Levels, spec.Resolution),
+		lossWindow: r.cfg.LossWindow,
+	})
+	return result
+}
+
+// delays returns a generator of the delays a trial asks for: whole ticks,
+// uniform over the set's range, or for the baseline always its one tick.
+// Every trial draws the same sequence from the run's seed, so the variants
+// carry the same load.
+func (r *runner) delays(p trialPlan, spec topology.Spec) func() time.Duration {
+	if p.baseline {
+		return func() time.Duration { return spec.Resolution }
+	}
+	random := rand.New(rand.NewPCG(r.cfg.Seed, 0))
+	ticks := uint64(1) << spec.Levels // 0 … 2^N − 1
+	return func() time.Duration {
+		return time.Duration(random.Uint64N(ticks)) * spec.Resolution
+	}
+}
+
+// remove deletes a trial's set the way the provider destroys one with
+// force_destroy (read it, diff against nothing, apply), then the route's
+// queue. It runs even when ctx has ended, so an interrupted run leaves
+// nothing behind.
+func (r *runner) remove(ctx context.Context, spec topology.Spec, route string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	actual, err := r.client.ReadSet(ctx, spec.VHost, spec.Name)
+	if err == nil {
+		err = r.client.Apply(ctx, spec.VHost, topology.Diff(topology.Topology{VHost: spec.VHost}, actual), broker.ApplyOptions{ForceDeleteQueues: true})
+	}
+	if err != nil {
+		err = fmt.Errorf("remove set %s: %w", spec.Name, err)
+	}
+	return errors.Join(err, messaging.DeleteQueue(r.consumeConn, route))
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func errorOrNil(message string) error {
+	if message == "" {
+		return nil
+	}
+	return errors.New(message)
+}

@@ -1,0 +1,5 @@
+# The ID is the URL-escaped vhost and the set's name, joined by a slash.
+import {
+  to = rabbitmq_delay_queue_set.reminders
+  id = "%2F/reminders"
+}

@@ -1,0 +1,27 @@
+// Package faults holds the fault tests of delay queue sets: real RabbitMQ
+// nodes of their own on 127.0.0.1, started, stopped, killed and restarted
+// by scripts/rabbitmq-nodes.sh, with sets applied through the provider by a
+// real terraform and real messages in flight. There is no non-test code.
+//
+//   - TestFaultBrokerRestart: persistent messages in flight through a quorum
+//     set on one node; the node is stopped and started again.
+//   - TestFaultClusterNodeLoss: a 3-node cluster joined with join_cluster;
+//     the node leading the most of the set's queues is killed with kill -9
+//     and started again later, once per dead-letter strategy. The cluster
+//     bounds at-least-once dead-lettering's wait for lost confirms with
+//     rabbit.dead_letter_worker_publisher_confirm_timeout, and the test
+//     checks the bound.
+//   - TestFaultManagementTLS: the provider against a management listener
+//     with TLS that requires client certificates, from a CA the test makes.
+//
+// Each test counts, for every message it published, whether it arrived,
+// how often, and how late; `make test-faults` prints the table of all
+// scenarios (lost, duplicated, early, extra lateness). The tests are slow
+// (minutes) and start RabbitMQ nodes, so they run only with TF_ACC=1 and
+// RABBITMQ_FAULTS=1, as `make test-faults` sets them; plain `go test ./...`
+// and `make testacc` skip them. They stop every node they started, also
+// when they fail. The shared broker of scripts/rabbitmq.sh is not used.
+//
+// The findings and the broker settings they lead to are written up in
+// benchmarks/faults.md.
+package faults

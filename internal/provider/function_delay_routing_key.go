@@ -1,0 +1,149 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/function"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+var _ function.Function = &DelayRoutingKeyFunction{}
+
+// NewDelayRoutingKeyFunction is the delay_routing_key function's constructor.
+func NewDelayRoutingKeyFunction() function.Function {
+	return &DelayRoutingKeyFunction{}
+}
+
+// DelayRoutingKeyFunction computes the routing key that delays a message in a
+// delay queue set, with no broker: the same encoding publishers use.
+type DelayRoutingKeyFunction struct{}
+
+// The positions of the function's arguments, for errors that name one.
+const (
+	routingKeyArgKey int64 = iota
+	routingKeyArgDelay
+	routingKeyArgLevels
+	routingKeyArgResolution
+)
+
+func (f *DelayRoutingKeyFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
+	resp.Name = "delay_routing_key"
+}
+
+func (f *DelayRoutingKeyFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
+	resp.Definition = function.Definition{
+		Summary: "The routing key that delays a message in a delay queue set.",
+		MarkdownDescription: "Returns the routing key to publish to a set's `ingest_exchange` so that the message waits " +
+			"`delay` before it leaves through the set's `out_exchange`: the key, then the delay in ticks of " +
+			"`resolution`, rounded up (a message is never early), as exactly `levels` binary digits, most " +
+			"significant first. `provider::rabbitmq::delay_routing_key(\"orders\", \"5s\", 4, \"1s\")` is " +
+			"`\"orders.0.1.0.1\"`. Pass the set's `levels` and `resolution` attributes. Needs no broker.",
+		Parameters: []function.Parameter{
+			function.StringParameter{
+				Name: "key",
+				MarkdownDescription: "The message key: the part of the routing key before the delay digits, which " +
+					"routes match. Dot-separated words without `#` or `*`, or `\"\"` for no key; with the digits the " +
+					fmt.Sprintf("routing key must fit AMQP's %d bytes.", topology.MaxNameLength),
+			},
+			function.StringParameter{
+				Name:                "delay",
+				MarkdownDescription: "How long the message waits, as a duration such as `\"90s\"` or `\"36h\"`; from `\"0s\"` to the set's `max_delay_effective`.",
+			},
+			function.Int64Parameter{
+				Name:                "levels",
+				MarkdownDescription: fmt.Sprintf("The set's number of levels, from %d to %d.", topology.MinLevels, topology.MaxLevels),
+			},
+			function.StringParameter{
+				Name:                "resolution",
+				MarkdownDescription: "The set's tick, as a duration of whole milliseconds such as `\"1s\"`.",
+			},
+		},
+		Return: function.StringReturn{},
+	}
+}
+
+func (f *DelayRoutingKeyFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
+	var key, delayText, resolutionText string
+	var levels int64
+	resp.Error = req.Arguments.Get(ctx, &key, &delayText, &levels, &resolutionText)
+	if resp.Error != nil {
+		return
+	}
+	routingKey, funcErr := delayRoutingKey(key, delayText, levels, resolutionText)
+	if funcErr != nil {
+		resp.Error = funcErr
+		return
+	}
+	resp.Error = resp.Result.Set(ctx, routingKey)
+}
+
+// delayRoutingKey checks every argument, reporting each problem against its
+// argument, and encodes the routing key with topology.EncodeKey.
+func delayRoutingKey(key, delayText string, levels int64, resolutionText string) (string, *function.FuncError) {
+	var problems argumentProblems
+	delay, delayOK := problems.duration(routingKeyArgDelay, "delay", delayText)
+	resolution, resolutionOK := problems.duration(routingKeyArgResolution, "resolution", resolutionText)
+	if !resolutionOK {
+		return "", problems.err
+	}
+	// A message's key follows the rules of a route's key, which the planner
+	// checks in one place: validate a one-route set with this key and keep the
+	// key's problems. Levels and resolution are EncodeKey's to judge below.
+	var invalid topology.ValidationErrors
+	if errors.As(topology.Validate(topology.Spec{
+		Name: "set", VHost: "/", Levels: int(levels), Resolution: resolution,
+		Routes: []topology.Route{{Destination: "destination", Key: key}},
+	}), &invalid) {
+		for _, problem := range invalid {
+			if problem.Field == "route.key" {
+				problems.add(routingKeyArgKey, problem.Message)
+			}
+		}
+	}
+	routingKey, err := topology.EncodeKey(key, delay, int(levels), resolution)
+	var problem *topology.FieldError
+	switch {
+	case errors.As(err, &problem):
+		position := map[string]int64{
+			"key": routingKeyArgKey, "delay": routingKeyArgDelay,
+			"levels": routingKeyArgLevels, "resolution": routingKeyArgResolution,
+		}[problem.Field]
+		// A delay that is no duration, or a key Validate refused, is reported once.
+		if (position != routingKeyArgDelay || delayOK) && !problems.about[position] {
+			problems.add(position, problem.Message)
+		}
+	case err != nil:
+		problems.err = function.ConcatFuncErrors(problems.err, function.NewFuncError(err.Error()))
+	}
+	if problems.err != nil {
+		return "", problems.err
+	}
+	return routingKey, nil
+}
+
+// argumentProblems collects one error per problem, each naming its argument.
+type argumentProblems struct {
+	err   *function.FuncError
+	about map[int64]bool
+}
+
+func (p *argumentProblems) add(position int64, message string) {
+	if p.about == nil {
+		p.about = map[int64]bool{}
+	}
+	p.about[position] = true
+	p.err = function.ConcatFuncErrors(p.err, function.NewArgumentFuncError(position, message))
+}
+
+func (p *argumentProblems) duration(position int64, name, text string) (time.Duration, bool) {
+	d, err := time.ParseDuration(text)
+	if err != nil {
+		p.add(position, fmt.Sprintf("%q is not a duration (the %s); write it like \"500ms\", \"30s\", \"15m\" or \"36h\"", text, name))
+		return 0, false
+	}
+	return d, true
+}

@@ -1,0 +1,324 @@
+#!/usr/bin/env bash
+# RabbitMQ nodes of their own for the fault tests (make test-faults): a node that is restarted,
+# a 3-node cluster that loses a node, a node with a TLS management listener. They run beside the
+# shared node of scripts/rabbitmq.sh (rabbit@localhost, 5672/15672), which this script never
+# touches, from the same Debian package (scripts/rabbitmq.sh installs it), as the rabbitmq user,
+# with the same Erlang cookie, on 127.0.0.1 only.
+#
+# Node N (1–9) is rabbit-fN@localhost with
+#   AMQP 127.0.0.1:568N, management API 127.0.0.1:1568N, Erlang distribution 127.0.0.1:2568N,
+#   and 127.0.0.1:1569N kept free for a TLS management listener a caller configures
+# and everything it writes in $RABBITMQ_NODES_DIR/fN (default /tmp/rabbitmq-nodes/fN):
+# rabbitmq.conf, advanced.config, enabled_plugins, env.conf, mnesia/ (data), log/.
+# The directory is under /tmp because the rabbitmq user must be able to reach it, which a
+# checkout in a private home directory would not allow; the data is thrown away anyway.
+#
+#   start N...     start the nodes, keeping their data; wait until each management API answers
+#   cluster N...   start the nodes and join every one to the first (join_cluster)
+#   stop N...      stop the nodes gracefully (rabbitmqctl stop); a node not running is skipped
+#   kill N...      kill -9 the nodes' OS processes, as a crash would; their data stays
+#   rebalance N    spread the leaders of the quorum queues of N's cluster over its running nodes
+#   pid N          print the node's OS process id
+#   status N...    exit 0 if every node is running and its management API answers
+#   describe N     print node=…, amqp_url=…, management_url=…, management_tls_port=…, dir=…,
+#                  log=… (one per line)
+#   delete N...    stop the nodes and remove their directories
+#
+# All commands are idempotent. `start` refuses to leave a running node on another
+# configuration than the one asked for: stop it first.
+#
+# Environment for start and cluster:
+#   RABBITMQ_NODES_CONF             extra rabbitmq.conf lines, e.g. management.ssl.* settings
+#   RABBITMQ_NODES_ADVANCED_CONFIG  the nodes' advanced.config (Erlang terms); default none
+# and RABBITMQ_NODES_DIR, RABBITMQ_WAIT_SECONDS (180).
+set -euo pipefail
+
+base_dir=${RABBITMQ_NODES_DIR:-/tmp/rabbitmq-nodes}
+wait_seconds=${RABBITMQ_WAIT_SECONDS:-180}
+marker="# managed by terraform-provider-rabbitmq scripts/rabbitmq-nodes.sh"
+
+# Every Erlang program this script runs (rabbitmqctl starts epmd on its own) binds epmd to loopback.
+export ERL_EPMD_ADDRESS=127.0.0.1
+
+log() { echo "rabbitmq-nodes.sh: $*" >&2; }
+die() {
+	log "$*"
+	exit 1
+}
+
+sudo_if_needed() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo --preserve-env=ERL_EPMD_ADDRESS,RABBITMQ_CONF_ENV_FILE "$@"; fi
+}
+
+check_number() {
+	[[ $1 =~ ^[1-9]$ ]] || die "node number must be 1 to 9, not '$1'"
+}
+
+# node_vars N: sets the variables that describe node N.
+node_vars() {
+	check_number "$1"
+	short=rabbit-f$1
+	node=$short@localhost
+	amqp_port=$((5680 + $1))
+	management_port=$((15680 + $1))
+	management_tls_port=$((15690 + $1))
+	dist_port=$((25680 + $1))
+	dir=$base_dir/f$1
+	env_file=$dir/env.conf
+}
+
+# ctl N ARGS...: rabbitmqctl against node N, as the rabbitmq user (Debian's wrapper switches).
+ctl() {
+	node_vars "$1"
+	shift
+	RABBITMQ_CONF_ENV_FILE=$env_file sudo_if_needed rabbitmqctl -n "$node" "$@"
+}
+
+# registered N: whether node N's Erlang VM is registered with epmd, i.e. running. Cheaper than
+# asking the node, and epmd forgets a node the moment its VM ends, even after kill -9.
+registered() {
+	node_vars "$1"
+	epmd -names 2>/dev/null | grep -q "^name ${short} at port "
+}
+
+answers() {
+	node_vars "$1"
+	curl -fsS --max-time 2 -u guest:guest "http://127.0.0.1:${management_port}/api/overview" >/dev/null 2>&1
+}
+
+# write_file FILE CONTENT: writes FILE unless it holds CONTENT already; sets config_changed if it did.
+write_file() {
+	local file=$1 content="$2"
+	# Both sides through $(…), which drops trailing newlines alike.
+	if [ -f "$file" ] && [ "$(cat "$file")" = "$(printf '%s' "$content")" ]; then return 0; fi
+	printf '%s\n' "$content" | sudo_if_needed tee "$file" >/dev/null
+	config_changed=1
+}
+
+# configure N: writes node N's files; sets config_changed when any of them changed. (A status
+# instead of a variable would turn off set -e inside, where callers test it.)
+configure() {
+	node_vars "$1"
+	config_changed=
+	if [ ! -d "$base_dir" ]; then
+		sudo_if_needed install -d -m 0755 "$base_dir"
+	fi
+	sudo_if_needed install -d -m 0755 -o rabbitmq -g rabbitmq "$dir" "$dir/mnesia" "$dir/log"
+	write_file "$dir/rabbitmq.conf" "$marker
+listeners.tcp.default = 127.0.0.1:${amqp_port}
+management.tcp.ip = 127.0.0.1
+management.tcp.port = ${management_port}
+loopback_users.guest = true
+${RABBITMQ_NODES_CONF:-}"
+	write_file "$dir/advanced.config" "%% ${marker#\# }
+${RABBITMQ_NODES_ADVANCED_CONFIG:-[].}"
+	write_file "$dir/enabled_plugins" "[rabbitmq_management]."
+	# Read by rabbitmq-server instead of /etc/rabbitmq/rabbitmq-env.conf (the shared node's).
+	write_file "$env_file" "$marker
+NODENAME=${node}
+NODE_IP_ADDRESS=127.0.0.1
+NODE_PORT=${amqp_port}
+DIST_PORT=${dist_port}
+CONFIG_FILE=${dir}/rabbitmq.conf
+ADVANCED_CONFIG_FILE=${dir}/advanced.config
+ENABLED_PLUGINS_FILE=${dir}/enabled_plugins
+MNESIA_BASE=${dir}/mnesia
+LOG_BASE=${dir}/log
+SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\""
+}
+
+# launch N: configures node N and starts its VM unless it runs already; does not wait.
+launch() {
+	configure "$1"
+	if registered "$1"; then
+		if [ -n "$config_changed" ]; then
+			die "$node runs with another configuration than asked for; stop it first ($0 stop $1)"
+		fi
+		return 0
+	fi
+	command -v rabbitmq-server >/dev/null 2>&1 || die "rabbitmq-server is not installed: run scripts/rabbitmq.sh start first"
+	sudo_if_needed epmd -daemon
+	log "starting $node (amqp 127.0.0.1:${amqp_port}, management 127.0.0.1:${management_port}, dir $dir)"
+	# Debian's wrapper runs the server as the rabbitmq user, whose home holds the cookie.
+	RABBITMQ_CONF_ENV_FILE=$env_file sudo_if_needed rabbitmq-server -detached
+}
+
+# await N: waits until node N has booted and its management API answers.
+await() {
+	node_vars "$1"
+	local deadline=$((SECONDS + wait_seconds))
+	# await_startup fails at once while the node is still booting, so retry it.
+	until ctl "$1" await_startup --timeout 10 >/dev/null 2>&1 && answers "$1"; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			die "$node did not start within ${wait_seconds}s; its log: $dir/log/"
+		fi
+		sleep 1
+	done
+}
+
+start() {
+	local n started=$SECONDS
+	for n in "$@"; do launch "$n"; done
+	for n in "$@"; do await "$n"; done
+	log "running: $(for n in "$@"; do node_vars "$n" && printf '%s ' "$node"; done)($((SECONDS - started))s)"
+}
+
+# member N FIRST: whether node N is in the cluster of node FIRST.
+member() {
+	node_vars "$2"
+	local first=$node
+	[ "$(ctl "$1" eval "lists:member('${first}', rabbit_mnesia:cluster_nodes(all))." 2>/dev/null)" = true ]
+}
+
+# ctl_quiet N ARGS...: ctl, showing its output (log lines the CLI prints even when all goes
+# well) only when it fails.
+ctl_quiet() {
+	local output
+	if ! output=$(ctl "$@" 2>&1); then
+		log "rabbitmqctl -n rabbit-f$1@localhost ${*:2} failed:"
+		echo "$output" >&2
+		return 1
+	fi
+}
+
+cluster() {
+	[ "$#" -ge 2 ] || die "cluster needs at least two nodes"
+	start "$@"
+	local first=$1 n started=$SECONDS joining=() pids=()
+	node_vars "$first"
+	local first_node=$node
+	for n in "${@:2}"; do
+		member "$n" "$first" || joining+=("$n")
+	done
+	[ "${#joining[@]}" -gt 0 ] || return 0
+	log "joining rabbit-f{$(
+		IFS=,
+		echo "${joining[*]}"
+	)}@localhost to $first_node"
+	# Stopping and starting the app take seconds each, so the nodes do that together; the joins
+	# themselves go one at a time.
+	for n in "${joining[@]}"; do
+		ctl_quiet "$n" stop_app &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do wait "$pid" || die "stop_app failed"; done
+	for n in "${joining[@]}"; do
+		ctl_quiet "$n" reset || die "reset failed"
+		ctl_quiet "$n" join_cluster "$first_node" || die "join_cluster failed"
+	done
+	pids=()
+	for n in "${joining[@]}"; do
+		ctl_quiet "$n" start_app &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do wait "$pid" || die "start_app failed"; done
+	for n in "${joining[@]}"; do await "$n"; done
+	log "cluster of $first_node and $(($# - 1)) more ready ($((SECONDS - started))s to join)"
+}
+
+os_pid() {
+	node_vars "$1"
+	registered "$1" || die "$node is not running"
+	# The node itself says: its command line does not name it, and a pid file outlives a crash.
+	local pid
+	pid=$(ctl "$1" eval 'list_to_integer(os:getpid()).') || die "$node did not tell its OS pid"
+	[[ $pid =~ ^[0-9]+$ ]] || die "$node answered '$pid' for its OS pid"
+	echo "$pid"
+}
+
+# wait_gone N: waits until node N's VM has ended.
+wait_gone() {
+	node_vars "$1"
+	local deadline=$((SECONDS + wait_seconds))
+	while registered "$1"; do
+		[ "$SECONDS" -lt "$deadline" ] || die "$node still runs ${wait_seconds}s after being stopped"
+		sleep 0.2
+	done
+}
+
+stop() {
+	local n pids=() stopping=()
+	# Each stop takes seconds, so the nodes stop together.
+	for n in "$@"; do
+		registered "$n" || continue
+		ctl_quiet "$n" stop &
+		pids+=($!)
+		stopping+=("$n")
+	done
+	for pid in "${pids[@]}"; do wait "$pid" || die "rabbitmqctl stop failed"; done
+	for n in "${stopping[@]}"; do
+		wait_gone "$n"
+		log "stopped $node"
+	done
+}
+
+kill_nodes() {
+	local n pid
+	for n in "$@"; do
+		pid=$(os_pid "$n")
+		node_vars "$n"
+		sudo_if_needed kill -9 "$pid"
+		wait_gone "$n"
+		log "killed $node (pid $pid)"
+	done
+}
+
+rebalance() {
+	node_vars "$1"
+	local output
+	output=$(RABBITMQ_CONF_ENV_FILE=$env_file sudo_if_needed rabbitmq-queues -n "$node" rebalance quorum 2>&1) || {
+		echo "$output" >&2
+		die "rabbitmq-queues -n $node rebalance quorum failed"
+	}
+	log "rebalanced the quorum queue leaders of $node's cluster"
+}
+
+status() {
+	local n
+	for n in "$@"; do
+		registered "$n" && answers "$n" || return 1
+	done
+}
+
+describe() {
+	node_vars "$1"
+	cat <<EOF
+node=$node
+amqp_url=amqp://guest:guest@127.0.0.1:${amqp_port}/
+management_url=http://127.0.0.1:${management_port}
+management_tls_port=${management_tls_port}
+dir=$dir
+log=$dir/log/$node.log
+EOF
+}
+
+delete() {
+	stop "$@"
+	local n
+	for n in "$@"; do
+		node_vars "$n"
+		sudo_if_needed rm -rf "$dir"
+	done
+}
+
+usage() {
+	echo "usage: $0 start|cluster|stop|kill|status|delete N... | pid|rebalance|describe N   (N = 1…9)" >&2
+	exit 2
+}
+
+[ "$#" -ge 2 ] || usage
+command=$1
+shift
+for n in "$@"; do check_number "$n"; done
+case "$command" in
+start) start "$@" ;;
+cluster) cluster "$@" ;;
+stop) stop "$@" ;;
+kill) kill_nodes "$@" ;;
+pid) os_pid "$1" ;;
+rebalance) rebalance "$1" ;;
+status) status "$@" ;;
+describe) describe "$1" ;;
+delete) delete "$@" ;;
+*) usage ;;
+esac
