@@ -409,12 +409,7 @@ func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths
 }
 
 func (b *bench) deleteSet(ctx context.Context, name string) error {
-	actual, err := b.client.ReadSet(ctx, b.cfg.VHost, name)
-	if err != nil {
-		return err
-	}
-	return b.client.Apply(ctx, b.cfg.VHost, topology.Diff(topology.Topology{VHost: b.cfg.VHost}, actual),
-		broker.ApplyOptions{ForceDeleteQueues: true})
+	return b.client.DeleteSet(ctx, b.cfg.VHost, name, broker.ApplyOptions{ForceDeleteQueues: true})
 }
 
 func median(values []time.Duration) time.Duration {

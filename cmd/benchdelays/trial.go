@@ -211,10 +211,7 @@ func (r *runner) delays(p trialPlan, spec topology.Spec) func() time.Duration {
 func (r *runner) remove(ctx context.Context, spec topology.Spec, route string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	actual, err := r.client.ReadSet(ctx, spec.VHost, spec.Name)
-	if err == nil {
-		err = r.client.Apply(ctx, spec.VHost, topology.Diff(topology.Topology{VHost: spec.VHost}, actual), broker.ApplyOptions{ForceDeleteQueues: true})
-	}
+	err := r.client.DeleteSet(ctx, spec.VHost, spec.Name, broker.ApplyOptions{ForceDeleteQueues: true})
 	if err != nil {
 		err = fmt.Errorf("remove set %s: %w", spec.Name, err)
 	}

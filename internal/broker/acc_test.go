@@ -70,13 +70,7 @@ func deleteSet(t *testing.T, client *broker.Client, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	actual, err := client.ReadSet(ctx, accVHost, name)
-	if err != nil {
-		t.Errorf("cleanup: ReadSet(%s) error = %v", name, err)
-		return
-	}
-	changes := topology.Diff(topology.Topology{VHost: accVHost}, actual)
-	if err := client.Apply(ctx, accVHost, changes, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
+	if err := client.DeleteSet(ctx, accVHost, name, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
 		t.Errorf("cleanup: deleting set %s: %v", name, err)
 	}
 }

@@ -84,6 +84,17 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 	return nil
 }
 
+// DeleteSet deletes every object of the set called name in vhost that
+// ReadSet finds, in the order Diff gives, with opts. (The provider's destroy
+// reads and diffs the same way, with its emptiness check before.)
+func (c *Client) DeleteSet(ctx context.Context, vhost, name string, opts ApplyOptions) error {
+	actual, err := c.ReadSet(ctx, vhost, name)
+	if err != nil {
+		return err
+	}
+	return c.Apply(ctx, vhost, topology.Diff(topology.Topology{VHost: vhost}, actual), opts)
+}
+
 // parkingLotLast returns changes with every deletion of a parking-lot
 // binding whose queue the changes also delete moved, with that queue's
 // deletion, to the end of the run of queue deletions holding it. Nothing
