@@ -124,7 +124,10 @@ ADVANCED_CONFIG_FILE=${dir}/advanced.config
 ENABLED_PLUGINS_FILE=${dir}/enabled_plugins
 MNESIA_BASE=${dir}/mnesia
 LOG_BASE=${dir}/log
-SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\""
+SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\"
+# Sourced by the start script under su, whose soft limit of open files may be 1,024; as for the
+# shared node (scripts/rabbitmq.sh), raise it to the hard limit.
+ulimit -n \"\$(ulimit -Hn)\" 2>/dev/null || true"
 }
 
 # launch N: configures node N and starts its VM unless it runs already; does not wait.

@@ -114,17 +114,17 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	if cfg.Steps, err = parseRates(*steps); err != nil {
 		return config{}, fmt.Errorf("-steps: %w", err)
 	}
+	if err := topology.Validate(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: cfg.Levels, Resolution: cfg.Resolution}); err != nil {
+		return config{}, fmt.Errorf("-levels %d -resolution %s: %w", cfg.Levels, cfg.Resolution, err)
+	}
 	if cfg.BaselineDelay < 0 {
 		cfg.BaselineDelay = cfg.Resolution << (cfg.Levels - 1)
 	}
 	if cfg.SearchDuration == 0 {
 		cfg.SearchDuration = cfg.Duration
 	}
-	if _, err := topology.Plan(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: cfg.Levels, Resolution: cfg.Resolution}); err != nil {
-		return config{}, fmt.Errorf("-levels %d -resolution %s: %w", cfg.Levels, cfg.Resolution, err)
-	}
 	if cfg.BaselineDelay > 0 {
-		if _, err := topology.Plan(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: 1, Resolution: cfg.BaselineDelay}); err != nil {
+		if err := topology.Validate(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: 1, Resolution: cfg.BaselineDelay}); err != nil {
 			return config{}, fmt.Errorf("-baseline-delay %s: %w", cfg.BaselineDelay, err)
 		}
 	}

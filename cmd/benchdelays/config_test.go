@@ -52,6 +52,7 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"-steps", "-5"},
 		{"-rate", "0"},
 		{"-levels", "40"},
+		{"-levels", "0"}, // refused before the baseline delay shifts by levels − 1
 		{"-resolution", "1500us"},
 		{"-baseline-delay", "1500us"},
 		{"stray"},

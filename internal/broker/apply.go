@@ -347,7 +347,8 @@ func (k *bindingKeys) remember(vhost string, b topology.Binding, key string) {
 	if k.keys == nil {
 		k.keys = map[vhostBinding][]string{}
 	}
-	at := vhostBinding{vhost, canonicalBinding(b)}
+	b.DestinationType = destinationType(b)
+	at := vhostBinding{vhost, b}
 	if !slices.Contains(k.keys[at], key) {
 		k.keys[at] = append(k.keys[at], key)
 	}
@@ -357,16 +358,11 @@ func (k *bindingKeys) remember(vhost string, b topology.Binding, key string) {
 func (k *bindingKeys) take(vhost string, b topology.Binding) []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	at := vhostBinding{vhost, canonicalBinding(b)}
+	b.DestinationType = destinationType(b)
+	at := vhostBinding{vhost, b}
 	keys := k.keys[at]
 	delete(k.keys, at)
 	return keys
-}
-
-// canonicalBinding gives b the destination type an empty one means.
-func canonicalBinding(b topology.Binding) topology.Binding {
-	b.DestinationType = destinationType(b)
-	return b
 }
 
 // deleteQueue deletes a queue, by default only if it is empty.

@@ -49,6 +49,16 @@ func (e *AuthError) Error() string {
 // refused." after a good login.
 func (e *AuthError) AccessRefused() bool { return strings.HasPrefix(e.Reason, "Access refused") }
 
+// IsAccessRefused tells whether err is the broker refusing a permission the
+// user lacks, after a good login: a 401 "Access refused." (RabbitMQ 3.10),
+// or a 403.
+func IsAccessRefused(err error) bool {
+	var auth *AuthError
+	var api *APIError
+	return errors.As(err, &auth) && auth.AccessRefused() ||
+		errors.As(err, &api) && api.StatusCode == http.StatusForbidden
+}
+
 // APIError is any other answer of the management API with status 400 or
 // above. Code and Reason are the "error" and "reason" fields of its body.
 type APIError struct {

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -164,7 +163,7 @@ func consume(t *testing.T, urls []string, queue, idPrefix string, l *ledger) (st
 			url := urls[attempt%len(urls)]
 			err := consumeOnce(ctx, url, queue, idPrefix, l, func() {
 				if !lost.IsZero() {
-					t.Logf("consumer of %s: connected again via %s after %s", queue, redact(url), time.Since(lost).Round(time.Millisecond))
+					t.Logf("consumer of %s: connected again via %s after %s", queue, messaging.RedactURL(url), time.Since(lost).Round(time.Millisecond))
 					lost = time.Time{}
 				}
 			})
@@ -173,7 +172,7 @@ func consume(t *testing.T, urls []string, queue, idPrefix string, l *ledger) (st
 			}
 			if lost.IsZero() {
 				lost = time.Now()
-				t.Logf("consumer of %s via %s: %v; connecting again every 0.5 s", queue, redact(url), err)
+				t.Logf("consumer of %s via %s: %v; connecting again every 0.5 s", queue, messaging.RedactURL(url), err)
 			}
 			select {
 			case <-ctx.Done():
@@ -211,14 +210,6 @@ func consumeOnce(ctx context.Context, url, queue, idPrefix string, l *ledger, co
 }
 
 // redact hides the password of an AMQP URL for the log.
-func redact(amqpURL string) string {
-	u, err := url.Parse(amqpURL)
-	if err != nil {
-		return "an AMQP URL"
-	}
-	return u.Redacted()
-}
-
 // spreadDelays is n delays spread evenly over [from, to], in random order,
 // each a whole number of ticks of resolution: rounding up to ticks adds no
 // lateness, so what is measured is what the broker adds.

@@ -115,12 +115,12 @@ func TestRedactURL(t *testing.T) {
 	for url, want := range tests {
 		t.Run(url, func(t *testing.T) {
 			t.Parallel()
-			got := redactURL(url)
+			got := RedactURL(url)
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("redactURL(%q) (-want +got):\n%s", url, diff)
+				t.Errorf("RedactURL(%q) (-want +got):\n%s", url, diff)
 			}
 			if strings.Contains(got, "secret") || strings.Contains(got, "p%40ss") || strings.Contains(got, "p@ss") {
-				t.Errorf("redactURL(%q) = %q still shows the password", url, got)
+				t.Errorf("RedactURL(%q) = %q still shows the password", url, got)
 			}
 		})
 	}

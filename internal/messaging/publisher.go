@@ -19,13 +19,13 @@ func Dial(amqpURL string, timeout time.Duration) (*amqp.Connection, error) {
 	config.Properties.SetClientConnectionName("terraform-provider-rabbitmq messaging")
 	conn, err := amqp.DialConfig(amqpURL, config)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", redactURL(amqpURL), err)
+		return nil, fmt.Errorf("connect to %s: %w", RedactURL(amqpURL), err)
 	}
 	return conn, nil
 }
 
-// redactURL hides the password of an AMQP URL in error messages.
-func redactURL(raw string) string {
+// RedactURL hides the password of an AMQP URL, for error messages and logs.
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "amqp" && u.Scheme != "amqps") {
 		return "the AMQP URL"

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
@@ -21,6 +22,13 @@ import (
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	"rabbitmq": providerserver.NewProtocol6WithError(New("test")()),
 }
+
+// testTerraform1_8 skips a test below Terraform 1.8: provider-defined
+// functions came with it, and before it `plan -generate-config-out` crashes
+// on a resource with computed nested attributes such as exchanges and queues
+// (hashicorp/terraform#34463; seen with 1.5.7 here; OpenTofu 1.10.10 crashes
+// the same way, 1.12.6 does not).
+var testTerraform1_8 = []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)}
 
 // testAccPreCheck stops a test that needs the broker when none is configured.
 // `make testacc` starts the local broker and sets these variables.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -848,7 +847,6 @@ func brokerError(action string, spec topology.Spec, err error, partly string) di
 	var (
 		unreachable *broker.UnreachableError
 		auth        *broker.AuthError
-		apiErr      *broker.APIError
 		held        *queuesHoldMessagesError
 		notEmpty    *broker.QueueNotEmptyError
 	)
@@ -869,8 +867,7 @@ func brokerError(action string, spec topology.Spec, err error, partly string) di
 				"does that) and will never answer. Delete it by hand (the broker takes 5 s to give up on its " +
 				"leader), then apply again."
 		}
-	case errors.As(err, &auth) && auth.AccessRefused(),
-		errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusForbidden:
+	case broker.IsAccessRefused(err):
 		summary = "RabbitMQ Refused the Operation"
 		detail += fmt.Sprintf("\n\nThe broker answers \"Access refused.\" when the user lacks a permission, even with the right "+
 			"credentials. In vhost %q the user needs configure and read permission on the names of the set's "+

@@ -8,14 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 )
-
-// Import blocks and -generate-config-out came with Terraform 1.5, but until
-// 1.8 generating configuration crashes on a resource with computed nested
-// attributes such as exchanges and queues (hashicorp/terraform#34463; seen
-// with 1.5.7 here). OpenTofu 1.10.10 crashes the same way; 1.12.6 does not.
-var testImportBlockVersionChecks = []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)}
 
 // TestAccDelayQueueSet_importGeneratesConfigHandMade adopts a set an operator
 // declared by hand: an import block and `terraform plan -generate-config-out`
@@ -29,7 +22,7 @@ func TestAccDelayQueueSet_importGeneratesConfigHandMade(t *testing.T) {
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
-		TerraformVersionChecks:   testImportBlockVersionChecks,
+		TerraformVersionChecks:   testTerraform1_8,
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			// Nothing but the provider: the test adds the import block, Terraform writes the resource.
@@ -75,7 +68,7 @@ func TestAccDelayQueueSet_importGeneratesConfigMaxDelay(t *testing.T) {
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
-		TerraformVersionChecks:   testImportBlockVersionChecks,
+		TerraformVersionChecks:   testTerraform1_8,
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testCheckSetGone(client, name),
 		Steps: []resource.TestStep{

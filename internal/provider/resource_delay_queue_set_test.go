@@ -47,10 +47,15 @@ func testQueue(t *testing.T, client *broker.Client, name string) {
 	})
 }
 
-// testCheckSetGone asks the broker that nothing of the set remains.
+// testCheckSetGone asks the broker that nothing of the set remains in vhost "/".
 func testCheckSetGone(client *broker.Client, name string) resource.TestCheckFunc {
+	return testCheckSetGoneIn(client, "/", name)
+}
+
+// testCheckSetGoneIn asks the broker that nothing of the set remains in vhost.
+func testCheckSetGoneIn(client *broker.Client, vhost, name string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		actual, err := client.ReadSet(context.Background(), "/", name)
+		actual, err := client.ReadSet(context.Background(), vhost, name)
 		if err != nil {
 			return err
 		}

@@ -465,14 +465,8 @@ func testCheckOnlyPlanned(client *broker.Client, spec topology.Spec) resource.Te
 			for _, q := range desired.Queues {
 				want["queue "+q.Name] = true
 			}
-		} else {
-			actual, err := client.ReadSet(context.Background(), spec.VHost, spec.Name)
-			if err != nil {
-				return err
-			}
-			if n := len(actual.Exchanges) + len(actual.Queues) + len(actual.Bindings); n > 0 {
-				return fmt.Errorf("%d objects of the set %q remain after destroy", n, spec.Name)
-			}
+		} else if err := testCheckSetGoneIn(client, spec.VHost, spec.Name)(s); err != nil {
+			return err
 		}
 		found, err := testObjectsWithPrefix(spec.VHost, spec.Name+".")
 		if err != nil {
