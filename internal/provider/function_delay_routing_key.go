@@ -90,18 +90,11 @@ func delayRoutingKey(key, delayText string, levels int64, resolutionText string)
 	if !resolutionOK {
 		return "", problems.err
 	}
-	// A message's key follows the rules of a route's key, which the planner
-	// checks in one place: validate a one-route set with this key and keep the
-	// key's problems. Levels and resolution are EncodeKey's to judge below.
+	// The key's own rules, those of a route's key; its length is EncodeKey's to judge.
 	var invalid topology.ValidationErrors
-	if errors.As(topology.Validate(topology.Spec{
-		Name: "set", VHost: "/", Levels: int(levels), Resolution: resolution,
-		Routes: []topology.Route{{Destination: "destination", Key: key}},
-	}), &invalid) {
+	if errors.As(topology.CheckKey(key), &invalid) {
 		for _, problem := range invalid {
-			if problem.Field == "route.key" {
-				problems.add(routingKeyArgKey, problem.Message)
-			}
+			problems.add(routingKeyArgKey, problem.Message)
 		}
 	}
 	routingKey, err := topology.EncodeKey(key, delay, int(levels), resolution)
@@ -112,8 +105,8 @@ func delayRoutingKey(key, delayText string, levels int64, resolutionText string)
 			"key": routingKeyArgKey, "delay": routingKeyArgDelay,
 			"levels": routingKeyArgLevels, "resolution": routingKeyArgResolution,
 		}[problem.Field]
-		// A delay that is no duration, or a key Validate refused, is reported once.
-		if (position != routingKeyArgDelay || delayOK) && !problems.about[position] {
+		// A delay that is no duration is reported once, by its parse.
+		if position != routingKeyArgDelay || delayOK {
 			problems.add(position, problem.Message)
 		}
 	case err != nil:
@@ -127,15 +120,10 @@ func delayRoutingKey(key, delayText string, levels int64, resolutionText string)
 
 // argumentProblems collects one error per problem, each naming its argument.
 type argumentProblems struct {
-	err   *function.FuncError
-	about map[int64]bool
+	err *function.FuncError
 }
 
 func (p *argumentProblems) add(position int64, message string) {
-	if p.about == nil {
-		p.about = map[int64]bool{}
-	}
-	p.about[position] = true
 	p.err = function.ConcatFuncErrors(p.err, function.NewArgumentFuncError(position, message))
 }
 

@@ -222,6 +222,33 @@ func (v *specValidator) addErr(err *FieldError) {
 	}
 }
 
+// CheckKey reports what makes key unusable as the key of a routing key
+// (and of a route) whatever the set: a wildcard or an empty word. Its length
+// depends on the levels, which [EncodeKey] checks. Errors are
+// [ValidationErrors] about "key".
+func CheckKey(key string) error {
+	var errs ValidationErrors
+	for _, problem := range keyProblems(key) {
+		errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// keyProblems are CheckKey's findings; the empty key, every message's, has none.
+func keyProblems(key string) []string {
+	var problems []string
+	if strings.ContainsAny(key, "#*") {
+		problems = append(problems, fmt.Sprintf("must not contain '#' or '*': the set appends the delay digits to the key, and a wildcard would match the wrong messages; got %q", key))
+	}
+	if key != "" && (strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") || strings.Contains(key, "..")) {
+		problems = append(problems, fmt.Sprintf("must not start or end with '.' nor contain an empty word (\"..\"), got %q", key))
+	}
+	return problems
+}
+
 // nameCharacters describes the characters allowed in a set name.
 const nameCharacters = "ASCII letters, digits, '.', '_', '-' and ':'"
 
@@ -369,16 +396,10 @@ func (v *specValidator) routes(name string, routes []Route, levels int, levelsOK
 }
 
 func (v *specValidator) routeKey(route int, key string, levels int, levelsOK bool) {
-	if key == "" {
-		return // every message
+	for _, problem := range keyProblems(key) {
+		v.add("route.key", route, "%s", problem)
 	}
-	if strings.ContainsAny(key, "#*") {
-		v.add("route.key", route, "must not contain '#' or '*': the set appends the delay digits to the key, and a wildcard would match the wrong messages; got %q", key)
-	}
-	if strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") || strings.Contains(key, "..") {
-		v.add("route.key", route, "must not start or end with '.' nor contain an empty word (\"..\"), got %q", key)
-	}
-	if levelsOK {
+	if key != "" && levelsOK {
 		if longest := maxKeyLength(levels); len(key) > longest {
 			v.add("route.key", route, "must be at most %d bytes with %d levels: the routing key adds %d delay digits and must fit AMQP's %d bytes; got %d",
 				longest, levels, levels, MaxNameLength, len(key))

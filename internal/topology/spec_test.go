@@ -504,3 +504,33 @@ func TestValidateLevelLimitEveryResolution(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckKey(t *testing.T) {
+	for key, want := range map[string][]string{
+		"":          nil,
+		"orders.eu": nil,
+		"a.#":       {"must not contain '#' or '*'"},
+		"*":         {"must not contain '#' or '*'"},
+		".a":        {"must not start or end with '.'"},
+		"a..b":      {"empty word"},
+		"a.*.":      {"must not contain '#' or '*'", "must not start or end with '.'"},
+	} {
+		err := CheckKey(key)
+		var problems ValidationErrors
+		if want == nil {
+			if err != nil {
+				t.Errorf("CheckKey(%q) = %v, want nil", key, err)
+			}
+			continue
+		}
+		if !errors.As(err, &problems) || len(problems) != len(want) {
+			t.Errorf("CheckKey(%q) = %v, want %d problems", key, err, len(want))
+			continue
+		}
+		for i, problem := range problems {
+			if problem.Field != "key" || !strings.Contains(problem.Message, want[i]) {
+				t.Errorf("CheckKey(%q)[%d] = %s: %q, want key: …%s…", key, i, problem.Field, problem.Message, want[i])
+			}
+		}
+	}
+}
