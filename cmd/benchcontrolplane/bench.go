@@ -80,15 +80,15 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 	if b.admin, err = rabbithole.NewClient(cfg.Endpoint, cfg.Username, cfg.Password); err != nil {
 		return report{}, err
 	}
-	overview, err := b.admin.Overview()
-	if err != nil {
-		return report{}, fmt.Errorf("reading the broker's overview at %s: %w", cfg.Endpoint, err)
-	}
-	r.Broker = fmt.Sprintf("RabbitMQ %s (Erlang %s)", overview.RabbitMQVersion, overview.ErlangVersion)
 	if b.client, err = broker.New(broker.Config{Endpoint: cfg.Endpoint, Username: cfg.Username,
 		Password: cfg.Password, Timeout: time.Minute}); err != nil {
 		return report{}, err
 	}
+	node, err := b.client.Node(ctx)
+	if err != nil {
+		return report{}, fmt.Errorf("reading the broker's version at %s: %w", cfg.Endpoint, err)
+	}
+	r.Broker = fmt.Sprintf("RabbitMQ %s (Erlang %s)", node.RabbitMQVersion, node.ErlangVersion)
 	if r.Terraform, err = terraformVersion(ctx, cfg.Terraform); err != nil {
 		return report{}, err
 	}

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -27,34 +24,6 @@ func loadAverage() float64 {
 		return -1
 	}
 	return load
-}
-
-// brokerVersions asks the management API's /api/overview for the RabbitMQ
-// and Erlang versions.
-func brokerVersions(ctx context.Context, endpoint, username, password string) (rabbitmq, erlang string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(endpoint, "/")+"/api/overview", nil)
-	if err != nil {
-		return "", "", err
-	}
-	req.SetBasicAuth(username, password)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", "", fmt.Errorf("ask the broker's version: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return "", "", fmt.Errorf("ask the broker's version: GET /api/overview answered %s", resp.Status)
-	}
-	var overview struct {
-		RabbitMQ string `json:"rabbitmq_version"`
-		Erlang   string `json:"erlang_version"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&overview); err != nil {
-		return "", "", fmt.Errorf("read the broker's version: %w", err)
-	}
-	return overview.RabbitMQ, overview.Erlang, nil
 }
 
 // cpuSample is a reading of the CPU time the machine and the broker have
@@ -148,60 +117,4 @@ func parsePidStat(text string) (ticks uint64, ok bool) {
 		return 0, false
 	}
 	return utime + stime, true
-}
-
-// listeningPID finds the process on this machine that listens on TCP port,
-// through /proc/net/tcp{,6} and the sockets in /proc/<pid>/fd; 0 when none
-// is found (another machine's broker, or no permission to look).
-func listeningPID(port int) int {
-	inodes := map[string]bool{}
-	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		text, err := os.ReadFile(table)
-		if err != nil {
-			continue
-		}
-		for inode := range listeningInodes(string(text), port) {
-			inodes[inode] = true
-		}
-	}
-	if len(inodes) == 0 {
-		return 0
-	}
-	processes, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	for _, p := range processes {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil {
-			continue
-		}
-		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-			if inode, ok := strings.CutPrefix(target, "socket:["); err == nil && ok && inodes[strings.TrimSuffix(inode, "]")] {
-				return pid
-			}
-		}
-	}
-	return 0
-}
-
-// listeningInodes returns the socket inodes of a /proc/net/tcp table that
-// listen (state 0A) on port.
-func listeningInodes(table string, port int) map[string]bool {
-	inodes := map[string]bool{}
-	wantPort := fmt.Sprintf(":%04X", port)
-	for line := range strings.Lines(table) {
-		fields := strings.Fields(line)
-		// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-		if len(fields) < 10 || fields[3] != "0A" || !strings.HasSuffix(fields[1], wantPort) {
-			continue
-		}
-		inodes[fields[9]] = true
-	}
-	return inodes
 }

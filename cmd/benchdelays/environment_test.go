@@ -1,8 +1,6 @@
 package main
 
 import (
-	"net"
-	"os"
 	"testing"
 )
 
@@ -44,36 +42,17 @@ func TestCPUUse(t *testing.T) {
 	}
 }
 
-func TestListeningInodes(t *testing.T) {
+func TestIsLocal(t *testing.T) {
 	t.Parallel()
-	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-   0: 0100007F:1628 00000000:0000 0A 00000000:00000000 00:00000000 00000000   108        0 41234 1 0000000000000000 100 0 0 10 0
-   1: 0100007F:1628 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000   108        0 55555 1 0000000000000000 20 4 30 10 -1
-   2: 0100007F:3D3C 00000000:0000 0A 00000000:00000000 00:00000000 00000000   108        0 41235 1 0000000000000000 100 0 0 10 0
-`
-	got := listeningInodes(table, 5672)
-	if len(got) != 1 || !got["41234"] {
-		t.Errorf("listeningInodes(5672) = %v, want only 41234 (not the established connection, nor port 15676)", got)
-	}
-}
-
-// TestListeningPIDFindsThisProcess listens on a port and looks itself up.
-func TestListeningPIDFindsThisProcess(t *testing.T) {
-	t.Parallel()
-	if _, err := os.Stat("/proc/net/tcp"); err != nil {
-		t.Skip("no /proc/net/tcp on this system")
-	}
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = listener.Close() }()
-	addr, ok := listener.Addr().(*net.TCPAddr)
-	if !ok {
-		t.Fatalf("a TCP listener's address is a %T", listener.Addr())
-	}
-	port := addr.Port
-	if got := listeningPID(port); got != os.Getpid() {
-		t.Errorf("listeningPID(%d) = %d, want this process, %d", port, got, os.Getpid())
+	for url, want := range map[string]bool{
+		"amqp://guest:guest@127.0.0.1:5672/": true,
+		"amqp://localhost/":                  true,
+		"amqps://[::1]:5671/":                true,
+		"amqp://rabbit.example.com/":         false,
+		"::not a url":                        false,
+	} {
+		if got := isLocal(url); got != want {
+			t.Errorf("isLocal(%q) = %t, want %t", url, got, want)
+		}
 	}
 }

@@ -27,7 +27,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
@@ -74,9 +73,11 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		return 2, err
 	}
 	env := environment{Date: time.Now().UTC(), Command: command, Machine: machine.Describe()}
-	if env.RabbitMQ, env.Erlang, err = brokerVersions(ctx, cfg.Endpoint, cfg.Username, cfg.Password); err != nil {
-		return 2, err
+	node, err := client.Node(ctx)
+	if err != nil {
+		return 2, fmt.Errorf("ask the broker's version: %w", err)
 	}
+	env.RabbitMQ, env.Erlang = node.RabbitMQVersion, node.ErlangVersion
 	publishConn, err := messaging.Dial(cfg.URL, 10*time.Second)
 	if err != nil {
 		return 2, err
@@ -88,7 +89,9 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	}
 	defer func() { _ = consumeConn.Close() }()
 
-	env.BrokerPID = localBrokerPID(cfg.URL)
+	if isLocal(cfg.URL) {
+		env.BrokerPID = node.OSPID
+	}
 	if env.BrokerPID != 0 {
 		// The broker's own background work, to tell it from the trials'.
 		const idleWindow = 5 * time.Second
@@ -187,26 +190,18 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	return exitCode(rep), nil
 }
 
-// localBrokerPID is the process listening on the AMQP URL's port when the
-// URL names this machine, or 0.
-func localBrokerPID(amqpURL string) int {
+// isLocal tells whether the AMQP URL names this machine, where the broker's
+// process, and so its CPU time, can be seen.
+func isLocal(amqpURL string) bool {
 	u, err := url.Parse(amqpURL)
 	if err != nil {
-		return 0
+		return false
 	}
 	switch u.Hostname() {
 	case "127.0.0.1", "localhost", "::1":
-	default:
-		return 0
+		return true
 	}
-	port := 5672
-	if u.Scheme == "amqps" {
-		port = 5671
-	}
-	if p, err := strconv.Atoi(u.Port()); err == nil {
-		port = p
-	}
-	return listeningPID(port)
+	return false
 }
 
 // stepOf is what a search records of a trial.

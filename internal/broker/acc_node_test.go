@@ -1,0 +1,25 @@
+package broker_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestAccNode checks the node's versions and that its OS process id is the
+// broker's: the Erlang VM, beam.smp, on this machine.
+func TestAccNode(t *testing.T) {
+	client := accClient(t)
+	node, err := client.Node(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.Name == "" || node.RabbitMQVersion == "" || node.ErlangVersion == "" {
+		t.Errorf("Node() = %+v, want a name and versions", node)
+	}
+	command, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", node.OSPID))
+	if err != nil || !strings.HasPrefix(string(command), "beam") {
+		t.Errorf("Node().OSPID = %d runs %q (%v), want the broker's beam.smp", node.OSPID, command, err)
+	}
+}
