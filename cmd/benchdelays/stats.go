@@ -48,16 +48,16 @@ type hopStats struct {
 // key is not one of the set's, or says another delay than the message asked
 // for, rounded up to ticks.
 func hopsOf(a messaging.Arrival, levels int, resolution time.Duration) (int, error) {
-	_, delay, err := topology.DecodeKey(a.RoutingKey, levels, resolution)
+	key, delay, err := topology.DecodeKey(a.RoutingKey, levels, resolution)
 	if err != nil {
 		return 0, err
 	}
-	ticks := int64((a.Message.Delay + resolution - 1) / resolution)
-	if delay != time.Duration(ticks)*resolution {
+	// The key the publisher wrote for the delay asked, rounded by the encoder.
+	if want, err := topology.EncodeKey(key, a.Message.Delay, levels, resolution); err != nil || want != a.RoutingKey {
 		return 0, fmt.Errorf("message %s asked for %s and arrived with routing key %q, which says %s",
 			a.Message.ID, a.Message.Delay, a.RoutingKey, delay)
 	}
-	return bits.OnesCount64(uint64(ticks)), nil
+	return bits.OnesCount64(uint64(delay / resolution)), nil
 }
 
 // observations are what one trial saw, for measure to count.
