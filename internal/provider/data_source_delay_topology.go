@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -156,21 +155,9 @@ func (d *DelayTopologyDataSource) Read(ctx context.Context, req datasource.ReadR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resolved, err := topology.Resolve(spec)
-	var problems topology.ValidationErrors
-	if errors.As(err, &problems) {
-		for _, problem := range problems {
-			resp.Diagnostics.AddAttributeError(fieldPath(problem), "Invalid Delay Topology", problem.Error())
-		}
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid Delay Topology", err.Error())
-		return
-	}
-	planned, err := topology.Plan(resolved)
-	if err != nil {
-		resp.Diagnostics.AddError("Cannot Plan the Delay Topology", err.Error())
+	resolved, planned, diags := resolveAndPlan(spec, "Invalid Delay Topology")
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	definitions, err := topology.DefinitionsJSON(planned)

@@ -284,19 +284,41 @@ func (r *DelayQueueSetResource) ValidateConfig(ctx context.Context, req resource
 	if diags.HasError() {
 		return
 	}
-	err := topology.Validate(spec)
+	resp.Diagnostics.Append(problemDiagnostics(topology.Validate(spec), "Invalid Delay Queue Set", func(problem *topology.FieldError) bool {
+		// Judged once the value is known.
+		return unknown[problem.Field] || unknown[routeField(problem.Route, problem.Field)] ||
+			(sizeFields[problem.Field] && (unknown["levels"] || unknown["max_delay"] || unknown["resolution"]))
+	})...)
+}
+
+// problemDiagnostics turns the planner's refusal into one attribute error per
+// problem, but those skip leaves out (skip may be nil).
+func problemDiagnostics(err error, summary string, skip func(*topology.FieldError) bool) diag.Diagnostics {
+	var diags diag.Diagnostics
 	var problems topology.ValidationErrors
-	if errors.As(err, &problems) {
-		for _, problem := range problems {
-			if unknown[problem.Field] || unknown[routeField(problem.Route, problem.Field)] ||
-				(sizeFields[problem.Field] && (unknown["levels"] || unknown["max_delay"] || unknown["resolution"])) {
-				continue // judged once the value is known
-			}
-			resp.Diagnostics.AddAttributeError(fieldPath(problem), "Invalid Delay Queue Set", problem.Error())
+	if !errors.As(err, &problems) {
+		if err != nil {
+			diags.AddError(summary, err.Error())
 		}
-	} else if err != nil {
-		resp.Diagnostics.AddError("Invalid Delay Queue Set", err.Error())
+		return diags
 	}
+	for _, problem := range problems {
+		if skip == nil || !skip(problem) {
+			diags.AddAttributeError(fieldPath(problem), summary, problem.Error())
+		}
+	}
+	return diags
+}
+
+// resolveAndPlan resolves a spec and plans it, reporting a refused spec per
+// attribute under summary.
+func resolveAndPlan(spec topology.Spec, summary string) (topology.Spec, topology.Topology, diag.Diagnostics) {
+	resolved, err := topology.Resolve(spec)
+	if err != nil {
+		return spec, topology.Topology{}, problemDiagnostics(err, summary, nil)
+	}
+	desired, err := topology.Plan(resolved)
+	return resolved, desired, problemDiagnostics(err, summary, nil)
 }
 
 // sizeFields are the attributes the planner judges together: the number of
@@ -322,14 +344,9 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if diags.HasError() || len(unknown) > 0 {
 		return // ValidateConfig reports the errors; unknown values leave the computed ones unknown
 	}
-	resolved, err := topology.Resolve(spec)
-	if err != nil {
+	resolved, desired, diags := resolveAndPlan(spec, "Invalid Delay Queue Set")
+	if diags.HasError() {
 		return // ValidateConfig has reported it
-	}
-	desired, err := topology.Plan(resolved)
-	if err != nil {
-		resp.Diagnostics.AddError("Cannot Plan the Delay Queue Set", err.Error())
-		return
 	}
 	setDerived(&plan, resolved)
 	resp.Diagnostics.Append(setObjects(ctx, &plan, desired)...)
@@ -664,25 +681,14 @@ func fieldPath(problem *topology.FieldError) path.Path {
 
 // planOf resolves a model that is fully known (a plan or a state) and plans it.
 func planOf(m delayQueueSetModel) (topology.Spec, topology.Topology, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	spec, _, d := specFromModel(m)
-	diags.Append(d...)
+	spec, _, diags := specFromModel(m)
 	if diags.HasError() {
 		return spec, topology.Topology{}, diags
 	}
 	if !m.MaxDelay.IsNull() && !m.Levels.IsNull() {
 		spec.MaxDelay = 0 // levels already derived from it
 	}
-	resolved, err := topology.Resolve(spec)
-	if err != nil {
-		diags.AddError("Invalid Delay Queue Set", err.Error())
-		return spec, topology.Topology{}, diags
-	}
-	desired, err := topology.Plan(resolved)
-	if err != nil {
-		diags.AddError("Cannot Plan the Delay Queue Set", err.Error())
-	}
-	return resolved, desired, diags
+	return resolveAndPlan(spec, "Invalid Delay Queue Set")
 }
 
 // setDerived fills the values the planner derives from a resolved spec.
