@@ -28,18 +28,9 @@ type ApplyOptions struct {
 
 // Apply makes changes in vhost, in order. Consecutive changes of the same
 // kind run concurrently, up to eight at a time: topology.Diff orders changes
-// so that a change depends only on changes of an earlier kind. After a batch
+// so that a change depends only on changes of earlier runs. After a batch
 // with failures Apply stops and returns every failure of it, in change
 // order, each a *ChangeError naming its object.
-//
-// One change moves: when the changes delete both a set's parking lot (the
-// <name>.unroutable queue) and the binding into it from the exchange of the
-// same name, that binding's deletion and the parking lot's move to the end
-// of the run of queue deletions: the other queues go first. While they are
-// checked and deleted, a message that expires out of a level queue reaches
-// a done exchange that has lost its bindings, and the alternate exchange
-// still parks it instead of dropping it; the parking lot then holds it, so
-// it is not deleted without force.
 //
 // Exchanges and queues are declared durable and not auto-delete, with the
 // arguments of their typed fields (x-message-ttl as a JSON integer, which
@@ -52,7 +43,6 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 	ctx, report := c.observe(ctx, "apply", map[string]any{"vhost": vhost, "changes": len(changes)})
 	defer func() { report(err) }()
 
-	changes = parkingLotLast(changes)
 	for start := 0; start < len(changes); {
 		end := start + 1
 		for end < len(changes) && changes[end].Kind == changes[start].Kind {
@@ -93,65 +83,6 @@ func (c *Client) DeleteSet(ctx context.Context, vhost, name string, opts ApplyOp
 		return err
 	}
 	return c.Apply(ctx, vhost, topology.Diff(topology.Topology{VHost: vhost}, actual), opts)
-}
-
-// parkingLotLast returns changes with every deletion of a parking-lot
-// binding whose queue the changes also delete moved, with that queue's
-// deletion, to the end of the run of queue deletions holding it. Nothing
-// else moves; a queue's bindings are still deleted before it.
-func parkingLotLast(changes []topology.Change) []topology.Change {
-	firstDeletion := map[string]int{} // queue name → index of its first DeleteQueue
-	for i, c := range changes {
-		if c.Kind == topology.DeleteQueue && c.Queue != nil {
-			if _, seen := firstDeletion[c.Queue.Name]; !seen {
-				firstDeletion[c.Queue.Name] = i
-			}
-		}
-	}
-	moved := map[int]bool{}
-	bindingsOf := map[int][]topology.Change{} // queue deletion's index → the bindings deleted just before it
-	queuesAfter := map[int][]int{}            // end of a run of queue deletions → queue deletions moved after it
-	for i, c := range changes {
-		if c.Kind != topology.DeleteBinding || c.Binding == nil || !isParkingLotBinding(*c.Binding) {
-			continue
-		}
-		queue, ok := firstDeletion[c.Binding.Destination]
-		if !ok || queue < i {
-			continue
-		}
-		moved[i] = true
-		if !moved[queue] {
-			moved[queue] = true
-			end := queue
-			for end+1 < len(changes) && changes[end+1].Kind == topology.DeleteQueue {
-				end++
-			}
-			queuesAfter[end] = append(queuesAfter[end], queue)
-		}
-		bindingsOf[queue] = append(bindingsOf[queue], c)
-	}
-	if len(moved) == 0 {
-		return changes
-	}
-	reordered := make([]topology.Change, 0, len(changes))
-	for i, c := range changes {
-		if !moved[i] {
-			reordered = append(reordered, c)
-		}
-		for _, queue := range queuesAfter[i] {
-			reordered = append(reordered, bindingsOf[queue]...)
-			reordered = append(reordered, changes[queue])
-		}
-	}
-	return reordered
-}
-
-// isParkingLotBinding tells whether b binds a set's unroutable exchange to
-// the queue of the same name.
-func isParkingLotBinding(b topology.Binding) bool {
-	suffix := topology.Names("").Unroutable()
-	return destinationType(b) == topology.DestinationQueue && b.Source == b.Destination &&
-		strings.HasSuffix(b.Source, suffix) && len(b.Source) > len(suffix)
 }
 
 func (c *Client) applyChange(ctx context.Context, vhost string, change topology.Change, opts ApplyOptions) error {

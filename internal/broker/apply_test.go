@@ -225,9 +225,10 @@ func newOrderBroker(t *testing.T, plan topology.Topology) *orderBroker {
 	return f
 }
 
-// TestApplyDeletesTheParkingLotLast checks that a destroy keeps the binding
-// into <name>.unroutable until every other queue is gone: a message that
-// expires out of a level queue meanwhile is parked, not dropped.
+// TestApplyDeletesTheParkingLotLast checks that a destroy, as Diff orders it
+// and Apply runs it in batches, keeps the binding into <name>.unroutable
+// until every other queue is gone: a message that expires out of a level
+// queue meanwhile is parked, not dropped.
 func TestApplyDeletesTheParkingLotLast(t *testing.T) {
 	t.Parallel()
 	plan, err := topology.Plan(topology.Spec{Name: "d", VHost: "/", Levels: 3, Resolution: time.Second, QueueType: topology.QueueTypeClassic})
@@ -284,22 +285,5 @@ func TestApplyDeletesTheParkingLotLast(t *testing.T) {
 			}
 		}
 		t.Logf("deletions in order:\n%s", strings.Join(fake.deletions, "\n"))
-	})
-
-	t.Run("a parking-lot binding whose queue stays moves not", func(t *testing.T) {
-		t.Parallel()
-		fake, client := newOrderClient(t, plan)
-		level0 := topology.Queue{Name: names.Level(0)}
-		changes := []topology.Change{
-			{Kind: topology.DeleteBinding, Binding: &topology.Binding{Source: names.Unroutable(), Destination: names.Unroutable(), DestinationType: topology.DestinationQueue}},
-			{Kind: topology.DeleteQueue, Queue: &level0},
-		}
-		if err := client.Apply(t.Context(), "/", changes, broker.ApplyOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		want := []string{parkingBinding, levelQueues[0]}
-		if diff := gocmp.Diff(want, fake.deletions); diff != "" {
-			t.Errorf("deletions (-want +got):\n%s", diff)
-		}
 	})
 }

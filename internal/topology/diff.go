@@ -15,7 +15,12 @@ import (
 //  2. create the queues it lacks;
 //  3. create the bindings it lacks, so that new paths exist before old ones go;
 //  4. delete the bindings desired does not have;
-//  5. delete the queues desired does not have, each with its own change;
+//  5. delete the queues desired does not have, each with its own change —
+//     but a parking lot (a set's <name>.unroutable queue) goes last, its
+//     binding from the exchange of the same name deleted just before it, not
+//     in step 4: while the other queues are checked and deleted, a message
+//     that expires out of a level queue reaches a done exchange without
+//     bindings, and the alternate exchange still parks it;
 //  6. delete the exchanges desired does not have;
 //  7. last, replace every object whose type or arguments differ (the broker
 //     cannot change them in place): delete it, create it again, then create
@@ -93,16 +98,34 @@ func Diff(desired, actual Topology) []Change {
 		}
 	}
 
+	deletedQueue := func(name string) bool {
+		_, had := have.queueByName[name]
+		_, wanted := want.queueByName[name]
+		return had && !wanted
+	}
+	parkingBindings := map[string][]Change{} // parking lot → deletions of its bindings, held back
 	for _, b := range have.bindings {
 		if !want.hasBinding[b] {
-			changes = append(changes, Change{Kind: DeleteBinding, Binding: &b, Reason: unwantedBindingReason(b, want)})
+			change := Change{Kind: DeleteBinding, Binding: &b, Reason: unwantedBindingReason(b, want)}
+			if isParkingLotBinding(b) && deletedQueue(b.Destination) {
+				parkingBindings[b.Destination] = append(parkingBindings[b.Destination], change)
+				continue
+			}
+			changes = append(changes, change)
 		}
 	}
+	var parkingLots []Change
 	for _, q := range have.queues {
 		if _, ok := want.queueByName[q.Name]; !ok {
-			changes = append(changes, Change{Kind: DeleteQueue, Queue: &q, Reason: unwantedReason(q.Name)})
+			change := Change{Kind: DeleteQueue, Queue: &q, Reason: unwantedReason(q.Name)}
+			if bindings, ok := parkingBindings[q.Name]; ok {
+				parkingLots = append(parkingLots, append(bindings, change)...)
+				continue
+			}
+			changes = append(changes, change)
 		}
 	}
+	changes = append(changes, parkingLots...)
 	for _, e := range have.exchanges {
 		if _, ok := want.exchangeByName[e.Name]; !ok {
 			changes = append(changes, Change{Kind: DeleteExchange, Exchange: &e, Reason: unwantedReason(e.Name)})
@@ -131,6 +154,14 @@ func Diff(desired, actual Topology) []Change {
 		}
 	}
 	return changes
+}
+
+// isParkingLotBinding tells whether b binds a set's unroutable exchange to
+// the queue of the same name.
+func isParkingLotBinding(b Binding) bool {
+	suffix := Names("").Unroutable()
+	return b.DestinationType == DestinationQueue && b.Source == b.Destination &&
+		strings.HasSuffix(b.Source, suffix) && len(b.Source) > len(suffix)
 }
 
 // topologyIndex holds a topology's objects once each, in their first order,

@@ -648,3 +648,50 @@ func TestDiffIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffDeletesTheParkingLotLast checks the order of a destroy: every
+// binding but the parking lot's, then the level queues, then the parking
+// lot's binding and queue, then the exchanges; and that a parking-lot
+// binding whose queue stays is deleted with the other bindings.
+func TestDiffDeletesTheParkingLotLast(t *testing.T) {
+	plan, err := Plan(Spec{Name: "d", VHost: "/", Levels: 3, Resolution: time.Second, QueueType: QueueTypeClassic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := Names("d")
+	parking := Binding{Source: names.Unroutable(), Destination: names.Unroutable(), DestinationType: DestinationQueue}
+
+	var order []string
+	for _, c := range Diff(Topology{VHost: "/"}, plan) {
+		switch {
+		case c.Kind == DeleteBinding && *c.Binding == parking:
+			order = append(order, "parking binding")
+		case c.Kind == DeleteBinding:
+			if len(order) == 0 || order[len(order)-1] != "bindings" {
+				order = append(order, "bindings")
+			}
+		case c.Kind == DeleteQueue && c.Queue.Name == names.Unroutable():
+			order = append(order, "parking lot")
+		case c.Kind == DeleteQueue:
+			if order[len(order)-1] != "level queues" {
+				order = append(order, "level queues")
+			}
+		case c.Kind == DeleteExchange:
+			if order[len(order)-1] != "exchanges" {
+				order = append(order, "exchanges")
+			}
+		}
+	}
+	want := []string{"bindings", "level queues", "parking binding", "parking lot", "exchanges"}
+	if !slices.Equal(order, want) {
+		t.Errorf("destroy order = %q, want %q", order, want)
+	}
+
+	// Shrinking the set keeps the parking lot: its binding, unwanted here, goes with the others.
+	kept := plan
+	kept.Bindings = slices.DeleteFunc(slices.Clone(plan.Bindings), func(b Binding) bool { return b == parking })
+	changes := Diff(kept, plan)
+	if len(changes) != 1 || changes[0].Kind != DeleteBinding || *changes[0].Binding != parking {
+		t.Errorf("Diff without the parking binding = %+v, want only its deletion", changes)
+	}
+}
