@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 )
@@ -19,7 +20,8 @@ type NodeInfo struct {
 	OSPID int
 }
 
-// Node describes the node that answers the management API, in two requests.
+// Node describes the node that answers the management API, in two requests
+// (more, half a second apart, while a node just started has no statistics).
 func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
 	var overview *rabbithole.Overview
 	err := c.viaRabbitHole(ctx, http.MethodGet, apiPath("overview"), func() (err error) {
@@ -30,13 +32,29 @@ func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
 		return NodeInfo{}, err
 	}
 	info := NodeInfo{Name: overview.Node, RabbitMQVersion: overview.RabbitMQVersion, ErlangVersion: overview.ErlangVersion}
-	var node *rabbithole.NodeInfo
-	err = c.viaRabbitHole(ctx, http.MethodGet, apiPath("nodes", overview.Node), func() (err error) {
-		node, err = c.rabbit.GetNode(overview.Node)
-		return err
-	})
-	if err == nil {
-		info.OSPID, _ = strconv.Atoi(string(node.OsPid))
+	// A node's details come from its first statistics, some seconds after it
+	// starts: until then os_pid is absent.
+	deadline := time.Now().Add(nodeStatisticsWait)
+	for {
+		var node *rabbithole.NodeInfo
+		err = c.viaRabbitHole(ctx, http.MethodGet, apiPath("nodes", overview.Node), func() (err error) {
+			node, err = c.rabbit.GetNode(overview.Node)
+			return err
+		})
+		if err != nil {
+			return info, nil // not allowed to see nodes: no process id
+		}
+		if info.OSPID, _ = strconv.Atoi(string(node.OsPid)); info.OSPID != 0 || time.Now().After(deadline) {
+			return info, nil
+		}
+		select {
+		case <-ctx.Done():
+			return info, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
-	return info, nil
 }
+
+// nodeStatisticsWait bounds how long Node waits for a freshly started
+// node's first statistics: three default statistics intervals.
+const nodeStatisticsWait = 15 * time.Second
