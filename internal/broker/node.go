@@ -36,15 +36,8 @@ func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
 	// starts: until then os_pid is absent.
 	deadline := time.Now().Add(nodeStatisticsWait)
 	for {
-		var node *rabbithole.NodeInfo
-		err = c.viaRabbitHole(ctx, http.MethodGet, apiPath("nodes", overview.Node), func() (err error) {
-			node, err = c.rabbit.GetNode(overview.Node)
-			return err
-		})
-		if err != nil {
-			return info, nil // not allowed to see nodes: no process id
-		}
-		if info.OSPID, _ = strconv.Atoi(string(node.OsPid)); info.OSPID != 0 || time.Now().After(deadline) {
+		pid, visible := c.nodeOSPID(ctx, overview.Node)
+		if info.OSPID = pid; pid != 0 || !visible || time.Now().After(deadline) {
 			return info, nil
 		}
 		select {
@@ -53,6 +46,21 @@ func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// nodeOSPID is the node's os_pid, 0 while it has no statistics yet; visible
+// is false when the user may not see nodes.
+func (c *Client) nodeOSPID(ctx context.Context, name string) (pid int, visible bool) {
+	var node *rabbithole.NodeInfo
+	err := c.viaRabbitHole(ctx, http.MethodGet, apiPath("nodes", name), func() (err error) {
+		node, err = c.rabbit.GetNode(name)
+		return err
+	})
+	if err != nil {
+		return 0, false
+	}
+	pid, _ = strconv.Atoi(string(node.OsPid))
+	return pid, true
 }
 
 // nodeStatisticsWait bounds how long Node waits for a freshly started
