@@ -58,7 +58,9 @@ func TestMain(m *testing.M) {
 	var run runInfo
 	if markdown != "" {
 		if !filepath.IsAbs(markdown) {
-			markdown = filepath.Join(repositoryRoot, markdown)
+			if abs, err := filepath.Abs(filepath.Join(repositoryRoot, markdown)); err == nil {
+				markdown = abs
+			}
 		}
 		run = collectRunInfo()
 	}

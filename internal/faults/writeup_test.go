@@ -32,7 +32,8 @@ const brokerDefaultConfirmTimeout = 180 * time.Second
 // what the scenarios do and what this run's figures show, the broker
 // settings that follow, and the time of each phase. The prose is fixed
 // but for its numbers, which come from the run or from the tests'
-// settings; sections of tests that did not run are left out. ok is false
+// settings; sections of tests that did not run, and the recommendations
+// when no scenario with messages ran, are left out. ok is false
 // when no fault test ran.
 func (r *reportTables) markdown(run runInfo) (text string, ok bool) {
 	r.mu.Lock()
@@ -69,7 +70,9 @@ func (r *reportTables) markdown(run runInfo) (text string, ok bool) {
 	if slices.Contains(r.tests, tlsTest) {
 		w.tlsSection()
 	}
-	w.recommendations()
+	if len(r.rows) > 0 {
+		w.recommendations()
+	}
 	w.reproducing(r.phases)
 	return b.String(), true
 }
@@ -421,7 +424,7 @@ func TestMarkdownOfPartRun(t *testing.T) {
 			t.Errorf("the write-up lacks %q", want)
 		}
 	}
-	for _, unwanted := range []string{"## The fault table", "**Broker restart.**", "**Node loss.**", "at-most-once**"} {
+	for _, unwanted := range []string{"## The fault table", "**Broker restart.**", "**Node loss.**", "at-most-once**", "## Recommended broker configuration"} {
 		if strings.Contains(got, unwanted) {
 			t.Errorf("the write-up of the TLS test alone says %q", unwanted)
 		}
