@@ -53,12 +53,13 @@ type createPaths struct {
 }
 
 type report struct {
-	Machine, Broker, Terraform string
-	UnrelatedQueues            int
-	UnrelatedBindings          int
-	Plans                      int
-	Sets                       []setResult
-	CreatePaths                []createPaths
+	// Provenance names the commit, the machine, the broker and Terraform.
+	Provenance        machine.Provenance
+	UnrelatedQueues   int
+	UnrelatedBindings int
+	Plans             int
+	Sets              []setResult
+	CreatePaths       []createPaths
 }
 
 // bench holds what the measurements share.
@@ -74,7 +75,7 @@ type bench struct {
 
 func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err error) {
 	b := &bench{cfg: cfg, progress: progress{w: log, started: time.Now()}}
-	r := report{Machine: machine.Describe(), UnrelatedQueues: cfg.UnrelatedQueues,
+	r := report{Provenance: machine.Collect(ctx, moduleRoot(ctx)), UnrelatedQueues: cfg.UnrelatedQueues,
 		UnrelatedBindings: cfg.UnrelatedBindings, Plans: cfg.Plans}
 
 	if b.admin, err = rabbithole.NewClient(cfg.Endpoint, cfg.Username, cfg.Password); err != nil {
@@ -88,11 +89,11 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 	if err != nil {
 		return report{}, fmt.Errorf("reading the broker's version at %s: %w", cfg.Endpoint, err)
 	}
-	r.Broker = fmt.Sprintf("RabbitMQ %s (Erlang %s)", node.RabbitMQVersion, node.ErlangVersion)
-	if r.Terraform, err = terraformVersion(ctx, cfg.Terraform); err != nil {
+	r.Provenance.RabbitMQ, r.Provenance.Erlang = node.RabbitMQVersion, node.ErlangVersion
+	if r.Provenance.Terraform, err = machine.TerraformVersion(ctx, cfg.Terraform); err != nil {
 		return report{}, err
 	}
-	b.progress.step("%s; %s; %s", r.Machine, r.Broker, r.Terraform)
+	b.progress.step("%s", strings.TrimSpace(r.Provenance.Markdown()))
 
 	if b.workdir, err = os.MkdirTemp("", "benchcontrolplane-"); err != nil {
 		return report{}, err
@@ -174,17 +175,6 @@ func moduleRoot(ctx context.Context) string {
 		return "."
 	}
 	return filepath.Dir(strings.TrimSpace(string(out)))
-}
-
-func terraformVersion(ctx context.Context, terraform string) (string, error) {
-	cmd := exec.CommandContext(ctx, terraform, "version")
-	cmd.Env = append(cleanEnv(os.Environ()), "CHECKPOINT_DISABLE=1")
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("running %s version: %w", terraform, err)
-	}
-	first, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimSpace(first), nil
 }
 
 // createVHost creates the benchmark's vhost afresh, with the route queue.

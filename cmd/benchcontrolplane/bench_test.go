@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -52,7 +53,8 @@ func TestUnrelatedObjects(t *testing.T) {
 
 func TestReportMarkdown(t *testing.T) {
 	r := report{
-		Machine: "2 CPUs", Broker: "RabbitMQ 3.10.8", Terraform: "Terraform v1.11.4",
+		Provenance: machine.Provenance{Commit: "5dae7b0abcde", Date: time.Date(2026, 11, 24, 1, 8, 0, 0, time.UTC), CPUs: 2,
+			OS: "linux", Arch: "amd64", Go: "go1.26.8", RabbitMQ: "3.10.8", Erlang: "25.2.3", Terraform: "1.11.4"},
 		UnrelatedQueues: 5000, UnrelatedBindings: 20000, Plans: 3,
 		Sets: []setResult{
 			{Levels: 8, Objects: 67, Create: measurement{69, 500 * time.Millisecond}, Plan: measurement{13, 320 * time.Millisecond}, Destroy: measurement{120, 600 * time.Millisecond}},
@@ -62,6 +64,7 @@ func TestReportMarkdown(t *testing.T) {
 	}
 	got := r.Markdown()
 	for _, want := range []string{
+		"Measured at commit 5dae7b0abcde on 2026-11-24 01:08 UTC. Machine: 2 CPUs, linux/amd64. Software: go1.26.8, RabbitMQ 3.10.8 (Erlang 25.2.3), Terraform 1.11.4.\n",
 		"5,000 unrelated queues and 20,000 unrelated bindings",
 		"| empty | 8 | 67 | 69 | 0.50 s | 13 (N + 5) | 0.32 s | 120 | 0.60 s |",
 		"| busy | 8 | 67 | 69 | 0.51 s | 13 (N + 5) | 0.33 s | 120 | 0.61 s |",

@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// Markdown renders the report: the machine, then a table per question.
+// Markdown renders the report: its provenance, then a table per question.
 func (r report) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured by `make bench-control-plane` on %s, against %s, with %s and the provider built from this checkout.\n",
-		r.Machine, r.Broker, r.Terraform)
+	b.WriteString(r.Provenance.Markdown())
+	b.WriteString("Written by `cmd/benchcontrolplane` (`make bench-control-plane`), with the provider built from that checkout.\n")
 	fmt.Fprintf(&b, "The busy vhost also holds %s unrelated queues and %s unrelated bindings. Requests are counted by a proxy in front of the\n",
 		thousands(r.UnrelatedQueues), thousands(r.UnrelatedBindings))
 	fmt.Fprintf(&b, "management API; wall time is the whole terraform command, process start included (plan: the median of %d).\n\n", r.Plans)

@@ -72,12 +72,12 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	if err != nil {
 		return 2, err
 	}
-	env := environment{Date: time.Now().UTC(), Command: command, Machine: machine.Describe()}
+	env := environment{Provenance: machine.Collect(ctx, ""), Command: command}
 	node, err := client.Node(ctx)
 	if err != nil {
 		return 2, fmt.Errorf("ask the broker's version: %w", err)
 	}
-	env.RabbitMQ, env.Erlang = node.RabbitMQVersion, node.ErlangVersion
+	env.Provenance.RabbitMQ, env.Provenance.Erlang = node.RabbitMQVersion, node.ErlangVersion
 	publishConn, err := messaging.Dial(cfg.URL, 10*time.Second)
 	if err != nil {
 		return 2, err
@@ -118,8 +118,8 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	for _, v := range cfg.Variants {
 		rep.Settings.Variants = append(rep.Settings.Variants, v.Name)
 	}
-	fmt.Fprintf(stderr, "benchdelays: RabbitMQ %s (pid %d), sets %s.*, N=%d R=%s, %s msg/s for %s\n",
-		env.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, formatRate(cfg.Rate), cfg.Duration)
+	fmt.Fprintf(stderr, "benchdelays: commit %s, RabbitMQ %s (pid %d), sets %s.*, N=%d R=%s, %s msg/s for %s\n",
+		env.Provenance.Revision(), env.Provenance.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, formatRate(cfg.Rate), cfg.Duration)
 
 	kinds := []bool{false}
 	if cfg.BaselineDelay > 0 {

@@ -19,9 +19,8 @@ func markdown(r report, svgName string) string {
 	var b strings.Builder
 	s, e := r.Settings, r.Environment
 	b.WriteString("# Data-path benchmark: delayed messages through a real broker\n\n")
-	fmt.Fprintf(&b, "RabbitMQ %s (Erlang %s) on the same machine as this program: %s; %s.\n",
-		orUnknown(e.RabbitMQ), orUnknown(e.Erlang), orUnknown(e.Machine), e.Date.UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&b, "Command: `%s`; `make bench-delays` runs `benchdelays -out benchmarks $BENCH_DELAYS_ARGS`.\n\n", e.Command)
+	b.WriteString(e.Provenance.Markdown())
+	fmt.Fprintf(&b, "Command: `%s`; `make bench-delays` runs `benchdelays -out benchmarks $BENCH_DELAYS_ARGS`. %s\n\n", e.Command, brokerWhere(e))
 
 	fmt.Fprintf(&b, "Each set has N = %d levels at R = %s, so delays from 0 to %s. Every message is persistent, published with confirms "+
 		"at a paced rate (a %s ticker sending what the schedule says is due, confirms collected asynchronously), asks for a whole number "+
@@ -342,6 +341,15 @@ func brokerIdle(e environment) string {
 		return "the broker is not on this machine, so unknown"
 	}
 	return fmt.Sprintf("%.0f %% of a CPU when idle before the first trial", e.BrokerIdleCPU)
+}
+
+// brokerWhere says whether the broker ran beside this program, where its
+// CPU time could be read.
+func brokerWhere(e environment) string {
+	if e.BrokerPID == 0 {
+		return "The broker's process was not on this machine, or not visible to this program."
+	}
+	return fmt.Sprintf("The broker ran on the same machine as this program (process %d).", e.BrokerPID)
 }
 
 func orUnknown(s string) string {

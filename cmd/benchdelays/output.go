@@ -15,7 +15,8 @@ const (
 )
 
 // renderFromJSON writes the Markdown and the plot of the report in jsonPath into
-// dir, so the text can change without measuring again.
+// dir, so the text can change without measuring again. The provenance is the
+// one stored with the figures.
 func renderFromJSON(jsonPath, dir string) error {
 	data, err := os.ReadFile(jsonPath)
 	if err != nil {
@@ -24,6 +25,10 @@ func renderFromJSON(jsonPath, dir string) error {
 	var r report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return fmt.Errorf("%s: %w", jsonPath, err)
+	}
+	// The report names the run's commit and machine, not the renderer's.
+	if r.Environment.Provenance.Commit == "" {
+		return fmt.Errorf("%s has no provenance (an older benchdelays wrote it): measure again to get a report that names its commit", jsonPath)
 	}
 	return writeReport(dir, r)
 }

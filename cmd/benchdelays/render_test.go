@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -49,9 +51,9 @@ func fixtureReport() report {
 	lossy.Measurement.Lost, lossy.Measurement.Overdue, lossy.Measurement.Duplicates = 12, 2, 5
 	return report{
 		Environment: environment{
-			Date: start, Command: "benchdelays -levels 4", Machine: "2 CPUs (AMD EPYC), 23.5 GiB RAM, linux/amd64, go1.26.8",
-			RabbitMQ: "3.10.8", Erlang: "25.2.3",
-			BrokerPID: 4242, BrokerIdleCPU: 4.9,
+			Provenance: machine.Provenance{Commit: "0123456789ab", Date: start, CPUs: 2, CPUModel: "AMD EPYC", MemoryKiB: 24641536,
+				OS: "linux", Arch: "amd64", Go: "go1.26.8", RabbitMQ: "3.10.8", Erlang: "25.2.3"},
+			Command: "benchdelays -levels 4", BrokerPID: 4242, BrokerIdleCPU: 4.9,
 		},
 		Settings: settings{
 			Variants: []string{"classic", "quorum at-most-once", "quorum at-least-once"}, Levels: 4, Resolution: 100 * ms,
@@ -108,8 +110,8 @@ func TestMarkdownSays(t *testing.T) {
 	}
 	collapsed := strings.Join(lines, "\n") // cells without their padding
 	for _, want := range []string{
-		"RabbitMQ 3.10.8 (Erlang 25.2.3)",
-		"2 CPUs (AMD EPYC), 23.5 GiB RAM",
+		"Measured at commit 0123456789ab on 2026-01-02 03:04 UTC. Machine: 2 CPUs (AMD EPYC), 23.5 GiB RAM, linux/amd64. Software: go1.26.8, RabbitMQ 3.10.8 (Erlang 25.2.3).",
+		"The broker ran on the same machine as this program (process 4242).",
 		"Command: `benchdelays -levels 4`",
 		"![Lateness percentiles by hop count](delays.svg)",
 		// The main row of classic: sent, rates, p50, p90, p99, max, counts.
@@ -218,7 +220,7 @@ func TestSVGWellFormed(t *testing.T) {
 func TestSVGEscapesText(t *testing.T) {
 	t.Parallel()
 	r := fixtureReport()
-	r.Environment.RabbitMQ = `<4.0 & "beta">`
+	r.Environment.Provenance.RabbitMQ = `<4.0 & "beta">`
 	if err := xml.NewDecoder(bytes.NewReader([]byte(svgPlot(r)))).Decode(new(struct{})); err != nil {
 		t.Fatalf("a version with markup characters broke the SVG: %v", err)
 	}

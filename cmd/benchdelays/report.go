@@ -3,6 +3,7 @@ package main
 import (
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -91,12 +92,10 @@ func (s settings) maxDelay() time.Duration { return topology.MaxDelayFor(s.Level
 
 // environment says where and when a run happened.
 type environment struct {
-	Date    time.Time `json:"date"`
-	Command string    `json:"command"`
-	// Machine is internal/machine's one-line description: CPUs, RAM, OS, Go.
-	Machine  string `json:"machine"`
-	RabbitMQ string `json:"rabbitmq_version"`
-	Erlang   string `json:"erlang_version"`
+	// Provenance is the commit measured, the date, the machine, and the
+	// broker's RabbitMQ and Erlang versions; -render keeps the run's.
+	Provenance machine.Provenance `json:"provenance"`
+	Command    string             `json:"command"`
 	// BrokerPID is the local process listening on the AMQP port, whose CPU
 	// time the trials report; 0 when it is not on this machine.
 	BrokerPID int `json:"broker_pid"`

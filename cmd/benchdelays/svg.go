@@ -80,7 +80,7 @@ func svgPlot(r report) string {
 		plotWidth, plotHeight, plotWidth, plotHeight)
 	s.raw(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	title := fmt.Sprintf("Lateness by hop count at %s msg/s, N = %d, R = %s — RabbitMQ %s",
-		formatRate(r.Settings.Rate), levels, topology.FormatDuration(r.Settings.Resolution), orUnknown(r.Environment.RabbitMQ))
+		formatRate(r.Settings.Rate), levels, topology.FormatDuration(r.Settings.Resolution), orUnknown(r.Environment.Provenance.RabbitMQ))
 	s.text(plotWidth/2, 22, "middle", `font-size="15" font-weight="bold"`, title)
 
 	// Legend.

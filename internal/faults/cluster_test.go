@@ -242,7 +242,6 @@ func (r *lossRun) loseNodeInFlight(t *testing.T) error {
 	for i, d := range r.destinations {
 		arrivals[i].settle(ctx, 3*time.Second)
 		row := arrivals[i].row(fmt.Sprintf("node loss (3 nodes, %s) → %s", r.strategy, d.description), sent[i], parked, outage)
-		report.addRow(row)
 		held, maxHeld := 0, time.Duration(0)
 		for _, a := range arrivals[i].arrivals() {
 			afterBack := a.ArrivedAt.Sub(latest(a.Message.Due(), back))
@@ -255,6 +254,9 @@ func (r *lossRun) loseNodeInFlight(t *testing.T) error {
 					a.Message.ID, a.Message.Delay, afterBack.Round(time.Millisecond), r.confirmTimeout, clusterRecoveryMargin))
 			}
 		}
+		row.Test, _, _ = strings.Cut(t.Name(), "/")
+		row.Strategy, row.Destination, row.ConfirmTimeout, row.AfterBack = r.strategy, d.Key, r.confirmTimeout, maxHeld
+		report.addRow(row)
 		t.Logf("→ %s: %d lost, %d parked, %d duplicated, %d early; lateness p99 %s, max %s; %d held more than %s after they were due and the node was back, the longest %s",
 			d.description, row.Lost, row.Parked, row.Duplicated, row.Early, row.P99.Round(time.Millisecond), row.Max.Round(time.Millisecond),
 			held, clusterHeld, maxHeld.Round(time.Millisecond))

@@ -22,6 +22,9 @@
 // and `make testacc` skip them. They stop every node they started, also
 // when they fail. The shared broker of scripts/rabbitmq.sh is not used.
 //
-// The findings and the broker settings they lead to are written up in
-// benchmarks/faults.md.
+// With FAULTS_MARKDOWN naming a file (`make test-faults
+// FAULTS_MARKDOWN=benchmarks/faults.md`), a run that passed also writes its
+// results there: the commit, machine and versions it ran on, the fault
+// table as printed, and the write-up of the findings and the broker
+// settings they lead to, whose numbers all come from the run.
 package faults

@@ -92,6 +92,7 @@ func startNodes(t *testing.T, config nodeConfig, indexes ...int) []*node {
 		nodes[i] = describeNode(t, index)
 		nodes[i].config = config
 	}
+	report.noteBroker(t, nodes[0].ManagementURL)
 	return nodes
 }
 

@@ -106,6 +106,7 @@ func restartInFlight(t *testing.T, n *node, name, routeQueue string) error {
 	arrivals.settle(ctx, 2*time.Second)
 
 	row := arrivals.row("broker restart (1 node, at-least-once) → quorum queue", sent, parked, outage)
+	row.Test, row.Strategy = t.Name(), topology.AtLeastOnce
 	report.addRow(row)
 	t.Logf("%d lost, %d parked, %d duplicated, %d early; lateness p99 %s, max %s",
 		row.Lost, row.Parked, row.Duplicated, row.Early, row.P99.Round(time.Millisecond), row.Max.Round(time.Millisecond))
