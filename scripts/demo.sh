@@ -5,7 +5,8 @@
 # Nothing is downloaded: terraform runs the provider through dev_overrides, without init.
 #
 # Environment: RABBITMQ_AMQP_URL (amqp://guest:guest@127.0.0.1:5672/), DEMO_ARGS (extra
-# cmd/delaydemo flags, e.g. DEMO_ARGS='-delays 0s,2s,7s').
+# cmd/delaydemo flags, e.g. DEMO_ARGS='-delays 0s,2s,7s'), DEMO_MARKDOWN (a results file the report
+# is also written to, with the commit, machine and versions: DEMO_MARKDOWN=benchmarks/demo.md).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -43,5 +44,9 @@ outputs=$tools/demo-outputs.json
 step "terraform outputs: $(tr -d ' \n' <"$outputs" | head -c 400)"
 
 step "publishing delayed messages and waiting for them (cmd/delaydemo)"
+report=()
+if [ -n "${DEMO_MARKDOWN:-}" ]; then
+	report=(-markdown "$DEMO_MARKDOWN" -terraform "$terraform")
+fi
 # shellcheck disable=SC2086 # DEMO_ARGS is a list of flags
-"$tools/bin/delaydemo" -tf-output "$outputs" ${DEMO_ARGS:-}
+"$tools/bin/delaydemo" -tf-output "$outputs" "${report[@]}" ${DEMO_ARGS:-}

@@ -12,6 +12,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -40,6 +42,11 @@ type config struct {
 	Grace        time.Duration
 	Width        int
 	DeclareQueue bool
+	// Markdown, when set, is a results file the report is also written to,
+	// with the provenance of the run; Terraform is the binary whose version
+	// it names.
+	Markdown  string
+	Terraform string
 }
 
 func main() {
@@ -80,6 +87,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.DurationVar(&cfg.Grace, "grace", 10*time.Second, "how long to wait for stragglers after the longest delay")
 	flags.IntVar(&cfg.Width, "width", 68, "columns of the timeline")
 	flags.BoolVar(&cfg.DeclareQueue, "declare-queue", false, "declare -queue (durable, classic) and exit; the route's queue must exist before terraform apply binds to it")
+	flags.StringVar(&cfg.Markdown, "markdown", "", "also write the report, with the commit, machine and versions it ran on, to this Markdown `file` (make demo DEMO_MARKDOWN=benchmarks/demo.md)")
+	flags.StringVar(&cfg.Terraform, "terraform", "", "the terraform `binary` that applied the set, for the version -markdown names")
 	tfOutput := flags.String("tf-output", "", "a `file` of terraform output -json (\"-\" for stdin) to take ingest_exchange, levels, resolution, route_queue and route_key from; explicit flags win")
 	if err := flags.Parse(args); err != nil {
 		return cfg, err
@@ -294,27 +303,51 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	}
 
 	rows := buildRows(startedAt(), sent, consumer.Arrivals(), consumer.Duplicates())
-	out.printf("\n")
-	out.mu.Lock()
-	err = renderTable(stdout, rows)
-	if err == nil {
-		_, err = fmt.Fprintln(stdout)
+	var report bytes.Buffer
+	if err := renderTable(&report, rows); err != nil {
+		return 2, err
 	}
-	if err == nil {
-		err = renderTimeline(stdout, rows, time.Since(startedAt()), cfg.Width)
-	}
-	out.mu.Unlock()
-	if err != nil {
+	report.WriteString("\n")
+	if err := renderTimeline(&report, rows, time.Since(startedAt()), cfg.Width); err != nil {
 		return 2, err
 	}
 	if foreign := consumer.Foreign(); len(foreign) > 0 {
-		out.printf("\nignored %d messages that this run did not publish (first: %s)\n", len(foreign), foreign[0].Reason)
+		fmt.Fprintf(&report, "\nignored %d messages that this run did not publish (first: %s)\n", len(foreign), foreign[0].Reason)
 	}
-	out.printf("\n%s\n", messaging.Summarize(consumer.Arrivals()))
+	fmt.Fprintf(&report, "\n%s\n", messaging.Summarize(consumer.Arrivals()))
+	code := 0
 	if problems := problems(rows); len(problems) > 0 {
-		out.printf("FAIL: %s\n", strings.Join(problems, "; "))
-		return 1, nil
+		fmt.Fprintf(&report, "FAIL: %s\n", strings.Join(problems, "; "))
+		code = 1
+	} else {
+		report.WriteString("PASS: every message arrived once, none early\n")
 	}
-	out.printf("PASS: every message arrived once, none early\n")
-	return 0, nil
+	out.printf("\n%s", report.String())
+	if cfg.Markdown != "" {
+		provenance := machine.Collect(ctx, "")
+		provenance.RabbitMQ, _ = conn.Properties["version"].(string)
+		if cfg.Terraform != "" {
+			if provenance.Terraform, err = machine.TerraformVersion(ctx, cfg.Terraform); err != nil {
+				return 2, err
+			}
+		}
+		if err := os.WriteFile(cfg.Markdown, []byte(markdownReport(provenance, cfg, report.String())), 0o644); err != nil {
+			return 2, err
+		}
+		out.printf("wrote %s\n", cfg.Markdown)
+	}
+	return code, nil
+}
+
+// markdownReport is the results file of a run: where it ran, what it
+// published, and the report exactly as printed.
+func markdownReport(provenance machine.Provenance, cfg config, report string) string {
+	var b strings.Builder
+	b.WriteString("# `make demo`: delayed messages through examples/demo\n\n")
+	b.WriteString(provenance.Markdown())
+	fmt.Fprintf(&b, "\nWritten by `cmd/delaydemo -markdown` (`make demo DEMO_MARKDOWN=…`): %d messages published with publisher confirms "+
+		"to `%s` (levels %d, resolution %s, key `%s`), consumed from `%s`; the broker on the same machine.\n\n",
+		len(cfg.Delays), cfg.Exchange, cfg.Levels, cfg.Resolution, cfg.Key, cfg.Queue)
+	b.WriteString("```text\n" + report + "```\n")
+	return b.String()
 }

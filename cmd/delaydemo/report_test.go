@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 )
 
@@ -211,5 +212,26 @@ func TestParseConfigRefuses(t *testing.T) {
 				t.Errorf("parseConfig(%q) = %v, want an error containing %q", test.args, err, test.want)
 			}
 		})
+	}
+}
+
+// TestMarkdownReport checks the results file names its provenance and holds
+// the printed report unchanged.
+func TestMarkdownReport(t *testing.T) {
+	t.Parallel()
+	provenance := machine.Provenance{Commit: "0123456789ab", Date: time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC),
+		CPUs: 2, OS: "linux", Arch: "amd64", Go: "go1.26.8", RabbitMQ: "3.10.8", Terraform: "1.11.4"}
+	cfg := config{Exchange: "demo.ingest", Queue: "demo.work", Key: "demo", Levels: 6, Resolution: time.Second,
+		Delays: []time.Duration{0, time.Second}}
+	report := "  msg  delay\n  m01     0s\n\nPASS: every message arrived once, none early\n"
+	got := markdownReport(provenance, cfg, report)
+	for _, want := range []string{
+		provenance.Markdown(),
+		"2 messages published with publisher confirms to `demo.ingest` (levels 6, resolution 1s, key `demo`)",
+		"```text\n" + report + "```\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("markdownReport lacks %q:\n%s", want, got)
+		}
 	}
 }
