@@ -102,12 +102,14 @@ func specFromModel(m delayQueueSetModel) (topology.Spec, map[string]bool, diag.D
 	if m.Levels.IsUnknown() {
 		unknown["levels"] = true
 	}
-	spec.Levels = int(m.Levels.ValueInt64())
 	// The planner reads a zero as "not set", so a configured zero is refused
-	// here, where it can still be told from an absent value.
+	// here, where it can still be told from an absent value, in its words.
+	explicitZero := func(field string) {
+		diags.AddAttributeError(path.Root(field), "Invalid Delay Queue Set", topology.ExplicitZero(field).Error())
+	}
+	spec.Levels = int(m.Levels.ValueInt64())
 	if !m.Levels.IsNull() && !m.Levels.IsUnknown() && spec.Levels == 0 {
-		diags.AddAttributeError(path.Root("levels"), "Invalid Delay Queue Set",
-			fmt.Sprintf("levels: must be between %d and %d, got 0", topology.MinLevels, topology.MaxLevels))
+		explicitZero("levels")
 	}
 	for field, v := range map[string]types.String{"max_delay": m.MaxDelay, "resolution": m.Resolution} {
 		s := str(v, field)
@@ -121,7 +123,7 @@ func specFromModel(m delayQueueSetModel) (topology.Spec, map[string]bool, diag.D
 			continue
 		}
 		if d == 0 {
-			diags.AddAttributeError(path.Root(field), "Invalid Delay Queue Set", zeroDurationProblem[field])
+			explicitZero(field)
 			continue
 		}
 		if field == "max_delay" {
@@ -142,13 +144,6 @@ func specFromModel(m delayQueueSetModel) (topology.Spec, map[string]bool, diag.D
 		})
 	}
 	return spec, unknown, diags
-}
-
-// zeroDurationProblem says, in the planner's words, why a duration attribute
-// cannot be zero.
-var zeroDurationProblem = map[string]string{
-	"max_delay":  "max_delay: must be positive, got 0s",
-	"resolution": fmt.Sprintf("resolution: must be at least %s, got 0s", topology.MinResolution),
 }
 
 func routeField(index int, field string) string {
