@@ -50,7 +50,7 @@ func (r *DelayQueueSetResource) ValidateConfig(ctx context.Context, req resource
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, unknown, diags := specFromModel(config)
+	spec, unknown, diags := specFromModel(config.delaySpecModel)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
 		return
@@ -81,7 +81,7 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	// Levels and the strategy are derived unless configured: start from the
 	// configuration's values, not from the prior state's.
 	plan.Levels, plan.DeadLetterStrategy = config.Levels, config.DeadLetterStrategy
-	spec, unknown, diags := specFromModel(plan)
+	spec, unknown, diags := specFromModel(plan.delaySpecModel)
 	if diags.HasError() || len(unknown) > 0 {
 		return // ValidateConfig reports the errors; unknown values leave the computed ones unknown
 	}
@@ -89,8 +89,7 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if diags.HasError() {
 		return // ValidateConfig has reported it
 	}
-	setDerived(&plan, resolved)
-	resp.Diagnostics.Append(setObjects(ctx, &plan, desired)...)
+	resp.Diagnostics.Append(setPlanned(ctx, &plan, resolved, desired)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -197,9 +196,8 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	setDerived(&state, spec)
 	// Listed in the plan's order so that an unchanged set reads back exactly as planned.
-	resp.Diagnostics.Append(setObjects(ctx, &state, topology.Align(actual, desired))...)
+	resp.Diagnostics.Append(setPlanned(ctx, &state, spec, topology.Align(actual, desired))...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

@@ -15,9 +15,9 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// delayQueueSetModel maps the resource's schema.
-type delayQueueSetModel struct {
-	ID                 types.String `tfsdk:"id"`
+// delaySpecModel maps the attributes the resource and the data source share
+// (sharedAttributes and the route block); both models embed it.
+type delaySpecModel struct {
 	Name               types.String `tfsdk:"name"`
 	VHost              types.String `tfsdk:"vhost"`
 	MaxDelay           types.String `tfsdk:"max_delay"`
@@ -26,15 +26,21 @@ type delayQueueSetModel struct {
 	QueueType          types.String `tfsdk:"queue_type"`
 	DeadLetterStrategy types.String `tfsdk:"dead_letter_strategy"`
 	Routes             types.List   `tfsdk:"route"` // unknown while a dynamic block's collection is
-	ForceDestroy       types.Bool   `tfsdk:"force_destroy"`
 
 	MaxDelayEffective types.String `tfsdk:"max_delay_effective"`
 	IngestExchange    types.String `tfsdk:"ingest_exchange"`
 	OutExchange       types.String `tfsdk:"out_exchange"`
 	UnroutableQueue   types.String `tfsdk:"unroutable_queue"`
-	Exchanges         types.List   `tfsdk:"exchanges"`
-	Queues            types.List   `tfsdk:"queues"`
 	Bindings          types.List   `tfsdk:"bindings"`
+}
+
+// delayQueueSetModel maps the resource's schema.
+type delayQueueSetModel struct {
+	delaySpecModel
+	ID           types.String `tfsdk:"id"`
+	ForceDestroy types.Bool   `tfsdk:"force_destroy"`
+	Exchanges    types.List   `tfsdk:"exchanges"`
+	Queues       types.List   `tfsdk:"queues"`
 }
 
 type routeModel struct {
@@ -42,10 +48,6 @@ type routeModel struct {
 	DestinationType types.String `tfsdk:"destination_type"`
 	Key             types.String `tfsdk:"key"`
 }
-
-var routeObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"destination": types.StringType, "destination_type": types.StringType, "key": types.StringType,
-}}
 
 // routesOf reads the route blocks; known is false while they are unknown,
 // as a dynamic block over a value known only after apply is.
@@ -81,7 +83,7 @@ func resolveAndPlan(spec topology.Spec, summary string) (topology.Spec, topology
 
 // specFromModel builds the planner's spec from a configuration or plan. It
 // reports which fields are still unknown, by the planner's field names.
-func specFromModel(m delayQueueSetModel) (topology.Spec, map[string]bool, diag.Diagnostics) {
+func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	unknown := map[string]bool{}
 	str := func(v types.String, field string) string {
@@ -97,7 +99,7 @@ func specFromModel(m delayQueueSetModel) (topology.Spec, map[string]bool, diag.D
 		DeadLetterStrategy: topology.DeadLetterStrategy(str(m.DeadLetterStrategy, "dead_letter_strategy")),
 	}
 	if m.VHost.IsNull() {
-		spec.VHost = "/" // the schema default, not applied to configurations
+		spec.VHost = defaultVHost // the schema default, not applied to configurations
 	}
 	if m.Levels.IsUnknown() {
 		unknown["levels"] = true
@@ -155,7 +157,7 @@ func routeField(index int, field string) string {
 
 // planOf resolves a model that is fully known (a plan or a state) and plans it.
 func planOf(m delayQueueSetModel) (topology.Spec, topology.Topology, diag.Diagnostics) {
-	spec, _, diags := specFromModel(m)
+	spec, _, diags := specFromModel(m.delaySpecModel)
 	if diags.HasError() {
 		return spec, topology.Topology{}, diags
 	}
@@ -165,16 +167,47 @@ func planOf(m delayQueueSetModel) (topology.Spec, topology.Topology, diag.Diagno
 	return resolveAndPlan(spec, "Invalid Delay Queue Set")
 }
 
-// setDerived fills the values the planner derives from a resolved spec.
-func setDerived(m *delayQueueSetModel, resolved topology.Spec) {
+// setDerived fills the values the planner derives from a resolved spec, and
+// the defaults of those left unset. Configured values stay as written
+// ("1000ms" is not rewritten "1s").
+func setDerived(m *delaySpecModel, resolved topology.Spec) {
 	names := topology.Names(resolved.Name)
-	m.ID = types.StringValue(importID(resolved.VHost, resolved.Name))
+	if m.VHost.IsNull() {
+		m.VHost = types.StringValue(resolved.VHost)
+	}
+	if m.Resolution.IsNull() {
+		m.Resolution = types.StringValue(topology.FormatDuration(resolved.Resolution))
+	}
+	if m.QueueType.IsNull() {
+		m.QueueType = types.StringValue(string(resolved.QueueType))
+	}
 	m.Levels = types.Int64Value(int64(resolved.Levels))
 	m.DeadLetterStrategy = types.StringValue(string(resolved.DeadLetterStrategy))
 	m.MaxDelayEffective = types.StringValue(topology.FormatDuration(topology.MaxDelayFor(resolved.Levels, resolved.Resolution)))
 	m.IngestExchange = types.StringValue(names.Ingest())
 	m.OutExchange = types.StringValue(names.Out())
 	m.UnroutableQueue = types.StringValue(names.Unroutable())
+}
+
+// setBindings lists a topology's bindings, one line each.
+func setBindings(m *delaySpecModel, t topology.Topology) diag.Diagnostics {
+	var diags diag.Diagnostics
+	bindings := make([]attr.Value, 0, len(t.Bindings))
+	for _, b := range t.Bindings {
+		bindings = append(bindings, types.StringValue(b.String()))
+	}
+	m.Bindings = list(&diags, types.StringType, bindings)
+	return diags
+}
+
+// setPlanned fills a resource's computed values from its resolved spec and
+// a topology: the planned one, or the actual one aligned to it.
+func setPlanned(ctx context.Context, m *delayQueueSetModel, resolved topology.Spec, t topology.Topology) diag.Diagnostics {
+	m.ID = types.StringValue(importID(resolved.VHost, resolved.Name))
+	setDerived(&m.delaySpecModel, resolved)
+	diags := setBindings(&m.delaySpecModel, t)
+	diags.Append(setObjects(ctx, m, t)...)
+	return diags
 }
 
 // setSpec writes an inferred spec into a freshly imported state.
@@ -203,26 +236,7 @@ func setSpec(m *delayQueueSetModel, spec topology.Spec) {
 	m.Routes = types.ListValueMust(routeObjectType, routes)
 }
 
-var (
-	exchangeObjectType = objectType(exchangeAttributes, true, false)
-	queueObjectType    = objectType(queueAttributes, true, true)
-)
-
-func objectType(names []string, otherArguments, ttl bool) types.ObjectType {
-	attributeTypes := make(map[string]attr.Type, len(names)+2)
-	for _, name := range names {
-		attributeTypes[name] = types.StringType
-	}
-	if otherArguments {
-		attributeTypes["other_arguments"] = types.MapType{ElemType: types.StringType}
-	}
-	if ttl {
-		attributeTypes["message_ttl"] = types.Int64Type
-	}
-	return types.ObjectType{AttrTypes: attributeTypes}
-}
-
-// setObjects stores a topology's objects in the computed lists.
+// setObjects stores a topology's exchanges and queues in the computed lists.
 func setObjects(ctx context.Context, m *delayQueueSetModel, t topology.Topology) diag.Diagnostics {
 	var diags diag.Diagnostics
 	exchanges := make([]attr.Value, 0, len(t.Exchanges))
@@ -250,13 +264,8 @@ func setObjects(ctx context.Context, m *delayQueueSetModel, t topology.Topology)
 			"other_arguments":      otherArguments(ctx, &diags, q.Arguments.Other),
 		}))
 	}
-	bindings := make([]attr.Value, 0, len(t.Bindings))
-	for _, b := range t.Bindings {
-		bindings = append(bindings, types.StringValue(b.String()))
-	}
 	m.Exchanges = list(&diags, exchangeObjectType, exchanges)
 	m.Queues = list(&diags, queueObjectType, queues)
-	m.Bindings = list(&diags, types.StringType, bindings)
 	return diags
 }
 
