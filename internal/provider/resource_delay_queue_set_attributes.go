@@ -21,6 +21,10 @@ import (
 // these tables (they use different schema packages), and both models embed
 // delaySpecModel, which they map.
 
+// performanceLink points from the docs/ pages to the figures these
+// descriptions leave out: they state behaviour, measurements go stale.
+const performanceLink = "[performance section](../../README.md#performance)"
+
 // defaultVHost is the vhost of a set that names none.
 const defaultVHost = "/"
 
@@ -81,16 +85,17 @@ var sharedAttributes = map[string]sharedAttribute{
 			topology.MinResolution.String(), topology.DefaultResolution.String())},
 	"queue_type": {optional: true, computed: true, resourceDefault: string(topology.QueueTypeQuorum), replaces: replacedByModifier,
 		description: "The type of the set's queues: " + quoted(topology.QueueTypes) + ". Defaults to `" +
-			string(topology.QueueTypeQuorum) + "`: replicated, and in the data-path benchmark (`make bench-delays`, RabbitMQ 3.10, 8 levels) " +
-			"more punctual than classic queues under load (p99 lateness 29–43 ms against 399 ms at 500 msg/s) " +
-			"with a higher top rate. Choose `classic` only where one node without replication will do."},
+			string(topology.QueueTypeQuorum) + "`: replicated, and in the data-path benchmark more punctual than " +
+			"classic queues under load, with a higher top rate (see the " + performanceLink + "). Choose `classic` " +
+			"only where one node without replication will do."},
 	"dead_letter_strategy": {optional: true, computed: true, replaces: replacedInModifyPlan,
 		description: "How expired messages move between the queues: " + quoted(topology.DeadLetterStrategies) +
 			". Defaults to `at-least-once` for quorum queues: a level keeps an expired message until the next queue " +
-			"has confirmed it, so none is lost between levels, even when a node fails (in the node-loss test at-most-once lost 456 of 700 messages, at-least-once " +
-			"none); a confirm lost in a failure can deliver a message twice, so consumers should be idempotent. " +
-			"It costs 10–20 % more broker CPU than `at-most-once` and reached the same top rate; bound its wait " +
-			"after an outage with the broker setting of the operating guide. Classic queues support only `at-most-once`, their default."},
+			"has confirmed it, so none is lost between levels, even when a node fails (see the fault tests in the " +
+			performanceLink + "); a confirm lost in a failure can deliver a message " +
+			"twice, so consumers should be idempotent. It costs more broker CPU than `at-most-once`; bound its wait " +
+			"after an outage with the broker setting of the [operating guide](../guides/operating-a-delay-queue-set). " +
+			"Classic queues support only `at-most-once`, their default."},
 
 	"max_delay_effective": {computed: true,
 		description: "The longest delay the set holds: (2^N − 1) × `resolution`."},
@@ -103,7 +108,8 @@ var sharedAttributes = map[string]sharedAttribute{
 	"bindings": {kind: stringListAttribute, computed: true,
 		description: "Every binding of the set, one line each (`<source> -> <queue|exchange> <destination>, key \"<routing key>\"`), " +
 			"in the layout's order: the delay bindings from the ingest and done exchanges, then the routes. " +
-			"Lines rather than objects: a set of 32 levels has 562 bindings, and lines keep its plans fast."},
+			fmt.Sprintf("Lines rather than objects: a set of N levels has (N + 1)(N + 2)/2 delay bindings (%d at %d levels), "+
+				"and lines keep its plans fast.", (topology.MaxLevels+1)*(topology.MaxLevels+2)/2, topology.MaxLevels)},
 }
 
 // The route block: its description and its attributes.
