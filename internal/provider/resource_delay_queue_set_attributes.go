@@ -179,34 +179,27 @@ func (a sharedAttribute) dataSourceAttribute() dsschema.Attribute {
 
 // resourceSharedSchema is the resource's share: its attributes and route block.
 func resourceSharedSchema() (map[string]schema.Attribute, schema.Block) {
-	attributes := make(map[string]schema.Attribute, len(sharedAttributes))
-	for name, a := range sharedAttributes {
-		attributes[name] = a.resourceAttribute()
-	}
-	routes := make(map[string]schema.Attribute, len(routeAttributes))
-	for name, a := range routeAttributes {
-		routes[name] = a.resourceAttribute()
-	}
-	return attributes, schema.ListNestedBlock{
+	return built(sharedAttributes, sharedAttribute.resourceAttribute), schema.ListNestedBlock{
 		MarkdownDescription: routeDescription.resourceDescription(),
-		NestedObject:        schema.NestedBlockObject{Attributes: routes},
+		NestedObject:        schema.NestedBlockObject{Attributes: built(routeAttributes, sharedAttribute.resourceAttribute)},
 	}
 }
 
 // dataSourceSharedSchema is the data source's share: its attributes and route block.
 func dataSourceSharedSchema() (map[string]dsschema.Attribute, dsschema.Block) {
-	attributes := make(map[string]dsschema.Attribute, len(sharedAttributes))
-	for name, a := range sharedAttributes {
-		attributes[name] = a.dataSourceAttribute()
-	}
-	routes := make(map[string]dsschema.Attribute, len(routeAttributes))
-	for name, a := range routeAttributes {
-		routes[name] = a.dataSourceAttribute()
-	}
-	return attributes, dsschema.ListNestedBlock{
+	return built(sharedAttributes, sharedAttribute.dataSourceAttribute), dsschema.ListNestedBlock{
 		MarkdownDescription: routeDescription.description,
-		NestedObject:        dsschema.NestedBlockObject{Attributes: routes},
+		NestedObject:        dsschema.NestedBlockObject{Attributes: built(routeAttributes, sharedAttribute.dataSourceAttribute)},
 	}
+}
+
+// built is a table's attributes in one schema package.
+func built[A any](table map[string]sharedAttribute, build func(sharedAttribute) A) map[string]A {
+	attributes := make(map[string]A, len(table))
+	for name, a := range table {
+		attributes[name] = build(a)
+	}
+	return attributes
 }
 
 func quoted[T ~string](values []T) string {
