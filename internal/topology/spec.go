@@ -138,23 +138,50 @@ func MaxDelayFor(levels int, resolution time.Duration) time.Duration {
 // LevelsFor is the smallest number of levels whose longest delay at
 // resolution reaches maxDelay. It refuses a non-positive maxDelay, a
 // resolution that is not a whole number of milliseconds of at least 1ms, and
-// a maxDelay that needs more than MaxLevels levels.
+// a maxDelay that needs more levels than fit at resolution: MaxLevels, or
+// fewer where the top level's TTL would pass the broker's MaxTTL.
 func LevelsFor(maxDelay, resolution time.Duration) (int, error) {
 	if err := checkResolution(resolution); err != nil {
 		return 0, err
 	}
 	if maxDelay <= 0 {
-		return 0, &FieldError{Field: "max_delay", Route: -1,
-			Message: fmt.Sprintf("must be positive, got %s", maxDelay)}
+		return 0, maxDelayNotPositive(maxDelay)
 	}
-	for levels := MinLevels; levels <= MaxLevels; levels++ {
+	limit := maxLevelsAt(resolution)
+	for levels := MinLevels; levels <= limit; levels++ {
 		if MaxDelayFor(levels, resolution) >= maxDelay {
 			return levels, nil
 		}
 	}
-	return 0, &FieldError{Field: "max_delay", Route: -1, Message: fmt.Sprintf(
-		"%s needs more than %d levels at resolution %s; the largest max_delay at this resolution is %s",
-		maxDelay, MaxLevels, resolution, MaxDelayFor(MaxLevels, resolution))}
+	return 0, maxDelayTooLong(maxDelay, resolution, limit)
+}
+
+// maxDelayNotPositive refuses a max_delay below zero, or set to zero (see [ExplicitZero]).
+func maxDelayNotPositive(maxDelay time.Duration) *FieldError {
+	return &FieldError{Field: "max_delay", Route: -1, Message: fmt.Sprintf("must be positive, got %s", maxDelay)}
+}
+
+// maxDelayTooLong refuses a max_delay beyond the limit levels that fit at resolution.
+func maxDelayTooLong(maxDelay, resolution time.Duration, limit int) *FieldError {
+	return &FieldError{Field: "max_delay", Route: -1, Message: fmt.Sprintf(
+		"%s needs more levels than fit at resolution %s (at most %d, each level's TTL at most %dms); the largest max_delay at this resolution is %s",
+		maxDelay, resolution, limit, MaxTTL, MaxDelayFor(limit, resolution))}
+}
+
+// ExplicitZero is the problem with levels, max_delay or resolution set to
+// zero on purpose, in the words [Validate] uses for the field's other values
+// out of range, or nil for another field. A [Spec] reads a zero as unset, so
+// only the caller can tell an explicit zero, and refuse it with this.
+func ExplicitZero(field string) *FieldError {
+	switch field {
+	case "levels":
+		return checkLevels(0, DefaultResolution)
+	case "max_delay":
+		return maxDelayNotPositive(0)
+	case "resolution":
+		return checkResolution(0)
+	}
+	return nil
 }
 
 // checkResolution accepts a resolved (non-zero) tick: whole milliseconds,
@@ -333,16 +360,14 @@ func (v *specValidator) levels(levels int, maxDelay, resolution time.Duration, r
 		return levels, true
 	}
 	if maxDelay < 0 {
-		v.add("max_delay", -1, "must be positive, got %s", maxDelay)
+		v.addErr(maxDelayNotPositive(maxDelay))
 		return 0, false
 	}
 	if !resolutionOK {
 		return 0, false
 	}
-	limit := maxLevelsAt(resolution)
-	if largest := MaxDelayFor(limit, resolution); maxDelay > largest {
-		v.add("max_delay", -1, "%s needs more levels than fit at resolution %s (at most %d, each level's TTL at most %dms); the largest max_delay at this resolution is %s",
-			maxDelay, resolution, limit, MaxTTL, largest)
+	if limit := maxLevelsAt(resolution); maxDelay > MaxDelayFor(limit, resolution) {
+		v.addErr(maxDelayTooLong(maxDelay, resolution, limit))
 		return 0, false
 	}
 	levels, _ = LevelsFor(maxDelay, resolution)

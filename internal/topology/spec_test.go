@@ -425,9 +425,11 @@ func TestLevelsFor(t *testing.T) {
 		"exactly one tick":              {time.Second, time.Second, 1, ""},
 		"one tick and a nanosecond":     {time.Second + 1, time.Second, 2, ""},
 		"largest of 32 levels at 1ms":   {MaxDelayFor(32, time.Millisecond), time.Millisecond, 32, ""},
-		"largest Duration at 3s":        {math.MaxInt64, 3 * time.Second, 32, ""},
-		"beyond 32 levels at 1ms":       {MaxDelayFor(32, time.Millisecond) + 1, time.Millisecond, 0, "max_delay: 1193h2m47.295000001s needs more than 32 levels at resolution 1ms; the largest max_delay at this resolution is 1193h2m47.295s"},
-		"largest Duration at 1s":        {math.MaxInt64, time.Second, 0, "max_delay: 2562047h47m16.854775807s needs more than 32 levels"},
+		"largest of 29 levels at 1s":    {MaxDelayFor(29, time.Second), time.Second, 29, ""},
+		"beyond 32 levels at 1ms":       {MaxDelayFor(32, time.Millisecond) + 1, time.Millisecond, 0, "max_delay: 1193h2m47.295000001s needs more levels than fit at resolution 1ms (at most 32, each level's TTL at most 315360000000ms); the largest max_delay at this resolution is 1193h2m47.295s"},
+		"beyond the ten-year TTL at 1s": {MaxDelayFor(29, time.Second) + 1, time.Second, 0, "max_delay: 149130h48m31.000000001s needs more levels than fit at resolution 1s (at most 29,"},
+		"largest Duration at 1s":        {math.MaxInt64, time.Second, 0, "max_delay: 2562047h47m16.854775807s needs more levels than fit at resolution 1s (at most 29,"},
+		"largest Duration at 3s":        {math.MaxInt64, 3 * time.Second, 0, "the largest max_delay at this resolution is 111848h6m21s"},
 		"zero":                          {0, time.Second, 0, "max_delay: must be positive, got 0s"},
 		"negative":                      {-1, time.Second, 0, "max_delay: must be positive"},
 		"zero resolution":               {time.Second, 0, 0, "resolution: must be at least 1ms, got 0s"},
@@ -451,6 +453,37 @@ func TestLevelsFor(t *testing.T) {
 			// Smallest: one level fewer does not reach maxDelay.
 			if got > 1 && MaxDelayFor(got-1, tc.resolution) >= tc.maxDelay {
 				t.Errorf("%d levels already reach %s", got-1, tc.maxDelay)
+			}
+		})
+	}
+}
+
+// TestExplicitZero checks that a zero the caller knows was set on purpose is
+// refused in the words Validate uses for that field's other invalid values.
+func TestExplicitZero(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		field string
+		want  string // the whole error, "" for none
+	}{
+		"levels":     {"levels", "levels: must be between 1 and 32, got 0"},
+		"max_delay":  {"max_delay", "max_delay: must be positive, got 0s"},
+		"resolution": {"resolution", "resolution: must be at least 1ms, got 0s"},
+		"queue_type": {"queue_type", ""}, // zero is unset, and unset is fine
+		"route.key":  {"route.key", ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := ExplicitZero(tc.field)
+			if tc.want == "" {
+				if got != nil {
+					t.Fatalf("ExplicitZero(%q) = %v, want nil", tc.field, got)
+				}
+				return
+			}
+			if got == nil || got.Error() != tc.want || got.Field != tc.field || got.Route != -1 {
+				t.Fatalf("ExplicitZero(%q) = %#v, want %q", tc.field, got, tc.want)
 			}
 		})
 	}

@@ -1,0 +1,211 @@
+package provider
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// The attributes rabbitmq_delay_queue_set and rabbitmq_delay_topology share:
+// the spec and what the planner derives from it. Both schemas are built from
+// these tables (they use different schema packages), and both models embed
+// delaySpecModel, which they map.
+
+// performanceLink points from the docs/ pages to the figures these
+// descriptions leave out: they state behaviour, measurements go stale.
+const performanceLink = "[performance section](../../README.md#performance)"
+
+// defaultVHost is the vhost of a set that names none.
+const defaultVHost = "/"
+
+type attributeKind int
+
+const (
+	stringAttribute attributeKind = iota
+	int64Attribute
+	stringListAttribute
+)
+
+// replacement says what a change of an attribute does to the resource's set.
+type replacement int
+
+const (
+	changesInPlace replacement = iota
+	// replacedByModifier: a RequiresReplace plan modifier says so.
+	replacedByModifier
+	// replacedInModifyPlan: ModifyPlan compares the values (by value, or
+	// against a derived default) and says so.
+	replacedInModifyPlan
+)
+
+// sharedAttribute is one attribute both schemas declare alike.
+type sharedAttribute struct {
+	kind        attributeKind
+	description string
+	// onResource is what the resource's description adds: what a change does
+	// to the set on the broker.
+	onResource                   string
+	replaces                     replacement
+	required, optional, computed bool
+	// resourceDefault is the resource's schema default; a data source cannot
+	// have one and fills the same value from the resolved spec.
+	resourceDefault string
+}
+
+// sharedAttributes are the spec's attributes and the outputs both derive.
+var sharedAttributes = map[string]sharedAttribute{
+	"name": {required: true, replaces: replacedByModifier,
+		description: fmt.Sprintf("The prefix of every object of the set (`<name>.ingest`, `<name>.level.00`, …): "+
+			"1 to %d bytes of ASCII letters, digits, `.`, `_`, `-` and `:`, not starting with `amq.`.", topology.MaxSetNameLength)},
+	"vhost": {optional: true, computed: true, resourceDefault: defaultVHost, replaces: replacedByModifier,
+		description: "The vhost the set lives in. Defaults to `" + defaultVHost + "`.",
+		onResource:  "It must exist."},
+	"max_delay": {optional: true,
+		description: fmt.Sprintf("The longest delay the set must hold, as a duration such as `\"36h\"`; "+
+			"`levels` becomes the smallest N with (2^N − 1) × `resolution` ≥ `max_delay` (N ≤ %d). "+
+			"Set exactly one of `max_delay` and `levels`.", topology.MaxLevels)},
+	"levels": {kind: int64Attribute, optional: true, computed: true,
+		description: fmt.Sprintf("N, the number of TTL queues, from %d to %d: delays go up to "+
+			"(2^N − 1) × `resolution`, and publishers write the delay as exactly N binary digits. "+
+			"Computed from `max_delay` when that is set instead.", topology.MinLevels, topology.MaxLevels),
+		onResource: "Adding levels happens in place; removing them deletes their queues, which must be empty."},
+	"resolution": {optional: true, computed: true, resourceDefault: topology.DefaultResolution.String(), replaces: replacedInModifyPlan,
+		description: fmt.Sprintf("The tick: every delay is rounded up to a whole number of ticks, and level k's "+
+			"queue holds messages for 2^k ticks. A duration of whole milliseconds, at least `%q`; defaults to `%q`.",
+			topology.MinResolution.String(), topology.DefaultResolution.String())},
+	"queue_type": {optional: true, computed: true, resourceDefault: string(topology.QueueTypeQuorum), replaces: replacedByModifier,
+		description: "The type of the set's queues: " + quoted(topology.QueueTypes) + ". Defaults to `" +
+			string(topology.QueueTypeQuorum) + "`: replicated, and in the data-path benchmark more punctual than " +
+			"classic queues under load, with a higher top rate (see the " + performanceLink + "). Choose `classic` " +
+			"only where one node without replication will do."},
+	"dead_letter_strategy": {optional: true, computed: true, replaces: replacedInModifyPlan,
+		description: "How expired messages move between the queues: " + quoted(topology.DeadLetterStrategies) +
+			". Defaults to `at-least-once` for quorum queues: a level keeps an expired message until the next queue " +
+			"has confirmed it, so none is lost between levels, even when a node fails (see the fault tests in the " +
+			performanceLink + "); a confirm lost in a failure can deliver a message " +
+			"twice, so consumers should be idempotent. It costs more broker CPU than `at-most-once`; bound its wait " +
+			"after an outage with the broker setting of the [operating guide](../guides/operating-a-delay-queue-set). " +
+			"Classic queues support only `at-most-once`, their default."},
+
+	"max_delay_effective": {computed: true,
+		description: "The longest delay the set holds: (2^N − 1) × `resolution`."},
+	"ingest_exchange": {computed: true,
+		description: "The topic exchange to publish delayed messages to, with routing key `<key>.<N binary digits>`."},
+	"out_exchange": {computed: true,
+		description: "The topic exchange messages leave through when their delay is over."},
+	"unroutable_queue": {computed: true,
+		description: "The queue that parks every message no binding of the set matches (a malformed key, or no matching route)."},
+	"bindings": {kind: stringListAttribute, computed: true,
+		description: "Every binding of the set, one line each (`<source> -> <queue|exchange> <destination>, key \"<routing key>\"`), " +
+			"in the layout's order: the delay bindings from the ingest and done exchanges, then the routes. " +
+			fmt.Sprintf("Lines rather than objects: a set of N levels has (N + 1)(N + 2)/2 delay bindings (%d at %d levels), "+
+				"and lines keep its plans fast.", (topology.MaxLevels+1)*(topology.MaxLevels+2)/2, topology.MaxLevels)},
+}
+
+// The route block: its description and its attributes.
+var (
+	routeDescription = sharedAttribute{
+		description: "Where messages go when their delay is over: every message whose key matches is delivered to the destination.",
+		onResource:  "Adding and removing routes happens in place.",
+	}
+	routeAttributes = map[string]sharedAttribute{
+		"destination": {required: true,
+			description: "The name of the queue or exchange to deliver to, in the set's vhost."},
+		"destination_type": {optional: true,
+			description: "Whether `destination` is a " + quoted(topology.DestinationTypes) + ". Defaults to `" +
+				string(topology.DestinationQueue) + "`."},
+		"key": {optional: true,
+			description: "The message key this route takes (the part of the routing key before the delay digits), " +
+				"without `#` or `*`. Unset or empty, the route takes every message."},
+	}
+)
+
+// routeObjectType is the type of one route block.
+var routeObjectType = func() types.ObjectType {
+	attributeTypes := make(map[string]attr.Type, len(routeAttributes))
+	for name := range routeAttributes {
+		attributeTypes[name] = types.StringType
+	}
+	return types.ObjectType{AttrTypes: attributeTypes}
+}()
+
+func (a sharedAttribute) resourceDescription() string {
+	sentences := []string{a.description, a.onResource}
+	if a.replaces != changesInPlace {
+		sentences = append(sentences, "Changing it replaces the set.")
+	}
+	return strings.Join(slices.DeleteFunc(sentences, func(s string) bool { return s == "" }), " ")
+}
+
+func (a sharedAttribute) resourceAttribute() schema.Attribute {
+	description := a.resourceDescription()
+	switch a.kind {
+	case int64Attribute:
+		return schema.Int64Attribute{MarkdownDescription: description, Required: a.required, Optional: a.optional, Computed: a.computed}
+	case stringListAttribute:
+		return schema.ListAttribute{MarkdownDescription: description, Required: a.required, Optional: a.optional, Computed: a.computed,
+			ElementType: types.StringType}
+	}
+	attribute := schema.StringAttribute{MarkdownDescription: description, Required: a.required, Optional: a.optional, Computed: a.computed}
+	if a.resourceDefault != "" {
+		attribute.Default = stringdefault.StaticString(a.resourceDefault)
+	}
+	if a.replaces == replacedByModifier {
+		attribute.PlanModifiers = []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	}
+	return attribute
+}
+
+func (a sharedAttribute) dataSourceAttribute() dsschema.Attribute {
+	switch a.kind {
+	case int64Attribute:
+		return dsschema.Int64Attribute{MarkdownDescription: a.description, Required: a.required, Optional: a.optional, Computed: a.computed}
+	case stringListAttribute:
+		return dsschema.ListAttribute{MarkdownDescription: a.description, Required: a.required, Optional: a.optional, Computed: a.computed,
+			ElementType: types.StringType}
+	}
+	return dsschema.StringAttribute{MarkdownDescription: a.description, Required: a.required, Optional: a.optional, Computed: a.computed}
+}
+
+// resourceSharedSchema is the resource's share: its attributes and route block.
+func resourceSharedSchema() (map[string]schema.Attribute, schema.Block) {
+	return built(sharedAttributes, sharedAttribute.resourceAttribute), schema.ListNestedBlock{
+		MarkdownDescription: routeDescription.resourceDescription(),
+		NestedObject:        schema.NestedBlockObject{Attributes: built(routeAttributes, sharedAttribute.resourceAttribute)},
+	}
+}
+
+// dataSourceSharedSchema is the data source's share: its attributes and route block.
+func dataSourceSharedSchema() (map[string]dsschema.Attribute, dsschema.Block) {
+	return built(sharedAttributes, sharedAttribute.dataSourceAttribute), dsschema.ListNestedBlock{
+		MarkdownDescription: routeDescription.description,
+		NestedObject:        dsschema.NestedBlockObject{Attributes: built(routeAttributes, sharedAttribute.dataSourceAttribute)},
+	}
+}
+
+// built is a table's attributes in one schema package.
+func built[A any](table map[string]sharedAttribute, build func(sharedAttribute) A) map[string]A {
+	attributes := make(map[string]A, len(table))
+	for name, a := range table {
+		attributes[name] = build(a)
+	}
+	return attributes
+}
+
+func quoted[T ~string](values []T) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = "`" + string(v) + "`"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,132 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// problemDiagnostics turns the planner's refusal into one attribute error per
+// problem, but those skip leaves out (skip may be nil).
+func problemDiagnostics(err error, summary string, skip func(*topology.FieldError) bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var problems topology.ValidationErrors
+	if !errors.As(err, &problems) {
+		if err != nil {
+			diags.AddError(summary, err.Error())
+		}
+		return diags
+	}
+	for _, problem := range problems {
+		if skip == nil || !skip(problem) {
+			diags.AddAttributeError(fieldPath(problem), summary, problem.Error())
+		}
+	}
+	return diags
+}
+
+// fieldPath turns a planner field name into the attribute path it concerns.
+func fieldPath(problem *topology.FieldError) path.Path {
+	route, attribute, isRoute := strings.Cut(problem.Field, ".")
+	if route != "route" || problem.Route < 0 {
+		return path.Root(problem.Field)
+	}
+	p := path.Root("route").AtListIndex(problem.Route)
+	if isRoute {
+		p = p.AtName(attribute)
+	}
+	return p
+}
+
+// queuesHoldMessagesError refuses a change that would delete queues holding messages.
+type queuesHoldMessagesError struct {
+	held []string
+}
+
+func (e *queuesHoldMessagesError) Error() string {
+	return fmt.Sprintf("refusing to delete queues that hold messages: %s. Wait until they drain, or set "+
+		"force_destroy = true to delete them with their messages", strings.Join(e.held, "; "))
+}
+
+// brokerError turns a broker failure into one diagnostic that says what was
+// being attempted, on which set, why it failed and, when the failure may
+// have struck part-way through changes, what partly says happens next.
+func brokerError(action string, spec topology.Spec, err error, partly string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	summary := "RabbitMQ Request Failed"
+	failed := fmt.Sprintf("Could not %s the delay queue set %q in vhost %q", action, spec.Name, spec.VHost)
+	detail := failed + ": " + describeFailures(err, 5)
+	var (
+		unreachable *broker.UnreachableError
+		auth        *broker.AuthError
+		held        *queuesHoldMessagesError
+		notEmpty    *broker.QueueNotEmptyError
+	)
+	switch {
+	case errors.As(err, &held):
+		summary, partly = "Delay Queues Hold Messages", "" // refused before any change
+	case errors.As(err, &notEmpty):
+		summary = "Delay Queues Hold Messages"
+	case errors.As(err, &unreachable):
+		// Every request failed alike: the first says it.
+		summary = "Cannot Reach RabbitMQ"
+		detail = fmt.Sprintf("%s: the RabbitMQ management API at %s did not answer.\n\n%s",
+			failed, unreachable.Endpoint, describeFailures(err, 1))
+		if partly != "" && action != "create" {
+			// The set was read just before: the broker may be up, and one queue stuck.
+			partly += " If the broker answers other requests and the failure above names a quorum queue, " +
+				"that queue may be stuck without a leader since its declaration was cut off (RabbitMQ 3.10 " +
+				"does that) and will never answer. Delete it by hand (the broker takes 5 s to give up on its " +
+				"leader), then apply again."
+		}
+	case broker.IsAccessRefused(err):
+		summary = "RabbitMQ Refused the Operation"
+		detail += fmt.Sprintf("\n\nThe broker answers \"Access refused.\" when the user lacks a permission, even with the right "+
+			"credentials. In vhost %q the user needs configure and read permission on the names of the set's "+
+			"objects (%s), write permission on them and on each route's destination, and the management tag; "+
+			"see the provider's documentation of the minimal permissions.",
+			spec.VHost, topology.Names(spec.Name).ObjectNamePattern())
+	case errors.As(err, &auth):
+		summary = "RabbitMQ Refused the Credentials"
+	case errors.Is(err, broker.ErrVHostNotFound):
+		summary = "Vhost Not Found"
+		detail = fmt.Sprintf("Could not %s the delay queue set %q: the vhost %q does not exist on the broker. "+
+			"Create the vhost first, or correct the set's vhost.\n\n%s", action, spec.Name, spec.VHost, describeFailures(err, 1))
+	}
+	if partly != "" {
+		detail += "\n\n" + partly
+	}
+	diags.AddError(summary, detail)
+	return diags
+}
+
+// describeFailures writes the first limit of the failures joined in err
+// (Apply and HeldMessages join one per change or queue), one a line, and how
+// many more there were.
+func describeFailures(err error, limit int) string {
+	failures := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		failures = joined.Unwrap()
+	}
+	lines := make([]string, 0, limit+1)
+	for _, failure := range failures[:min(limit, len(failures))] {
+		lines = append(lines, failure.Error())
+	}
+	if more := len(failures) - limit; more > 0 {
+		lines = append(lines, fmt.Sprintf("… and %d more", more))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func firstObjectName(t topology.Topology) string {
+	if len(t.Exchanges) > 0 {
+		return t.Exchanges[0].Name
+	}
+	return t.Queues[0].Name
+}

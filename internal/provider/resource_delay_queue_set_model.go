@@ -1,0 +1,326 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// delaySpecModel maps the attributes the resource and the data source share
+// (sharedAttributes and the route block); both models embed it.
+type delaySpecModel struct {
+	Name               types.String `tfsdk:"name"`
+	VHost              types.String `tfsdk:"vhost"`
+	MaxDelay           types.String `tfsdk:"max_delay"`
+	Levels             types.Int64  `tfsdk:"levels"`
+	Resolution         types.String `tfsdk:"resolution"`
+	QueueType          types.String `tfsdk:"queue_type"`
+	DeadLetterStrategy types.String `tfsdk:"dead_letter_strategy"`
+	Routes             types.List   `tfsdk:"route"` // unknown while a dynamic block's collection is
+
+	MaxDelayEffective types.String `tfsdk:"max_delay_effective"`
+	IngestExchange    types.String `tfsdk:"ingest_exchange"`
+	OutExchange       types.String `tfsdk:"out_exchange"`
+	UnroutableQueue   types.String `tfsdk:"unroutable_queue"`
+	Bindings          types.List   `tfsdk:"bindings"`
+}
+
+// delayQueueSetModel maps the resource's schema.
+type delayQueueSetModel struct {
+	delaySpecModel
+	ID           types.String `tfsdk:"id"`
+	ForceDestroy types.Bool   `tfsdk:"force_destroy"`
+	Exchanges    types.List   `tfsdk:"exchanges"`
+	Queues       types.List   `tfsdk:"queues"`
+}
+
+type routeModel struct {
+	Destination     types.String `tfsdk:"destination"`
+	DestinationType types.String `tfsdk:"destination_type"`
+	Key             types.String `tfsdk:"key"`
+}
+
+// routesOf reads the route blocks; known is false while they are unknown,
+// as a dynamic block over a value known only after apply is.
+func routesOf(blocks types.List) (routes []routeModel, known bool) {
+	if blocks.IsUnknown() {
+		return nil, false
+	}
+	for _, element := range blocks.Elements() {
+		block, ok := element.(types.Object)
+		if !ok || block.IsUnknown() {
+			return nil, false
+		}
+		attributes := block.Attributes()
+		str := func(name string) types.String {
+			v, _ := attributes[name].(types.String)
+			return v
+		}
+		routes = append(routes, routeModel{Destination: str("destination"), DestinationType: str("destination_type"), Key: str("key")})
+	}
+	return routes, true
+}
+
+// resolveAndPlan resolves a spec and plans it, reporting a refused spec per
+// attribute under summary.
+func resolveAndPlan(spec topology.Spec, summary string) (topology.Spec, topology.Topology, diag.Diagnostics) {
+	resolved, err := topology.Resolve(spec)
+	if err != nil {
+		return spec, topology.Topology{}, problemDiagnostics(err, summary, nil)
+	}
+	desired, err := topology.Plan(resolved)
+	return resolved, desired, problemDiagnostics(err, summary, nil)
+}
+
+// specFromModel builds the planner's spec from a configuration or plan. It
+// reports which fields are still unknown, by the planner's field names.
+func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	unknown := map[string]bool{}
+	str := func(v types.String, field string) string {
+		if v.IsUnknown() {
+			unknown[field] = true
+		}
+		return v.ValueString()
+	}
+	spec := topology.Spec{
+		Name:               str(m.Name, "name"),
+		VHost:              str(m.VHost, "vhost"),
+		QueueType:          topology.QueueType(str(m.QueueType, "queue_type")),
+		DeadLetterStrategy: topology.DeadLetterStrategy(str(m.DeadLetterStrategy, "dead_letter_strategy")),
+	}
+	if m.VHost.IsNull() {
+		spec.VHost = defaultVHost // the schema default, not applied to configurations
+	}
+	if m.Levels.IsUnknown() {
+		unknown["levels"] = true
+	}
+	// The planner reads a zero as "not set", so a configured zero is refused
+	// here, where it can still be told from an absent value, in its words.
+	explicitZero := func(field string) {
+		diags.AddAttributeError(path.Root(field), "Invalid Delay Queue Set", topology.ExplicitZero(field).Error())
+	}
+	spec.Levels = int(m.Levels.ValueInt64())
+	if !m.Levels.IsNull() && !m.Levels.IsUnknown() && spec.Levels == 0 {
+		explicitZero("levels")
+	}
+	for field, v := range map[string]types.String{"max_delay": m.MaxDelay, "resolution": m.Resolution} {
+		s := str(v, field)
+		if v.IsNull() || v.IsUnknown() {
+			continue
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			diags.AddAttributeError(path.Root(field), "Invalid Duration",
+				fmt.Sprintf("%s: %q is not a duration; write it like \"500ms\", \"30s\", \"15m\" or \"36h\"", field, s))
+			continue
+		}
+		if d == 0 {
+			explicitZero(field)
+			continue
+		}
+		if field == "max_delay" {
+			spec.MaxDelay = d
+		} else {
+			spec.Resolution = d
+		}
+	}
+	routes, known := routesOf(m.Routes)
+	if !known {
+		unknown["route"] = true
+	}
+	for i, route := range routes {
+		spec.Routes = append(spec.Routes, topology.Route{
+			Destination:     str(route.Destination, routeField(i, "route.destination")),
+			DestinationType: topology.DestinationType(str(route.DestinationType, routeField(i, "route.destination_type"))),
+			Key:             str(route.Key, routeField(i, "route.key")),
+		})
+	}
+	return spec, unknown, diags
+}
+
+func routeField(index int, field string) string {
+	if index < 0 {
+		return field
+	}
+	return fmt.Sprintf("%s[%d]", field, index)
+}
+
+// planOf resolves a model that is fully known (a plan or a state) and plans it.
+func planOf(m delayQueueSetModel) (topology.Spec, topology.Topology, diag.Diagnostics) {
+	spec, _, diags := specFromModel(m.delaySpecModel)
+	if diags.HasError() {
+		return spec, topology.Topology{}, diags
+	}
+	if !m.MaxDelay.IsNull() && !m.Levels.IsNull() {
+		spec.MaxDelay = 0 // levels already derived from it
+	}
+	return resolveAndPlan(spec, "Invalid Delay Queue Set")
+}
+
+// setDerived fills the values the planner derives from a resolved spec, and
+// the defaults of those left unset. Configured values stay as written
+// ("1000ms" is not rewritten "1s").
+func setDerived(m *delaySpecModel, resolved topology.Spec) {
+	names := topology.Names(resolved.Name)
+	if m.VHost.IsNull() {
+		m.VHost = types.StringValue(resolved.VHost)
+	}
+	if m.Resolution.IsNull() {
+		m.Resolution = types.StringValue(topology.FormatDuration(resolved.Resolution))
+	}
+	if m.QueueType.IsNull() {
+		m.QueueType = types.StringValue(string(resolved.QueueType))
+	}
+	m.Levels = types.Int64Value(int64(resolved.Levels))
+	m.DeadLetterStrategy = types.StringValue(string(resolved.DeadLetterStrategy))
+	m.MaxDelayEffective = types.StringValue(topology.FormatDuration(topology.MaxDelayFor(resolved.Levels, resolved.Resolution)))
+	m.IngestExchange = types.StringValue(names.Ingest())
+	m.OutExchange = types.StringValue(names.Out())
+	m.UnroutableQueue = types.StringValue(names.Unroutable())
+}
+
+// setBindings lists a topology's bindings, one line each.
+func setBindings(m *delaySpecModel, t topology.Topology) diag.Diagnostics {
+	var diags diag.Diagnostics
+	bindings := make([]attr.Value, 0, len(t.Bindings))
+	for _, b := range t.Bindings {
+		bindings = append(bindings, types.StringValue(b.String()))
+	}
+	m.Bindings = list(&diags, types.StringType, bindings)
+	return diags
+}
+
+// setPlanned fills a resource's computed values from its resolved spec and
+// a topology: the planned one, or the actual one aligned to it.
+func setPlanned(ctx context.Context, m *delayQueueSetModel, resolved topology.Spec, t topology.Topology) diag.Diagnostics {
+	m.ID = types.StringValue(importID(resolved.VHost, resolved.Name))
+	setDerived(&m.delaySpecModel, resolved)
+	diags := setBindings(&m.delaySpecModel, t)
+	diags.Append(setObjects(ctx, m, t)...)
+	return diags
+}
+
+// setSpec writes an inferred spec into a freshly imported state.
+func setSpec(m *delayQueueSetModel, spec topology.Spec) {
+	m.Levels = types.Int64Value(int64(spec.Levels))
+	m.MaxDelay = types.StringNull()
+	m.Resolution = types.StringValue(topology.FormatDuration(spec.Resolution))
+	m.QueueType = types.StringValue(string(spec.QueueType))
+	m.DeadLetterStrategy = types.StringValue(string(spec.DeadLetterStrategy))
+	m.ForceDestroy = types.BoolValue(false)
+	routes := make([]attr.Value, 0, len(spec.Routes))
+	for _, route := range spec.Routes {
+		r := map[string]attr.Value{
+			"destination":      types.StringValue(route.Destination),
+			"destination_type": types.StringNull(),
+			"key":              types.StringNull(),
+		}
+		if route.DestinationType != topology.DestinationQueue {
+			r["destination_type"] = types.StringValue(string(route.DestinationType))
+		}
+		if route.Key != "" {
+			r["key"] = types.StringValue(route.Key)
+		}
+		routes = append(routes, types.ObjectValueMust(routeObjectType.AttrTypes, r))
+	}
+	m.Routes = types.ListValueMust(routeObjectType, routes)
+}
+
+// setObjects stores a topology's exchanges and queues in the computed lists.
+func setObjects(ctx context.Context, m *delayQueueSetModel, t topology.Topology) diag.Diagnostics {
+	var diags diag.Diagnostics
+	exchanges := make([]attr.Value, 0, len(t.Exchanges))
+	for _, x := range t.Exchanges {
+		exchanges = append(exchanges, object(&diags, exchangeObjectType, map[string]attr.Value{
+			"name":               types.StringValue(x.Name),
+			"type":               types.StringValue(x.Type),
+			"alternate_exchange": optionalString(x.Arguments.AlternateExchange),
+			"other_arguments":    otherArguments(ctx, &diags, x.Arguments.Other),
+		}))
+	}
+	queues := make([]attr.Value, 0, len(t.Queues))
+	for _, q := range t.Queues {
+		ttl := types.Int64Null()
+		if q.Arguments.MessageTTL != 0 {
+			ttl = types.Int64Value(q.Arguments.MessageTTL)
+		}
+		queues = append(queues, object(&diags, queueObjectType, map[string]attr.Value{
+			"name":                 types.StringValue(q.Name),
+			"queue_type":           optionalString(string(q.Arguments.QueueType)),
+			"message_ttl":          ttl,
+			"dead_letter_exchange": optionalString(q.Arguments.DeadLetterExchange),
+			"dead_letter_strategy": optionalString(string(q.Arguments.DeadLetterStrategy)),
+			"overflow":             optionalString(q.Arguments.Overflow),
+			"other_arguments":      otherArguments(ctx, &diags, q.Arguments.Other),
+		}))
+	}
+	m.Exchanges = list(&diags, exchangeObjectType, exchanges)
+	m.Queues = list(&diags, queueObjectType, queues)
+	return diags
+}
+
+func object(diags *diag.Diagnostics, t types.ObjectType, values map[string]attr.Value) attr.Value {
+	v, d := types.ObjectValue(t.AttrTypes, values)
+	diags.Append(d...)
+	return v
+}
+
+func list(diags *diag.Diagnostics, t attr.Type, values []attr.Value) types.List {
+	v, d := types.ListValue(t, values)
+	diags.Append(d...)
+	return v
+}
+
+func otherArguments(ctx context.Context, diags *diag.Diagnostics, other map[string]string) types.Map {
+	if len(other) == 0 {
+		return types.MapNull(types.StringType)
+	}
+	v, d := types.MapValueFrom(ctx, types.StringType, other)
+	diags.Append(d...)
+	return v
+}
+
+func optionalString(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+// sameDuration compares two duration strings by value ("1s" equals "1000ms").
+func sameDuration(a, b types.String) bool {
+	if a.Equal(b) {
+		return true
+	}
+	da, errA := time.ParseDuration(a.ValueString())
+	db, errB := time.ParseDuration(b.ValueString())
+	return errA == nil && errB == nil && da == db
+}
+
+// importID is the resource ID: the URL-escaped vhost and the name, so that a
+// vhost containing "/" (such as the default one) stays unambiguous.
+func importID(vhost, name string) string {
+	return url.PathEscape(vhost) + "/" + name
+}
+
+func parseImportID(id string) (vhost, name string, err error) {
+	escaped, name, found := strings.Cut(id, "/")
+	if !found || escaped == "" || name == "" {
+		return "", "", fmt.Errorf("the import ID %q is not <url-escaped vhost>/<name>, such as %%2F/delay for the set \"delay\" in the vhost \"/\"", id)
+	}
+	vhost, err = url.PathUnescape(escaped)
+	if err != nil {
+		return "", "", fmt.Errorf("the vhost part %q of the import ID is not URL-escaped correctly: %w", escaped, err)
+	}
+	return vhost, name, nil
+}
