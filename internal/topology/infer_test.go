@@ -136,7 +136,7 @@ func TestInferDrift(t *testing.T) {
 					t.Queues[i].Arguments.DeadLetterStrategy, t.Queues[i].Arguments.Overflow = "", ""
 				}
 			},
-			want: Spec{Name: "delay", VHost: "/", Levels: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
+			want: Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
 				DeadLetterStrategy: AtMostOnce, Routes: []Route{{Destination: "orders", DestinationType: DestinationQueue, Key: "orders"}}},
 		},
 		"explicit and implicit at-most-once agree": {
@@ -146,7 +146,7 @@ func TestInferDrift(t *testing.T) {
 				}
 				queueNamed(t, "delay.level.01").Arguments.DeadLetterStrategy = ""
 			},
-			want: Spec{Name: "delay", VHost: "/", Levels: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
+			want: Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
 				DeadLetterStrategy: AtMostOnce, Routes: []Route{{Destination: "orders", DestinationType: DestinationQueue, Key: "orders"}}},
 		},
 		"queues without x-queue-type are classic, a strategy on them is drift": {
@@ -155,7 +155,7 @@ func TestInferDrift(t *testing.T) {
 					t.Queues[i].Arguments.QueueType = ""
 				}
 			},
-			want: Spec{Name: "delay", VHost: "/", Levels: 2, Resolution: time.Second, QueueType: QueueTypeClassic,
+			want: Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeClassic,
 				DeadLetterStrategy: AtMostOnce, Routes: []Route{{Destination: "orders", DestinationType: DestinationQueue, Key: "orders"}}},
 		},
 		"bindings of out that are no route are left out": {
@@ -175,7 +175,7 @@ func TestInferDrift(t *testing.T) {
 					Binding{Source: "delay.out", Destination: "all", DestinationType: DestinationQueue, RoutingKey: "#.*.*"},
 				)
 			},
-			want: Spec{Name: "delay", VHost: "other", Levels: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
+			want: Spec{Name: "delay", VHost: "other", Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
 				DeadLetterStrategy: AtLeastOnce, Routes: []Route{
 					{Destination: "all", DestinationType: DestinationQueue},
 					{Destination: "orders", DestinationType: DestinationQueue, Key: "orders"},

@@ -263,8 +263,7 @@ func TestPlanCountsAndReferences(t *testing.T) {
 				if !exchanges[b.Source] {
 					t.Errorf("binding from unknown exchange: %+v", b)
 				}
-				kind, _ := names.parse(b.Source)
-				if kind == kindIngest || kind == kindDone {
+				if kind := names.parse(b.Source).kind; kind == kindIngest || kind == kindDone {
 					delayBindings++
 					known := queues[b.Destination]
 					if b.DestinationType == DestinationExchange {

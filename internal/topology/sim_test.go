@@ -294,7 +294,7 @@ func simCheckDelayPath(t *testing.T, names Names, routingKey string, d simDelive
 	var gotLevels []simStep
 	outVisits := 0
 	for i, step := range d.Path {
-		if kind, _ := names.parse(step.Name); step.Kind == DestinationQueue && kind == kindLevel {
+		if step.Kind == DestinationQueue && names.parse(step.Name).kind == kindLevel {
 			gotLevels = append(gotLevels, step)
 		}
 		if step == (simStep{DestinationExchange, names.Out()}) {
@@ -328,7 +328,7 @@ func TestSimulateMalformedKeysEndUnroutable(t *testing.T) {
 			broker, names := newSimBroker(top), Names(spec.Name)
 			var malformed []string
 			for _, ticks := range simSampleTicks(levels) {
-				digits := string(appendDigits(nil, ticks, levels))
+				digits := string(appendDigits(nil, ticks, levels, 2))
 				words := strings.Split(digits, ".")
 				// Too few digits, with and without a key before them.
 				short := strings.Join(words[1:], ".")
