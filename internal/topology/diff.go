@@ -359,16 +359,11 @@ func (o objectName) label() string {
 	return fmt.Sprintf("level %02d of radix %d", o.level, o.radix)
 }
 
-// topologyRadix is the radix of the first TTL queue or done exchange of t,
-// or 0 when it has none.
+// topologyRadix is the radix of the first TTL queue of t, or 0 when it has
+// none (a planned set with levels always has one).
 func topologyRadix(t topologyIndex) int {
 	for _, q := range t.queues {
 		if o, ok := levelObject(q.Name); ok {
-			return o.radix
-		}
-	}
-	for _, e := range t.exchanges {
-		if o, ok := levelObject(e.Name); ok {
 			return o.radix
 		}
 	}

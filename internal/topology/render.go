@@ -235,7 +235,8 @@ func alignColumns(rows [][]string) string {
 // TTL, "level.03 (8s)"), Out, Unroutable and then every other object in
 // order of appearance; one dotted arrow per binding, labelled with its
 // routing key; then one solid "no match" arrow from each exchange to its
-// alternate exchange. In radix 2 a level queue and the done exchange it
+// alternate exchange; then one solid "expired" arrow from each queue to its
+// dead-letter exchange when they are different participants. In radix 2 a level queue and the done exchange it
 // dead-letters into are one participant, so a message leaving level k is
 // drawn from level k's queue, as in the original; in a larger radix, whose
 // levels have several queues each, every TTL queue ("r16.01.15 (4m)") and
@@ -244,7 +245,7 @@ func alignColumns(rows [][]string) string {
 // leave, in the participants' order, and otherwise keep t's order.
 func Mermaid(t Topology) string {
 	d := newDiagram(t)
-	var bindingArrows, alternateArrows []arrow
+	var bindingArrows, alternateArrows, expiryArrows []arrow
 	for _, b := range t.Bindings {
 		bindingArrows = append(bindingArrows, arrow{
 			from: d.participant(b.Source, DestinationExchange), to: d.participant(b.Destination, b.DestinationType),
@@ -260,6 +261,15 @@ func Mermaid(t Topology) string {
 			style: "->>", label: "no match",
 		})
 	}
+	for _, q := range t.Queues {
+		if q.Arguments.DeadLetterExchange == "" {
+			continue
+		}
+		from, to := d.participant(q.Name, DestinationQueue), d.participant(q.Arguments.DeadLetterExchange, DestinationExchange)
+		if from != to {
+			expiryArrows = append(expiryArrows, arrow{from: from, to: to, style: "->>", label: "expired"})
+		}
+	}
 
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n")
@@ -271,7 +281,7 @@ func Mermaid(t Topology) string {
 	}
 	// Arrows leave the participants in the order a message meets them,
 	// so the highest level comes first, as in the original drawing.
-	for _, arrows := range [][]arrow{bindingArrows, alternateArrows} {
+	for _, arrows := range [][]arrow{bindingArrows, alternateArrows, expiryArrows} {
 		sort.SliceStable(arrows, func(i, j int) bool { return arrows[i].from.before(arrows[j].from) })
 		for _, a := range arrows {
 			fmt.Fprintf(&b, "    %s %s %s: %s\n", a.from.id, a.style, a.to.id, a.label)
