@@ -44,7 +44,7 @@ var radixInvalidCases = map[string]struct {
 	"too many levels of radix 4 at 1ms": {specBase(func(s *Spec) { s.Radix, s.Levels, s.Resolution = 4, 20, time.Millisecond }), []specWantError{
 		{"levels", -1, "TTL of 1ms·3·4^19, above"},
 	}},
-	"max_delay beyond radix 16 at 1s": {specBase(func(s *Spec) { s.Radix, s.Levels, s.MaxDelay = 16, 0, 16*16*16*16*16*16*16*time.Second + 1 }), []specWantError{
+	"max_delay beyond radix 16 at 1s": {specBase(func(s *Spec) { s.Radix, s.Levels, s.MaxDelay = 16, 0, 16*16*16*16*16*16*16*time.Second+1 }), []specWantError{
 		{"max_delay", -1, "needs more levels than fit at resolution 1s (at most 7, each level's TTL at most 315360000000ms); the largest max_delay at this resolution is 74565h24m15s"},
 	}},
 	"route key too long for radix 16": {specBase(func(s *Spec) {

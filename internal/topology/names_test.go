@@ -43,6 +43,9 @@ func TestObjectNamePattern(t *testing.T) {
 		"delay.level.00.1":          false,
 		"delay.level":               false,
 		"delay.r16":                 false,
+		"delay.level.0x":            false,
+		"delay.r16.a0.1":            false,
+		"delay.r16.000.1":           false,
 	}
 	for name, want := range tests {
 		if got := pattern.MatchString(name); got != want {
