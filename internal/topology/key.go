@@ -31,22 +31,14 @@ func appendWords(b []byte, word string, count int) []byte {
 	return b
 }
 
-// appendDigits appends ticks as levels digit words of radix, most
-// significant first.
+// appendDigits appends the levels lowest digits of ticks in radix as digit
+// words, most significant first. The radix and levels are a valid set's, so
+// radix^(levels−1) fits a uint64.
 func appendDigits(b []byte, ticks uint64, levels, radix int) []byte {
-	if radix == 2 {
-		for bit := levels - 1; bit >= 0; bit-- {
-			b = appendWords(b, digitWords[ticks>>bit&1], 1)
-		}
-		return b
-	}
-	digits := make([]int, levels)
-	for k := range levels {
-		digits[k] = int(ticks % uint64(radix))
-		ticks /= uint64(radix)
-	}
-	for k := levels - 1; k >= 0; k-- {
-		b = appendWords(b, digitWords[digits[k]], 1)
+	power := maxTicks(levels-1, radix) + 1 // radix^(levels−1)
+	for range levels {
+		b = appendWords(b, digitWords[ticks/power%uint64(radix)], 1)
+		power /= uint64(radix)
 	}
 	return b
 }
@@ -130,14 +122,23 @@ func (f KeyFormat) Encode(key string, delay time.Duration) (string, error) {
 			"%s is longer than %s, the longest delay of %d levels at resolution %s%s",
 			delay, f.MaxDelay(), levels, resolution, inRadix(radix))}
 	}
-	if length := keyLength(key, levels, radix); length > MaxNameLength {
-		return "", &FieldError{Field: "key", Route: -1, Message: fmt.Sprintf(
-			"must be at most %d bytes with %d levels%s so that the routing key with its %d delay digits fits AMQP's %d bytes; got %d",
-			maxKeyLength(levels, radix), levels, inRadix(radix), levels, MaxNameLength, len(key))}
+	if problem := keyLengthProblem(key, levels, radix); problem != "" {
+		return "", &FieldError{Field: "key", Route: -1, Message: problem}
 	}
 	b := make([]byte, 0, keyLength(key, levels, radix))
 	b = append(b, key...)
 	return string(appendDigits(b, uint64(ticks), levels, radix)), nil
+}
+
+// keyLengthProblem says why key leaves no room for levels digits of radix
+// in a routing key, or "" when it fits.
+func keyLengthProblem(key string, levels, radix int) string {
+	if keyLength(key, levels, radix) <= MaxNameLength {
+		return ""
+	}
+	return fmt.Sprintf(
+		"must be at most %d bytes with %d levels%s so that the routing key with its %d delay digits fits AMQP's %d bytes; got %d",
+		maxKeyLength(levels, radix), levels, inRadix(radix), levels, MaxNameLength, len(key))
 }
 
 // inRadix names a radix other than 2 in a message: " in radix 16".
@@ -159,10 +160,8 @@ func (f KeyFormat) CheckKey(key string) error {
 	}
 	radix := radixOrDefault(f.Radix)
 	if checkRadix(radix) == nil && f.Levels >= MinLevels {
-		if longest := maxKeyLength(f.Levels, radix); len(key) > longest {
-			errs = append(errs, &FieldError{Field: "key", Route: -1, Message: fmt.Sprintf(
-				"must be at most %d bytes with %d levels%s so that the routing key with its %d delay digits fits AMQP's %d bytes; got %d",
-				longest, f.Levels, inRadix(radix), f.Levels, MaxNameLength, len(key))})
+		if problem := keyLengthProblem(key, f.Levels, radix); problem != "" {
+			errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
 		}
 	}
 	if len(errs) > 0 {

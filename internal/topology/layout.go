@@ -62,6 +62,12 @@ func radixList() string {
 	return string(b)
 }
 
+// radixWord is the word that names the TTL queues and done exchanges of a
+// radix other than 2: "r16".
+func radixWord(radix int) string {
+	return "r" + strconv.Itoa(radix)
+}
+
 // digitWidth is the length in bytes of the longest digit word of radix.
 func digitWidth(radix int) int {
 	return len(digitWords[radix-1])

@@ -3,7 +3,6 @@ package topology
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 )
 
@@ -37,7 +36,7 @@ func (n Names) Queue(radix, k, digit int) string {
 	if radix == 2 {
 		return n.Level(k)
 	}
-	return fmt.Sprintf("%s.r%d.%02d.%d", string(n), radix, k, digit)
+	return fmt.Sprintf("%s.%s.%02d.%d", string(n), radixWord(radix), k, digit)
 }
 
 // LevelDone is the topic exchange that the queues of level k dead-letter
@@ -46,7 +45,7 @@ func (n Names) LevelDone(radix, k int) string {
 	if radix == 2 {
 		return n.Done(k)
 	}
-	return fmt.Sprintf("%s.r%d.%02d.done", string(n), radix, k)
+	return fmt.Sprintf("%s.%s.%02d.done", string(n), radixWord(radix), k)
 }
 
 // longestSuffix is the length of ".level.NN.done", the longest suffix a set
@@ -115,12 +114,14 @@ func (n Names) parse(name string) objectName {
 		return objectName{}
 	}
 	// "r<radix>.kk.<digit>" or "r<radix>.kk.done"
-	radix, err := strconv.Atoi(strings.TrimPrefix(words[0], "r"))
-	if len(words) != 3 || words[0] != fmt.Sprintf("r%d", radix) || err != nil || radix == 2 || checkRadix(radix) != nil {
-		return objectName{}
+	radix := 0
+	for _, r := range Radixes {
+		if r != 2 && words[0] == radixWord(r) { // radix 2 is spelled "level"
+			radix = r
+		}
 	}
 	level, ok := twoDigits(words[1:])
-	if !ok {
+	if radix == 0 || !ok || len(words) != 3 {
 		return objectName{}
 	}
 	if words[2] == "done" {

@@ -3,6 +3,7 @@ package topology
 import (
 	"regexp"
 	"testing"
+	"time"
 )
 
 func TestObjectNamePattern(t *testing.T) {
@@ -58,5 +59,30 @@ func TestObjectNamePattern(t *testing.T) {
 	// Regular-expression characters in a set's name are literal.
 	if regexp.MustCompile(Names("a.b").ObjectNamePattern()).MatchString("axb.ingest") {
 		t.Error(`the pattern of set "a.b" matches "axb.ingest"`)
+	}
+}
+
+// TestObjectNamePatternEveryRadix checks that the pattern and parse know
+// every object of a plan of every radix, and the kind parse gives it.
+func TestObjectNamePatternEveryRadix(t *testing.T) {
+	t.Parallel()
+	names := Names("delay")
+	pattern := regexp.MustCompile(names.ObjectNamePattern())
+	for _, radix := range Radixes {
+		top, err := Plan(Spec{Name: "delay", VHost: "/", Levels: 3, Radix: radix, Resolution: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range top.Exchanges {
+			if !pattern.MatchString(e.Name) || names.parse(e.Name).kind == kindNone || names.parse(e.Name).kind == kindLevel {
+				t.Errorf("radix %d: exchange %s: pattern %v, parse %+v", radix, e.Name, pattern.MatchString(e.Name), names.parse(e.Name))
+			}
+		}
+		for i, q := range top.Queues[:len(top.Queues)-1] {
+			want := objectName{kind: kindLevel, radix: radix, level: i / (radix - 1), digit: 1 + i%(radix-1)}
+			if got := names.parse(q.Name); !pattern.MatchString(q.Name) || got != want {
+				t.Errorf("radix %d: queue %s: pattern %v, parse %+v, want %+v", radix, q.Name, pattern.MatchString(q.Name), got, want)
+			}
+		}
 	}
 }
