@@ -34,6 +34,7 @@ import (
 // destination type is one to a queue.
 func Diff(desired, actual Topology) []Change {
 	want, have := indexTopology(desired), indexTopology(actual)
+	wantRadix := topologyRadix(want)
 	var changes []Change
 
 	// Replacements are numbered in the order step 7 performs them: exchanges,
@@ -106,7 +107,7 @@ func Diff(desired, actual Topology) []Change {
 	parkingBindings := map[string][]Change{} // parking lot → deletions of its bindings, held back
 	for _, b := range have.bindings {
 		if !want.hasBinding[b] {
-			change := Change{Kind: DeleteBinding, Binding: &b, Reason: unwantedBindingReason(b, want)}
+			change := Change{Kind: DeleteBinding, Binding: &b, Reason: unwantedBindingReason(b, want, wantRadix)}
 			if isParkingLotBinding(b) && deletedQueue(b.Destination) {
 				parkingBindings[b.Destination] = append(parkingBindings[b.Destination], change)
 				continue
@@ -117,7 +118,7 @@ func Diff(desired, actual Topology) []Change {
 	var parkingLots []Change
 	for _, q := range have.queues {
 		if _, ok := want.queueByName[q.Name]; !ok {
-			change := Change{Kind: DeleteQueue, Queue: &q, Reason: unwantedReason(q.Name)}
+			change := Change{Kind: DeleteQueue, Queue: &q, Reason: unwantedReason(q.Name, wantRadix)}
 			if bindings, ok := parkingBindings[q.Name]; ok {
 				parkingLots = append(parkingLots, append(bindings, change)...)
 				continue
@@ -128,7 +129,7 @@ func Diff(desired, actual Topology) []Change {
 	changes = append(changes, parkingLots...)
 	for _, e := range have.exchanges {
 		if _, ok := want.exchangeByName[e.Name]; !ok {
-			changes = append(changes, Change{Kind: DeleteExchange, Exchange: &e, Reason: unwantedReason(e.Name)})
+			changes = append(changes, Change{Kind: DeleteExchange, Exchange: &e, Reason: unwantedReason(e.Name, wantRadix)})
 		}
 	}
 
@@ -327,39 +328,77 @@ func recreationReason(differences []argumentChange) string {
 	return "re-created with " + strings.Join(parts, ", ")
 }
 
-// levelOf tells the level of a level queue or done exchange from its name
-// alone: Diff knows no set name.
-func levelOf(name string) (level int, ok bool) {
-	i := strings.LastIndex(name, ".level.")
-	if i < 0 {
-		return 0, false
+// levelObject tells whether name is a TTL queue or done exchange of some
+// set, from its name alone (Diff knows no set name), and which.
+func levelObject(name string) (objectName, bool) {
+	// The set's name ends two or three words before the end.
+	end := len(name)
+	for range 3 {
+		dot := strings.LastIndexByte(name[:end], '.')
+		if dot < 0 {
+			break
+		}
+		if o := Names(name[:dot]).parse(name); o.kind == kindLevel || o.kind == kindDone {
+			return o, true
+		}
+		end = dot
 	}
-	kind, level := Names(name[:i]).parse(name)
-	return level, kind == kindLevel || kind == kindDone
+	return objectName{}, false
+}
+
+// label names a TTL queue or done exchange in a reason: "level 03" in radix
+// 2, "level 03 digit 15 of radix 16" for a queue of another radix, "level 03
+// of radix 16" for its done exchange.
+func (o objectName) label() string {
+	switch {
+	case o.radix == 2:
+		return fmt.Sprintf("level %02d", o.level)
+	case o.kind == kindLevel:
+		return fmt.Sprintf("level %02d digit %d of radix %d", o.level, o.digit, o.radix)
+	}
+	return fmt.Sprintf("level %02d of radix %d", o.level, o.radix)
+}
+
+// topologyRadix is the radix of the first TTL queue of t, or 0 when it has
+// none (a planned set with levels always has one).
+func topologyRadix(t topologyIndex) int {
+	for _, q := range t.queues {
+		if o, ok := levelObject(q.Name); ok {
+			return o.radix
+		}
+	}
+	return 0
 }
 
 func missingReason(name, object string) string {
-	if level, ok := levelOf(name); ok {
-		return fmt.Sprintf("level %02d is missing", level)
+	if o, ok := levelObject(name); ok {
+		return o.label() + " is missing"
 	}
 	return "the " + object + " is missing"
 }
 
-func unwantedReason(name string) string {
-	if level, ok := levelOf(name); ok {
-		return fmt.Sprintf("level %02d is no longer in the set", level)
+// unwantedReason says why an object goes; wantRadix is the desired
+// topology's radix, which replaces every TTL queue and done exchange of
+// another radix.
+func unwantedReason(name string, wantRadix int) string {
+	o, ok := levelObject(name)
+	switch {
+	case !ok:
+		return "no longer part of the set"
+	case wantRadix != 0 && o.radix != wantRadix:
+		return fmt.Sprintf("%s goes: the set changes from radix %d to radix %d, which replaces its delay queues", o.label(), o.radix, wantRadix)
 	}
-	return "no longer part of the set"
+	return o.label() + " is no longer in the set"
 }
 
 // unwantedBindingReason blames a level that goes away when the binding
 // leads to or from it, the binding itself otherwise.
-func unwantedBindingReason(b Binding, want topologyIndex) string {
+func unwantedBindingReason(b Binding, want topologyIndex, wantRadix int) string {
 	for _, end := range []string{b.Destination, b.Source} {
 		_, wantedQueue := want.queueByName[end]
 		_, wantedExchange := want.exchangeByName[end]
-		if level, ok := levelOf(end); ok && !wantedQueue && !wantedExchange {
-			return fmt.Sprintf("level %02d is no longer in the set", level)
+		if _, ok := levelObject(end); ok && !wantedQueue && !wantedExchange {
+			return unwantedReason(end, wantRadix)
 		}
 	}
 	return "the set has no such binding"

@@ -371,6 +371,60 @@ func TestDiff(t *testing.T) {
 				`delete_exchange delay.out: no longer part of the set`,
 			},
 		},
+		"radix 2 to 4: every delay queue and done exchange replaced, the reasons say why": {
+			desired: mustPlan(t, Spec{Name: "d", VHost: "/", Levels: 1, Radix: 4, QueueType: QueueTypeClassic}),
+			actual:  mustPlan(t, Spec{Name: "d", VHost: "/", Levels: 2, QueueType: QueueTypeClassic}),
+			want: []string{
+				`create_exchange d.r4.00.done: level 00 of radix 4 is missing`,
+				`create_queue d.r4.00.1: level 00 digit 1 of radix 4 is missing`,
+				`create_queue d.r4.00.2: level 00 digit 2 of radix 4 is missing`,
+				`create_queue d.r4.00.3: level 00 digit 3 of radix 4 is missing`,
+				`create_binding d.ingest → queue d.r4.00.1 "#.1": the binding is missing`,
+				`create_binding d.ingest → queue d.r4.00.2 "#.2": the binding is missing`,
+				`create_binding d.ingest → queue d.r4.00.3 "#.3": the binding is missing`,
+				`create_binding d.ingest → exchange d.out "#.0": the binding is missing`,
+				`create_binding d.r4.00.done → exchange d.out "#": the binding is missing`,
+				`delete_binding d.ingest → queue d.level.01 "#.1.*": level 01 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
+				`delete_binding d.ingest → queue d.level.00 "#.0.1": level 00 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
+				`delete_binding d.ingest → exchange d.out "#.0.0": the set has no such binding`,
+				`delete_binding d.level.00.done → exchange d.out "#": level 00 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
+				`delete_binding d.level.01.done → queue d.level.00 "#.1": level 00 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
+				`delete_binding d.level.01.done → exchange d.out "#.0": level 01 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
+				`delete_queue d.level.00: level 00 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
+				`delete_queue d.level.01: level 01 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
+				`delete_exchange d.level.00.done: level 00 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
+				`delete_exchange d.level.01.done: level 01 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
+			},
+		},
+		"radix 16, one level fewer": {
+			desired: mustPlan(t, Spec{Name: "d", VHost: "/", Levels: 1, Radix: 16, Resolution: time.Millisecond}),
+			actual: editTopology(mustPlan(t, Spec{Name: "d", VHost: "/", Levels: 2, Radix: 16, Resolution: time.Millisecond}), func(t *Topology) {
+				t.Bindings = slices.DeleteFunc(t.Bindings, func(b Binding) bool { return b.Source != "d.r16.01.done" })
+				t.Queues = slices.DeleteFunc(t.Queues, func(q Queue) bool { return q.Name != "d.r16.01.15" && q.Name != "d.r16.00.15" })
+				t.Exchanges = slices.DeleteFunc(t.Exchanges, func(e Exchange) bool { return e.Name != "d.r16.01.done" })
+			}),
+			want: func() []string {
+				want := []string{`create_exchange d.ingest: the exchange is missing`, `create_exchange d.r16.00.done: level 00 of radix 16 is missing`,
+					`create_exchange d.out: the exchange is missing`, `create_exchange d.unroutable: the exchange is missing`}
+				for v := 1; v < 15; v++ {
+					want = append(want, fmt.Sprintf(`create_queue d.r16.00.%d: level 00 digit %d of radix 16 is missing`, v, v))
+				}
+				want = append(want, `create_queue d.unroutable: the queue is missing`)
+				for v := 1; v < 16; v++ {
+					want = append(want, fmt.Sprintf(`create_binding d.ingest → queue d.r16.00.%d "#.%d": the binding is missing`, v, v))
+				}
+				want = append(want, `create_binding d.ingest → exchange d.out "#.0": the binding is missing`,
+					`create_binding d.r16.00.done → exchange d.out "#": the binding is missing`,
+					`create_binding d.unroutable → queue d.unroutable "": the binding is missing`)
+				for v := 1; v < 16; v++ {
+					want = append(want, fmt.Sprintf(`delete_binding d.r16.01.done → queue d.r16.00.%d "#.%d": level 01 of radix 16 is no longer in the set`, v, v))
+				}
+				return append(want,
+					`delete_binding d.r16.01.done → exchange d.out "#.0": level 01 of radix 16 is no longer in the set`,
+					`delete_queue d.r16.01.15: level 01 digit 15 of radix 16 is no longer in the set`,
+					`delete_exchange d.r16.01.done: level 01 of radix 16 is no longer in the set`)
+			}(),
+		},
 		"nothing exists yet: the whole plan, in plan order": {
 			desired: mustPlan(t, Spec{Name: "d", VHost: "/", Levels: 1, QueueType: QueueTypeClassic}),
 			actual:  Topology{VHost: "/"},
@@ -548,7 +602,8 @@ func applyChanges(t Topology, changes []Change) (Topology, error) {
 }
 
 // randomDiffSpec draws a valid spec of the set "delay" whose shape varies in
-// everything Diff can see: levels, resolution, queue type, strategy, routes.
+// everything Diff can see: levels, resolution, queue type, strategy, routes,
+// radix.
 func randomDiffSpec(r *rand.Rand) Spec {
 	s := Spec{
 		Name:       "delay",
@@ -574,6 +629,7 @@ func randomDiffSpec(r *rand.Rand) Spec {
 			s.Routes = append(s.Routes, route)
 		}
 	}
+	s.Radix = []int{0, 2, 4, 16}[r.IntN(4)]
 	return s
 }
 

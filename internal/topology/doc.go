@@ -1,8 +1,9 @@
 // Package topology plans a broker-native delay topology on RabbitMQ: one TTL
-// queue per power of two, chained by topic exchanges and dead-lettering, so
-// that a message whose routing key ends in its delay written as N binary
-// digits passes only through the queues of its set bits, largest first, and
-// leaves through the set's out exchange after exactly that delay.
+// queue per power of two (per power of the radix and nonzero digit), chained
+// by topic exchanges and dead-lettering, so that a message whose routing key
+// ends in its delay written as N binary digits passes only through the
+// queues of its set bits (nonzero digits), largest first, and leaves through
+// the set's out exchange after exactly that delay.
 //
 // The package is pure: it turns a [Spec] into the exact exchanges, queues and
 // bindings of the layout ([Plan]), encodes and decodes routing keys
@@ -22,4 +23,11 @@
 // with the bindings ingest → level j on "#.0^(N−1−j).1.*^j", ingest → out on
 // "#.0^N", level k done → level j (j < k) on "#.0^(k−1−j).1.*^j", level k done
 // → out on "#.0^k", and out → each route's destination on "<key>.*^N".
+//
+// With a radix r of 4, 8 or 16 ([Spec.Radix]) the delay is written as N
+// digits in base r, each a decimal word, and each level has one queue per
+// nonzero digit v, delay.r<r>.kk.v (delay.r16.03.15) holding R·v·r^k, all
+// dead-lettering into delay.r<r>.kk.done; the bindings read the digits the
+// same way, with v in place of 1 ([KeyFormat] writes and reads such keys).
+// Radix 2 is the layout above.
 package topology

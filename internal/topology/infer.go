@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -27,9 +28,12 @@ func (e *InferError) Error() string {
 // the resolution, the queue type and the dead-letter strategy can be told
 // from what exists, so that the Diff against the spec's Plan shows exactly
 // what is missing or different:
-//   - the levels are 1 + the highest level of a level queue or done exchange
+//   - the radix is the one the names of the TTL queues and done exchanges
+//     spell ("<name>.level.kk" is radix 2, "<name>.r16.kk.v" radix 16);
+//   - the levels are 1 + the highest level of a TTL queue or done exchange
 //     (a level beyond [MaxLevels] cannot belong to any set and is ignored);
-//   - the resolution is x-message-ttl / 2^k of the level queues that have one;
+//   - the resolution is x-message-ttl / (v·radix^k) of the TTL queues that
+//     have one (x-message-ttl / 2^k in radix 2);
 //   - the queue type is the x-queue-type of the level and unroutable queues,
 //     classic when absent;
 //   - the dead-letter strategy is the level queues' x-dead-letter-strategy,
@@ -40,42 +44,65 @@ func (e *InferError) Error() string {
 //     key; other bindings of out, and routes [Validate] refuses, are left out
 //     and show as bindings to delete.
 //
-// It fails with an [*InferError] when no level object exists, when no level
-// queue has a TTL, or when the queues disagree on what they should share.
+// It fails with an [*InferError] when no level object exists, when the
+// level objects are of different radixes, when no level queue has a TTL, or
+// when the queues disagree on what they should share.
 func Infer(name string, actual Topology) (Spec, error) {
 	names := Names(name)
 	var levelQueues []levelQueue
 	var unroutable []Queue
-	highest := -1
+	highest := map[int]int{}      // radix → highest level
+	byRadix := map[int][]string{} // radix → names of its level objects
+	var radixes []int             // distinct, in order of appearance
+	seenLevelObject := func(o objectName, name string) {
+		if _, seen := byRadix[o.radix]; !seen {
+			radixes = append(radixes, o.radix)
+			highest[o.radix] = -1
+		}
+		byRadix[o.radix] = append(byRadix[o.radix], name)
+		highest[o.radix] = max(highest[o.radix], o.level)
+	}
 	seenQueue := map[string]bool{}
 	for _, q := range actual.Queues {
 		if seenQueue[q.Name] {
 			continue
 		}
 		seenQueue[q.Name] = true
-		switch kind, level := names.parse(q.Name); {
-		case kind == kindLevel && level < MaxLevels:
-			levelQueues = append(levelQueues, levelQueue{level, q})
-			highest = max(highest, level)
-		case kind == kindUnroutable:
+		switch o := names.parse(q.Name); {
+		case o.kind == kindLevel && o.level < MaxLevels:
+			levelQueues = append(levelQueues, levelQueue{o, q})
+			seenLevelObject(o, q.Name)
+		case o.kind == kindUnroutable:
 			unroutable = append(unroutable, q)
 		}
 	}
 	for _, e := range actual.Exchanges {
-		if kind, level := names.parse(e.Name); kind == kindDone && level < MaxLevels {
-			highest = max(highest, level)
+		if o := names.parse(e.Name); o.kind == kindDone && o.level < MaxLevels {
+			seenLevelObject(o, e.Name)
 		}
 	}
-	if highest < 0 {
+	switch {
+	case len(radixes) == 0:
 		return Spec{}, &InferError{Name: name, Reasons: []string{fmt.Sprintf(
 			"no level queue (%s …) nor done exchange (%s …) exists, so the number of levels is unknown",
 			names.Level(0), names.Done(0))}}
+	case len(radixes) > 1:
+		slices.Sort(radixes)
+		groups := make([]string, len(radixes))
+		for i, radix := range radixes {
+			groups[i] = fmt.Sprintf("%s of radix %d", listNames(byRadix[radix]), radix)
+		}
+		return Spec{}, &InferError{Name: name, Reasons: []string{
+			"the level queues and done exchanges disagree on the radix: " + strings.Join(groups, "; ")}}
 	}
-	levels := highest + 1
-	slices.SortFunc(levelQueues, func(a, b levelQueue) int { return a.level - b.level })
+	radix := radixes[0]
+	levels := highest[radix] + 1
+	slices.SortFunc(levelQueues, func(a, b levelQueue) int {
+		return cmp.Or(cmp.Compare(a.level, b.level), cmp.Compare(a.digit, b.digit))
+	})
 
 	var reasons []string
-	resolution, problems := inferResolution(names, levelQueues)
+	resolution, problems := inferResolution(names, radix, levelQueues)
 	reasons = append(reasons, problems...)
 	queueType, problems := inferQueueType(levelQueues, unroutable)
 	reasons = append(reasons, problems...)
@@ -89,6 +116,7 @@ func Infer(name string, actual Topology) (Spec, error) {
 		Name:               name,
 		VHost:              actual.VHost,
 		Levels:             levels,
+		Radix:              radix,
 		Resolution:         resolution,
 		QueueType:          queueType,
 		DeadLetterStrategy: strategy,
@@ -123,17 +151,18 @@ func Infer(name string, actual Topology) (Spec, error) {
 }
 
 type levelQueue struct {
-	level int
+	objectName
 	queue Queue
 }
 
-// inferResolution reads the tick from the level queues' TTLs: level k waits
-// Resolution·2^k.
-func inferResolution(names Names, levelQueues []levelQueue) (time.Duration, []string) {
+// inferResolution reads the tick from the TTL queues' TTLs: the queue of
+// digit v at level k waits Resolution·v·radix^k (Resolution·2^k in radix 2).
+func inferResolution(names Names, radix int, levelQueues []levelQueue) (time.Duration, []string) {
 	if len(levelQueues) == 0 {
 		return 0, []string{fmt.Sprintf(
-			"no level queue (%s …) exists, so the resolution cannot be read from an x-message-ttl", names.Level(0))}
+			"no level queue (%s …) exists, so the resolution cannot be read from an x-message-ttl", names.Queue(radix, 0, 1))}
 	}
+	l := layout{names: names, radix: radix}
 	var reasons, usable []string
 	var resolutions []int64 // distinct, in level order
 	var without []string
@@ -143,10 +172,10 @@ func inferResolution(names Names, levelQueues []levelQueue) (time.Duration, []st
 			without = append(without, lq.queue.Name)
 			continue
 		}
-		factor := int64(1) << lq.level
+		factor := l.ttlTicks(stage{lq.level, lq.digit})
 		if ttl%factor != 0 {
-			reasons = append(reasons, fmt.Sprintf("%s has x-message-ttl %d, not a multiple of 2^%d = %d",
-				lq.queue.Name, ttl, lq.level, factor))
+			reasons = append(reasons, fmt.Sprintf("%s has x-message-ttl %d, not a multiple of %s = %d",
+				lq.queue.Name, ttl, ttlFactorText(radix, lq.level, lq.digit), factor))
 			continue
 		}
 		ms := ttl / factor

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -30,6 +31,10 @@ var inferSpecs = map[string]Spec{
 		{Destination: "q", Key: "0.1"},
 	}},
 	"name with every allowed character": {Name: "Team_a-1:delay.v2", VHost: "/", Levels: 2},
+	"radix 4":                           {Name: "delay", VHost: "/", Levels: 3, Radix: 4, Routes: []Route{{Destination: "q", Key: "3.1"}}},
+	"radix 8, classic":                  {Name: "delay", VHost: "/", Levels: 4, Radix: 8, Resolution: 100 * time.Millisecond, QueueType: QueueTypeClassic},
+	"radix 16, most levels at 1ms":      {Name: "delay", VHost: "/", Levels: 9, Radix: 16, Resolution: time.Millisecond, DeadLetterStrategy: AtMostOnce},
+	"radix 16 from max delay":           {Name: "delay.r16", VHost: "/", MaxDelay: time.Hour, Radix: 16},
 }
 
 func TestInferExplainsPlan(t *testing.T) {
@@ -136,7 +141,7 @@ func TestInferDrift(t *testing.T) {
 					t.Queues[i].Arguments.DeadLetterStrategy, t.Queues[i].Arguments.Overflow = "", ""
 				}
 			},
-			want: Spec{Name: "delay", VHost: "/", Levels: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
+			want: Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
 				DeadLetterStrategy: AtMostOnce, Routes: []Route{{Destination: "orders", DestinationType: DestinationQueue, Key: "orders"}}},
 		},
 		"explicit and implicit at-most-once agree": {
@@ -146,7 +151,7 @@ func TestInferDrift(t *testing.T) {
 				}
 				queueNamed(t, "delay.level.01").Arguments.DeadLetterStrategy = ""
 			},
-			want: Spec{Name: "delay", VHost: "/", Levels: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
+			want: Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
 				DeadLetterStrategy: AtMostOnce, Routes: []Route{{Destination: "orders", DestinationType: DestinationQueue, Key: "orders"}}},
 		},
 		"queues without x-queue-type are classic, a strategy on them is drift": {
@@ -155,7 +160,7 @@ func TestInferDrift(t *testing.T) {
 					t.Queues[i].Arguments.QueueType = ""
 				}
 			},
-			want: Spec{Name: "delay", VHost: "/", Levels: 2, Resolution: time.Second, QueueType: QueueTypeClassic,
+			want: Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeClassic,
 				DeadLetterStrategy: AtMostOnce, Routes: []Route{{Destination: "orders", DestinationType: DestinationQueue, Key: "orders"}}},
 		},
 		"bindings of out that are no route are left out": {
@@ -175,7 +180,7 @@ func TestInferDrift(t *testing.T) {
 					Binding{Source: "delay.out", Destination: "all", DestinationType: DestinationQueue, RoutingKey: "#.*.*"},
 				)
 			},
-			want: Spec{Name: "delay", VHost: "other", Levels: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
+			want: Spec{Name: "delay", VHost: "other", Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum,
 				DeadLetterStrategy: AtLeastOnce, Routes: []Route{
 					{Destination: "all", DestinationType: DestinationQueue},
 					{Destination: "orders", DestinationType: DestinationQueue, Key: "orders"},
@@ -422,13 +427,19 @@ func FuzzPlanInfer(f *testing.F) {
 	// name, levels, resolution in ms, choice (bits 0–1: queue type and
 	// strategy; bit 2: the first route goes to an exchange; bit 3: a second
 	// route with the empty key; bit 4: destinations prefixed with the set
-	// name), route key, route destination.
+	// name; bits 5–6: the radix, the zero value (2), 4, 8 or 16), route key,
+	// route destination.
 	f.Add("delay", uint8(4), uint64(1000), uint8(0), "orders", "orders")          // the defaults, one route
 	f.Add("d", uint8(1), uint64(1), uint8(1), "", "q")                            // one level, 1 ms, classic, route of every message
 	f.Add("wide", uint8(32), uint64(3), uint8(2), "a.b", "x")                     // 32 levels at the smallest resolution that still fits
 	f.Add("delay", uint8(3), uint64(250), uint8(3|4|8), "0.1", "ex")              // a key made of digits, routes to an exchange and a queue
 	f.Add("delay.level", uint8(2), uint64(1000), uint8(16), "level", "level.00x") // names that look like the set's own objects
 	f.Add("Team_a-1:x", uint8(33), uint64(1000), uint8(0), "k", "q")              // too many levels: skipped by Validate
+	f.Add("delay", uint8(3), uint64(1000), uint8(32), "orders", "orders")         // radix 4
+	f.Add("delay", uint8(4), uint64(100), uint8(64|2), "", "q")                   // radix 8, classic
+	f.Add("delay", uint8(9), uint64(1), uint8(96), "a.15", "x")                   // radix 16, the most levels at 1 ms
+	f.Add("delay.r16", uint8(2), uint64(1000), uint8(96|16), "15.0", "r16.00.15") // names that look like radix-16 objects
+	f.Add("delay", uint8(10), uint64(1), uint8(96), "k", "q")                     // radix 16, one level too many: skipped
 	f.Fuzz(func(t *testing.T, rawName string, levels uint8, resolutionMs uint64, choice uint8, rawKey, rawDestination string) {
 		name := fuzzText(rawName, "abcdefghijklmnopqrstuvwxyzAZ0189._-:")
 		key := fuzzText(rawKey, "ab01.")
@@ -446,6 +457,7 @@ func FuzzPlanInfer(f *testing.F) {
 			QueueType:  []QueueType{QueueTypeQuorum, QueueTypeQuorum, QueueTypeClassic, ""}[choice&3],
 			DeadLetterStrategy: []DeadLetterStrategy{
 				AtLeastOnce, AtMostOnce, AtMostOnce, ""}[choice&3],
+			Radix:  []int{0, 4, 8, 16}[choice>>5&3],
 			Routes: []Route{{Destination: destination, Key: key}},
 		}
 		if choice&4 != 0 {
@@ -476,4 +488,127 @@ func FuzzPlanInfer(f *testing.F) {
 			t.Fatalf("Diff of the plan of %+v with itself: %v", s, changeLines(changes))
 		}
 	})
+}
+
+// TestInferPartialRadix removes objects from plans of radix 4 and 16: as
+// long as one TTL queue with a TTL and the highest level remain, Infer
+// explains the same spec, and the Diff restores the plan.
+func TestInferPartialRadix(t *testing.T) {
+	t.Parallel()
+	for _, radix := range []int{4, 16} {
+		s := Spec{Name: "delay", VHost: "/", Levels: 3, Radix: radix, Resolution: 250 * time.Millisecond,
+			Routes: []Route{{Destination: "orders", Key: "orders"}}}
+		names := Names("delay")
+		full := mustPlan(t, s)
+		tests := map[string]func(*Topology){
+			"every delay binding missing": func(t *Topology) {
+				t.Bindings = slices.DeleteFunc(t.Bindings, func(b Binding) bool { return b.Source != "delay.out" })
+			},
+			"all but the top digit's queue missing": func(t *Topology) {
+				for _, q := range full.Queues {
+					if q.Name != names.Queue(radix, 2, radix-1) {
+						withoutQueue(t, q.Name)
+					}
+				}
+			},
+			"only the lowest queue and the top done exchange left": func(t *Topology) {
+				for _, q := range full.Queues {
+					if q.Name != names.Queue(radix, 0, 1) {
+						withoutQueue(t, q.Name)
+					}
+				}
+				withoutExchange(t, names.LevelDone(radix, 0))
+				withoutExchange(t, names.LevelDone(radix, 1))
+			},
+			"some TTLs missing": func(t *Topology) {
+				queueNamed(t, names.Queue(radix, 0, 1)).Arguments.MessageTTL = 0
+				queueNamed(t, names.Queue(radix, 2, 2)).Arguments.MessageTTL = 0
+			},
+		}
+		want, err := Resolve(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, edit := range tests {
+			t.Run(fmt.Sprintf("r=%d/%s", radix, name), func(t *testing.T) {
+				t.Parallel()
+				actual := editTopology(full, edit)
+				got, err := Infer("delay", actual)
+				if err != nil {
+					t.Fatalf("Infer: %v", err)
+				}
+				if d := cmp.Diff(want, got); d != "" {
+					t.Fatalf("Infer (-want +got):\n%s", d)
+				}
+				repaired, err := applyChanges(actual, Diff(mustPlan(t, got), actual))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(topologySet(full), topologySet(repaired)); d != "" {
+					t.Errorf("the Diff does not restore the plan (-want +got):\n%s", d)
+				}
+			})
+		}
+	}
+}
+
+// TestInferRadixErrors checks the reasons Infer gives for topologies of a
+// radix other than 2 that no spec explains.
+func TestInferRadixErrors(t *testing.T) {
+	t.Parallel()
+	r4 := mustPlan(t, Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 4})
+	binary := mustPlan(t, Spec{Name: "delay", VHost: "/", Levels: 1})
+	tests := map[string]struct {
+		actual  Topology
+		reasons []string
+	}{
+		"two radixes": {
+			actual: Topology{VHost: "/", Exchanges: append(slices.Clone(r4.Exchanges), binary.Exchanges[1]),
+				Queues: append(slices.Clone(r4.Queues), binary.Queues[0])},
+			reasons: []string{"the level queues and done exchanges disagree on the radix: " +
+				"delay.level.00, delay.level.00.done are of radix 2; " +
+				"delay.r4.00.1, delay.r4.00.2, delay.r4.00.3, delay.r4.01.1, delay.r4.01.2, delay.r4.01.3, delay.r4.00.done, delay.r4.01.done are of radix 4"},
+		},
+		"a TTL that is no multiple of its digit's ticks": {
+			actual:  editTopology(r4, func(t *Topology) { queueNamed(t, "delay.r4.01.3").Arguments.MessageTTL = 1000 }),
+			reasons: []string{"delay.r4.01.3 has x-message-ttl 1000, not a multiple of 3·4^1 = 12"},
+		},
+		"queues disagree on the resolution": {
+			actual: editTopology(r4, func(t *Topology) { queueNamed(t, "delay.r4.01.2").Arguments.MessageTTL = 16 }),
+			reasons: []string{"the level queues disagree on the resolution: " +
+				"delay.r4.00.1 x-message-ttl 1000 (resolution 1s), delay.r4.00.2 x-message-ttl 2000 (resolution 1s), " +
+				"delay.r4.00.3 x-message-ttl 3000 (resolution 1s), delay.r4.01.1 x-message-ttl 4000 (resolution 1s), " +
+				"delay.r4.01.2 x-message-ttl 16 (resolution 2ms), delay.r4.01.3 x-message-ttl 12000 (resolution 1s)"},
+		},
+		"only done exchanges": {
+			actual: Topology{VHost: "/", Exchanges: r4.Exchanges},
+			reasons: []string{
+				"no level queue (delay.r4.00.1 …) exists, so the resolution cannot be read from an x-message-ttl",
+			},
+		},
+		"a level no TTL reaches": {
+			actual: Topology{VHost: "/", Queues: []Queue{{Name: "delay.r16.20.1", Arguments: QueueArguments{
+				MessageTTL: 1000, DeadLetterExchange: "delay.r16.20.done", QueueType: QueueTypeClassic}}}},
+			reasons: []string{"delay.r16.20.1 has x-message-ttl 1000, not a multiple of 1·16^20 = 9223372036854775807"},
+		},
+		"a level of radix 16 beyond the TTL limit": {
+			actual: Topology{VHost: "/", Queues: []Queue{{Name: "delay.r16.09.1", Arguments: QueueArguments{
+				MessageTTL: 1 << 36, DeadLetterExchange: "delay.r16.09.done", QueueType: QueueTypeClassic}}}},
+			reasons: []string{"the inferred spec is invalid: levels: 10 levels of radix 16 at resolution 1ms give the top queue a TTL of 1ms·15·16^9, " +
+				"above the broker's largest message TTL 315360000000ms (10 years); at most 9 levels fit at this resolution and radix"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Infer("delay", tc.actual)
+			var inferErr *InferError
+			if !errors.As(err, &inferErr) {
+				t.Fatalf("Infer = %+v, %v; want an *InferError", got, err)
+			}
+			if d := cmp.Diff(&InferError{Name: "delay", Reasons: tc.reasons}, inferErr); d != "" {
+				t.Errorf("InferError (-want +got):\n%s", d)
+			}
+		})
+	}
 }

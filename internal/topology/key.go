@@ -7,8 +7,9 @@ import (
 )
 
 // Routing keys and binding keys are dot-separated words. A message's routing
-// key is "<key>.<b(N−1)>.….<b0>": its delay in ticks written as exactly N
-// binary digits, most significant first. The helpers below are the one place
+// key is "<key>.<d(N−1)>.….<d0>": its delay in ticks written as exactly N
+// digits of the set's radix (binary by default), most significant first,
+// each digit a decimal word. The helpers below are the one place
 // that writes those words, for message keys and binding keys alike.
 
 // Words of the keys.
@@ -30,44 +31,85 @@ func appendWords(b []byte, word string, count int) []byte {
 	return b
 }
 
-// appendDigits appends the levels lowest bits of ticks as binary digit
-// words, most significant first.
-func appendDigits(b []byte, ticks uint64, levels int) []byte {
-	for bit := levels - 1; bit >= 0; bit-- {
-		digit := digitZero
-		if ticks>>bit&1 == 1 {
-			digit = digitOne
-		}
-		b = appendWords(b, digit, 1)
+// appendDigits appends the levels lowest digits of ticks in radix as digit
+// words, most significant first. The radix and levels are a valid set's, so
+// radix^(levels−1) fits a uint64.
+func appendDigits(b []byte, ticks uint64, levels, radix int) []byte {
+	power := maxTicks(levels-1, radix) + 1 // radix^(levels−1)
+	for range levels {
+		b = appendWords(b, digitWords[ticks/power%uint64(radix)], 1)
+		power /= uint64(radix)
 	}
 	return b
 }
 
-// keyLength is the length of a key followed by levels digit words.
-func keyLength(key string, levels int) int {
+// keyLength is the length of a key followed by levels digit words of radix,
+// each as long as the longest digit, so that whether a key fits does not
+// depend on the delay.
+func keyLength(key string, levels, radix int) int {
 	if key == "" {
-		return 2*levels - 1
+		return (1+digitWidth(radix))*levels - 1
 	}
-	return len(key) + 2*levels
+	return len(key) + (1+digitWidth(radix))*levels
 }
 
-// maxKeyLength is the longest key whose routing key with levels digits fits
-// AMQP's 255 bytes.
-func maxKeyLength(levels int) int {
-	return MaxNameLength - 2*levels
+// maxKeyLength is the longest key whose routing key with levels digits of
+// radix fits AMQP's 255 bytes, whatever the delay.
+func maxKeyLength(levels, radix int) int {
+	return MaxNameLength - (1+digitWidth(radix))*levels
+}
+
+// KeyFormat is how the routing keys of a set write a delay: Levels digits
+// in base Radix (2 when zero), each tick Resolution long. A resolved
+// [Spec]'s is [Spec.KeyFormat].
+type KeyFormat struct {
+	Levels     int
+	Radix      int
+	Resolution time.Duration
+}
+
+// KeyFormat is the key format of s, which must be resolved ([Resolve]).
+func (s Spec) KeyFormat() KeyFormat {
+	return KeyFormat{Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution}
+}
+
+// check accepts the format of a valid set and returns its radix.
+func (f KeyFormat) check() (int, *FieldError) {
+	radix := radixOrDefault(f.Radix)
+	if err := checkRadix(radix); err != nil {
+		return 0, err
+	}
+	return radix, checkLevelsAndResolution(f.Levels, radix, f.Resolution)
+}
+
+// MaxDelay is the longest delay the format holds, (Radix^Levels − 1)·Resolution,
+// saturated at the largest Duration; 0 when Levels or Resolution is not
+// positive.
+func (f KeyFormat) MaxDelay() time.Duration {
+	return maxDelayFor(f.Levels, radixOrDefault(f.Radix), f.Resolution)
 }
 
 // EncodeKey returns the routing key that delays a message with the given key
-// by delay in a set of levels levels at resolution: the key, then the delay
-// rounded up to whole ticks (a message is never early) as levels binary
-// digits. The key is taken literally; an empty key gives just the digits.
-// Errors are *[FieldError] naming "key", "delay", "levels" or "resolution":
-// a negative delay, a delay beyond the set's longest, a routing key over 255
-// bytes, or levels and resolution no valid set has.
+// by delay in a set of levels levels at resolution, in radix 2: see
+// [KeyFormat.Encode].
 func EncodeKey(key string, delay time.Duration, levels int, resolution time.Duration) (string, error) {
-	if err := checkLevelsAndResolution(levels, resolution); err != nil {
+	return KeyFormat{Levels: levels, Resolution: resolution}.Encode(key, delay)
+}
+
+// Encode returns the routing key that delays a message with the given key by
+// delay: the key, then the delay rounded up to whole ticks (a message is
+// never early) as Levels digits in base Radix, each a decimal word. The key
+// is taken literally; an empty key gives just the digits. Errors are
+// *[FieldError] naming "key", "delay", "levels", "radix" or "resolution": a
+// negative delay, a delay beyond the set's longest, a routing key that could
+// exceed 255 bytes (every digit counted at its longest), or a format no
+// valid set has.
+func (f KeyFormat) Encode(key string, delay time.Duration) (string, error) {
+	radix, err := f.check()
+	if err != nil {
 		return "", err
 	}
+	levels, resolution := f.Levels, f.Resolution
 	if delay < 0 {
 		return "", &FieldError{Field: "delay", Route: -1, Message: fmt.Sprintf("must not be negative, got %s", delay)}
 	}
@@ -75,41 +117,88 @@ func EncodeKey(key string, delay time.Duration, levels int, resolution time.Dura
 	if delay%resolution != 0 {
 		ticks++
 	}
-	if ticks>>levels != 0 {
+	if uint64(ticks) > maxTicks(levels, radix) {
 		return "", &FieldError{Field: "delay", Route: -1, Message: fmt.Sprintf(
-			"%s is longer than %s, the longest delay of %d levels at resolution %s",
-			delay, MaxDelayFor(levels, resolution), levels, resolution)}
+			"%s is longer than %s, the longest delay of %d levels at resolution %s%s",
+			delay, f.MaxDelay(), levels, resolution, inRadix(radix))}
 	}
-	if length := keyLength(key, levels); length > MaxNameLength {
-		return "", &FieldError{Field: "key", Route: -1, Message: fmt.Sprintf(
-			"must be at most %d bytes with %d levels so that the routing key with its %d delay digits fits AMQP's %d bytes; got %d",
-			maxKeyLength(levels), levels, levels, MaxNameLength, len(key))}
+	if problem := keyLengthProblem(key, levels, radix); problem != "" {
+		return "", &FieldError{Field: "key", Route: -1, Message: problem}
 	}
-	b := make([]byte, 0, keyLength(key, levels))
+	b := make([]byte, 0, keyLength(key, levels, radix))
 	b = append(b, key...)
-	return string(appendDigits(b, uint64(ticks), levels)), nil
+	return string(appendDigits(b, uint64(ticks), levels, radix)), nil
 }
 
-// DecodeKey splits a routing key made by [EncodeKey] into the message's key
-// and its delay, a whole number of ticks. It refuses a routing key over 255
-// bytes, with fewer than levels words, or whose last levels words are not all
-// "0" or "1"; errors are *[FieldError] naming "routing_key", "levels" or
-// "resolution". A routing key that is just the digits, or an empty word and
-// the digits (".0.1"), has the empty key.
+// keyLengthProblem says why key leaves no room for levels digits of radix
+// in a routing key, or "" when it fits.
+func keyLengthProblem(key string, levels, radix int) string {
+	if keyLength(key, levels, radix) <= MaxNameLength {
+		return ""
+	}
+	return fmt.Sprintf(
+		"must be at most %d bytes with %d levels%s so that the routing key with its %d delay digits fits AMQP's %d bytes; got %d",
+		maxKeyLength(levels, radix), levels, inRadix(radix), levels, MaxNameLength, len(key))
+}
+
+// inRadix names a radix other than 2 in a message: " in radix 16".
+func inRadix(radix int) string {
+	if radix == 2 {
+		return ""
+	}
+	return fmt.Sprintf(" in radix %d", radix)
+}
+
+// CheckKey reports what makes key unusable as the key of a routing key in
+// this format: [CheckKey]'s problems, and a length that leaves no room for
+// the delay digits (each counted at its longest). Errors are
+// [ValidationErrors] about "key".
+func (f KeyFormat) CheckKey(key string) error {
+	var errs ValidationErrors
+	for _, problem := range keyProblems(key) {
+		errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
+	}
+	radix := radixOrDefault(f.Radix)
+	if checkRadix(radix) == nil && f.Levels >= MinLevels {
+		if problem := keyLengthProblem(key, f.Levels, radix); problem != "" {
+			errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// DecodeKey splits a routing key of a set of levels levels at resolution in
+// radix 2 into the message's key and its delay: see [KeyFormat.Decode].
 func DecodeKey(routingKey string, levels int, resolution time.Duration) (key string, delay time.Duration, err error) {
-	if problem := checkLevelsAndResolution(levels, resolution); problem != nil {
+	return KeyFormat{Levels: levels, Resolution: resolution}.Decode(routingKey)
+}
+
+// Decode splits a routing key made by [KeyFormat.Encode] into the message's
+// key and its delay, a whole number of ticks. It refuses a routing key over
+// 255 bytes, with fewer than Levels words, or whose last Levels words are
+// not all digits of the radix in decimal ("0" … "15" in radix 16, no
+// padding); errors are *[FieldError] naming "routing_key", "levels",
+// "radix" or "resolution". A routing key that is just the digits, or an
+// empty word and the digits (".0.1"), has the empty key.
+func (f KeyFormat) Decode(routingKey string) (key string, delay time.Duration, err error) {
+	radix, problem := f.check()
+	if problem != nil {
 		return "", 0, problem
 	}
+	levels := f.Levels
 	if len(routingKey) > MaxNameLength {
 		return "", 0, &FieldError{Field: "routing_key", Route: -1, Message: fmt.Sprintf(
 			"must be at most %d bytes, got %d", MaxNameLength, len(routingKey))}
 	}
-	var ticks uint64
+	var ticks, weight uint64 = 0, 1
 	rest, exhausted := routingKey, false
-	for bit := range levels {
+	for position := range levels {
 		if exhausted {
 			return "", 0, &FieldError{Field: "routing_key", Route: -1, Message: fmt.Sprintf(
-				"has %d words, fewer than the %d delay digits of %d levels", bit, levels, levels)}
+				"has %d words, fewer than the %d delay digits of %d levels", position, levels, levels)}
 		}
 		var word string
 		if dot := strings.LastIndexByte(rest, '.'); dot >= 0 {
@@ -117,15 +206,32 @@ func DecodeKey(routingKey string, levels int, resolution time.Duration) (key str
 		} else {
 			rest, word, exhausted = "", rest, true
 		}
-		switch word {
-		case digitZero:
-		case digitOne:
-			ticks |= 1 << bit
-		default:
-			return "", 0, &FieldError{Field: "routing_key", Route: -1, Message: fmt.Sprintf(
-				"word %q, digit %d from the end, must be %q or %q: the last %d words are the delay in binary",
-				word, bit+1, digitZero, digitOne, levels)}
+		digit, ok := digitValue(word, radix)
+		if !ok {
+			return "", 0, &FieldError{Field: "routing_key", Route: -1, Message: digitProblem(word, position, levels, radix)}
+		}
+		ticks += uint64(digit) * weight
+		weight *= uint64(radix) // within uint64: at most 16^levels for a valid set's levels
+	}
+	return rest, time.Duration(ticks) * f.Resolution, nil
+}
+
+// digitValue reads a digit word of radix.
+func digitValue(word string, radix int) (int, bool) {
+	for v := range radix {
+		if word == digitWords[v] {
+			return v, true
 		}
 	}
-	return rest, time.Duration(ticks) * resolution, nil
+	return 0, false
+}
+
+// digitProblem says why word is not the digit at position (from the end).
+func digitProblem(word string, position, levels, radix int) string {
+	if radix == 2 {
+		return fmt.Sprintf("word %q, digit %d from the end, must be %q or %q: the last %d words are the delay in binary",
+			word, position+1, digitZero, digitOne, levels)
+	}
+	return fmt.Sprintf("word %q, digit %d from the end, must be one of %q … %q: the last %d words are the delay in radix %d, each digit in decimal",
+		word, position+1, digitZero, digitWords[radix-1], levels, radix)
 }

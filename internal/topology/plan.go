@@ -5,17 +5,19 @@ package topology
 const overflowRejectPublish = "reject-publish"
 
 // Plan resolves s and returns every exchange, queue and binding of its set,
-// in a stable order: exchanges ingest, level.00.done … level.(N−1).done, out,
-// unroutable; queues level.00 … level.(N−1), unroutable; bindings from
-// ingest, then from each done exchange in level order, then the unroutable
-// binding, then the routes in resolved order. The error is Resolve's.
+// in a stable order: exchanges ingest, the done exchanges of levels 0 …
+// N−1, out, unroutable; queues the TTL queues by level, then digit, and
+// unroutable; bindings from ingest, then from each done exchange in level
+// order, then the unroutable binding, then the routes in resolved order. In
+// radix 2 the TTL queues are level.00 … level.(N−1). The error is Resolve's.
 func Plan(s Spec) (Topology, error) {
 	s, err := Resolve(s)
 	if err != nil {
 		return Topology{}, err
 	}
+	l := layout{names: Names(s.Name), radix: s.Radix, levels: s.Levels}
 	n := s.Levels
-	objects := newPlanNames(Names(s.Name), n)
+	objects := newPlanNames(l)
 	alternate := ExchangeArguments{AlternateExchange: objects.unroutable}
 
 	exchanges := make([]Exchange, 0, n+3)
@@ -28,12 +30,13 @@ func Plan(s Spec) (Topology, error) {
 		Exchange{Name: objects.unroutable, Type: ExchangeFanout},
 	)
 
-	queues := make([]Queue, 0, n+1)
+	stages := l.stages()
+	queues := make([]Queue, 0, len(stages)+1)
 	ttl := s.Resolution.Milliseconds()
-	for k := range n {
+	for _, st := range stages {
 		args := QueueArguments{
-			MessageTTL:         ttl << k, // within MaxTTL: Resolve checked the top level
-			DeadLetterExchange: objects.done[k],
+			MessageTTL:         ttl * l.ttlTicks(st), // within MaxTTL: Resolve checked the top queue
+			DeadLetterExchange: objects.done[st.level],
 			QueueType:          s.QueueType,
 		}
 		if s.QueueType == QueueTypeQuorum {
@@ -42,17 +45,18 @@ func Plan(s Spec) (Topology, error) {
 				args.Overflow = overflowRejectPublish
 			}
 		}
-		queues = append(queues, Queue{Name: objects.levels[k], Arguments: args})
+		queues = append(queues, Queue{Name: objects.queues[st.level][st.digit], Arguments: args})
 	}
 	queues = append(queues, Queue{Name: objects.unroutable, Arguments: QueueArguments{QueueType: s.QueueType}})
 
-	bindings := make([]Binding, 0, n+1+n*(n+1)/2+1+len(s.Routes))
-	// A message at ingest still has all N digits ahead of it; after level k's
-	// queue it has the k lower digits left. Each exchange sends it to the level
-	// of its highest remaining set digit, or to out when none is left.
-	bindings = appendDelayBindings(bindings, objects, objects.ingest, n)
+	bindings := make([]Binding, 0, l.delayBindings()+1+len(s.Routes))
+	// A message at ingest still has all N digits ahead of it; after a queue
+	// of level k it has the k lower digits left. Each exchange sends it to
+	// the queue of its highest remaining nonzero digit and that digit's
+	// value, or to out when none is left.
+	bindings = l.appendDelayBindings(bindings, objects.queues, objects.out, objects.ingest, n)
 	for k, done := range objects.done {
-		bindings = appendDelayBindings(bindings, objects, done, k)
+		bindings = l.appendDelayBindings(bindings, objects.queues, objects.out, done, k)
 	}
 	bindings = append(bindings, Binding{
 		Source: objects.unroutable, Destination: objects.unroutable, DestinationType: DestinationQueue,
@@ -70,40 +74,23 @@ func Plan(s Spec) (Topology, error) {
 // planNames holds the object names of a set, each formatted once.
 type planNames struct {
 	ingest, out, unroutable string
-	levels, done            []string
+	queues                  [][]string // by level, then digit; digit 0 has no queue
+	done                    []string
 }
 
-func newPlanNames(names Names, levels int) planNames {
+func newPlanNames(l layout) planNames {
 	p := planNames{
-		ingest: names.Ingest(), out: names.Out(), unroutable: names.Unroutable(),
-		levels: make([]string, levels), done: make([]string, levels),
+		ingest: l.names.Ingest(), out: l.names.Out(), unroutable: l.names.Unroutable(),
+		queues: make([][]string, l.levels), done: make([]string, l.levels),
 	}
-	for k := range levels {
-		p.levels[k], p.done[k] = names.Level(k), names.Done(k)
+	for k := range l.levels {
+		p.queues[k] = make([]string, l.radix)
+		for v := 1; v < l.radix; v++ {
+			p.queues[k][v] = l.names.Queue(l.radix, k, v)
+		}
+		p.done[k] = l.names.LevelDone(l.radix, k)
 	}
 	return p
-}
-
-// appendDelayBindings appends the bindings of an exchange that sees the
-// remaining lowest digits of a message's delay: to level j for j = remaining−1
-// … 0 when digit j is the highest set one ("#.0^(remaining−1−j).1.*^j"), and
-// to out when all are zero ("#.0^remaining").
-func appendDelayBindings(bindings []Binding, objects planNames, source string, remaining int) []Binding {
-	key := make([]byte, 0, 2*remaining+1) // "#" and remaining more words of one byte
-	for j := remaining - 1; j >= 0; j-- {
-		key = appendWords(key[:0], anyWords, 1)
-		key = appendWords(key, digitZero, remaining-1-j)
-		key = appendWords(key, digitOne, 1)
-		key = appendWords(key, anyWord, j)
-		bindings = append(bindings, Binding{
-			Source: source, Destination: objects.levels[j], DestinationType: DestinationQueue, RoutingKey: string(key),
-		})
-	}
-	key = appendWords(key[:0], anyWords, 1)
-	key = appendWords(key, digitZero, remaining)
-	return append(bindings, Binding{
-		Source: source, Destination: objects.out, DestinationType: DestinationExchange, RoutingKey: string(key),
-	})
 }
 
 // routeBindingKey matches a message whose key is the route's, followed by

@@ -51,11 +51,67 @@ var planSpecN4 = Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Sec
 
 func TestPlanGolden(t *testing.T) {
 	t.Parallel()
-	top, err := Plan(planSpecN4)
+	radix := func(radix, levels int) Spec {
+		s := planSpecN4
+		s.Radix, s.Levels = radix, levels
+		return s
+	}
+	tests := map[string]Spec{
+		"plan_n4_r1s.golden":         planSpecN4, // radix 2, unchanged since the layout began
+		"plan_radix4_n3_r1s.golden":  radix(4, 3),
+		"plan_radix16_n2_r1s.golden": radix(16, 2),
+	}
+	for file, spec := range tests {
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			top, err := Plan(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, file, []byte(planGoldenText(top)))
+		})
+	}
+}
+
+func TestPlanRadix4N2(t *testing.T) {
+	t.Parallel()
+	top, err := Plan(Spec{Name: "d", VHost: "/", Levels: 2, Radix: 4, Resolution: time.Second, QueueType: QueueTypeClassic})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "plan_n4_r1s.golden", []byte(planGoldenText(top)))
+	queue := func(name string, ttl int64, done string) Queue {
+		return Queue{Name: name, Arguments: QueueArguments{MessageTTL: ttl, DeadLetterExchange: done, QueueType: QueueTypeClassic}}
+	}
+	wantQueues := []Queue{
+		queue("d.r4.00.1", 1000, "d.r4.00.done"), queue("d.r4.00.2", 2000, "d.r4.00.done"), queue("d.r4.00.3", 3000, "d.r4.00.done"),
+		queue("d.r4.01.1", 4000, "d.r4.01.done"), queue("d.r4.01.2", 8000, "d.r4.01.done"), queue("d.r4.01.3", 12000, "d.r4.01.done"),
+		{Name: "d.unroutable", Arguments: QueueArguments{QueueType: QueueTypeClassic}},
+	}
+	if diff := cmp.Diff(wantQueues, top.Queues); diff != "" {
+		t.Errorf("queues (-want +got):\n%s", diff)
+	}
+	var got []string
+	for _, b := range top.Bindings {
+		got = append(got, fmt.Sprintf("%s -> %s %q", b.Source, b.Destination, b.RoutingKey))
+	}
+	want := []string{
+		`d.ingest -> d.r4.01.1 "#.1.*"`,
+		`d.ingest -> d.r4.01.2 "#.2.*"`,
+		`d.ingest -> d.r4.01.3 "#.3.*"`,
+		`d.ingest -> d.r4.00.1 "#.0.1"`,
+		`d.ingest -> d.r4.00.2 "#.0.2"`,
+		`d.ingest -> d.r4.00.3 "#.0.3"`,
+		`d.ingest -> d.out "#.0.0"`,
+		`d.r4.00.done -> d.out "#"`,
+		`d.r4.01.done -> d.r4.00.1 "#.1"`,
+		`d.r4.01.done -> d.r4.00.2 "#.2"`,
+		`d.r4.01.done -> d.r4.00.3 "#.3"`,
+		`d.r4.01.done -> d.out "#.0"`,
+		`d.unroutable -> d.unroutable ""`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bindings (-want +got):\n%s", diff)
+	}
 }
 
 func TestPlanN4DelayBindings(t *testing.T) {
@@ -221,7 +277,67 @@ func TestPlanRefusesInvalidSpecs(t *testing.T) {
 }
 
 // planDelayBindings is N+1 + N(N+1)/2: ingest has N+1 bindings, level k's done exchange k+1.
-func planDelayBindings(levels int) int { return levels + 1 + levels*(levels+1)/2 }
+func planDelayBindings(levels int) int { return planDelayBindingsRadix(levels, 2) }
+
+// planDelayBindingsRadix is (r−1)·N(N+1)/2 + N+1: ingest has (r−1)·N + 1
+// bindings, level k's done exchange (r−1)·k + 1.
+func planDelayBindingsRadix(levels, radix int) int { return (radix-1)*levels*(levels+1)/2 + levels + 1 }
+
+// TestPlanRadixCountsAndReferences checks, for every radix and every number
+// of levels that fits at 1 ms, the object and binding counts of the layout
+// and that every binding and dead-letter exchange names an object of the
+// plan, counting the bindings by source on the plan itself.
+func TestPlanRadixCountsAndReferences(t *testing.T) {
+	t.Parallel()
+	for _, radix := range Radixes {
+		for levels := MinLevels; levels <= maxLevelsAt(radix, time.Millisecond); levels++ {
+			top, err := Plan(Spec{Name: "delay", VHost: "/", Levels: levels, Radix: radix, Resolution: time.Millisecond})
+			if err != nil {
+				t.Fatalf("radix %d, %d levels: %v", radix, levels, err)
+			}
+			if got, want := len(top.Exchanges), levels+3; got != want {
+				t.Errorf("radix %d, %d levels: %d exchanges, want N+3 = %d", radix, levels, got, want)
+			}
+			if got, want := len(top.Queues), (radix-1)*levels+1; got != want {
+				t.Errorf("radix %d, %d levels: %d queues, want (r−1)·N+1 = %d", radix, levels, got, want)
+			}
+			objects := map[string]bool{}
+			for _, e := range top.Exchanges {
+				objects["exchange "+e.Name] = true
+			}
+			for _, q := range top.Queues {
+				objects["queue "+q.Name] = true
+				if q.Arguments.DeadLetterExchange != "" && !objects["exchange "+q.Arguments.DeadLetterExchange] {
+					t.Errorf("queue %s dead-letters to unknown %s", q.Name, q.Arguments.DeadLetterExchange)
+				}
+				if q.Arguments.MessageTTL > MaxTTL {
+					t.Errorf("queue %s has TTL %d", q.Name, q.Arguments.MessageTTL)
+				}
+			}
+			bySource := map[string]int{}
+			for _, b := range top.Bindings {
+				if !objects["exchange "+b.Source] || !objects[string(b.DestinationType)+" "+b.Destination] {
+					t.Errorf("binding with an unknown end: %v", b)
+				}
+				bySource[b.Source]++
+			}
+			names := Names("delay")
+			if got, want := bySource[names.Ingest()], (radix-1)*levels+1; got != want {
+				t.Errorf("radix %d, %d levels: ingest has %d bindings, want %d", radix, levels, got, want)
+			}
+			delayBindings := bySource[names.Ingest()]
+			for k := range levels {
+				if got, want := bySource[names.LevelDone(radix, k)], (radix-1)*k+1; got != want {
+					t.Errorf("radix %d, %d levels: level %d's done exchange has %d bindings, want %d", radix, levels, k, got, want)
+				}
+				delayBindings += bySource[names.LevelDone(radix, k)]
+			}
+			if want := planDelayBindingsRadix(levels, radix); delayBindings != want {
+				t.Errorf("radix %d, %d levels: %d delay bindings, want (r−1)·N(N+1)/2 + N + 1 = %d", radix, levels, delayBindings, want)
+			}
+		}
+	}
+}
 
 func TestPlanCountsAndReferences(t *testing.T) {
 	t.Parallel()
@@ -263,8 +379,7 @@ func TestPlanCountsAndReferences(t *testing.T) {
 				if !exchanges[b.Source] {
 					t.Errorf("binding from unknown exchange: %+v", b)
 				}
-				kind, _ := names.parse(b.Source)
-				if kind == kindIngest || kind == kindDone {
+				if kind := names.parse(b.Source).kind; kind == kindIngest || kind == kindDone {
 					delayBindings++
 					known := queues[b.Destination]
 					if b.DestinationType == DestinationExchange {
@@ -285,6 +400,17 @@ func TestPlanCountsAndReferences(t *testing.T) {
 				t.Errorf("%d bindings, want %d", got, want)
 			}
 		})
+	}
+}
+
+func BenchmarkPlanRadix16N9(b *testing.B) {
+	spec := Spec{Name: "delay", VHost: "/", Levels: 9, Radix: 16, Resolution: time.Millisecond,
+		Routes: []Route{{Destination: "orders", Key: "orders.eu"}, {Destination: "all"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Plan(spec); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -235,13 +235,17 @@ func alignColumns(rows [][]string) string {
 // TTL, "level.03 (8s)"), Out, Unroutable and then every other object in
 // order of appearance; one dotted arrow per binding, labelled with its
 // routing key; then one solid "no match" arrow from each exchange to its
-// alternate exchange. A level queue and the done exchange it dead-letters
-// into are one participant, so a message leaving level k is drawn from level
-// k's queue, as in the original. Arrows are grouped by the participant they
+// alternate exchange; then one solid "expired" arrow from each queue to its
+// dead-letter exchange when they are different participants. In radix 2 a level queue and the done exchange it
+// dead-letters into are one participant, so a message leaving level k is
+// drawn from level k's queue, as in the original; in a larger radix, whose
+// levels have several queues each, every TTL queue ("r16.01.15 (4m)") and
+// every level's done exchange ("r16.01.done") is its own participant, from
+// the highest level and digit down. Arrows are grouped by the participant they
 // leave, in the participants' order, and otherwise keep t's order.
 func Mermaid(t Topology) string {
 	d := newDiagram(t)
-	var bindingArrows, alternateArrows []arrow
+	var bindingArrows, alternateArrows, expiryArrows []arrow
 	for _, b := range t.Bindings {
 		bindingArrows = append(bindingArrows, arrow{
 			from: d.participant(b.Source, DestinationExchange), to: d.participant(b.Destination, b.DestinationType),
@@ -257,6 +261,15 @@ func Mermaid(t Topology) string {
 			style: "->>", label: "no match",
 		})
 	}
+	for _, q := range t.Queues {
+		if q.Arguments.DeadLetterExchange == "" {
+			continue
+		}
+		from, to := d.participant(q.Name, DestinationQueue), d.participant(q.Arguments.DeadLetterExchange, DestinationExchange)
+		if from != to {
+			expiryArrows = append(expiryArrows, arrow{from: from, to: to, style: "->>", label: "expired"})
+		}
+	}
 
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n")
@@ -268,7 +281,7 @@ func Mermaid(t Topology) string {
 	}
 	// Arrows leave the participants in the order a message meets them,
 	// so the highest level comes first, as in the original drawing.
-	for _, arrows := range [][]arrow{bindingArrows, alternateArrows} {
+	for _, arrows := range [][]arrow{bindingArrows, alternateArrows, expiryArrows} {
 		sort.SliceStable(arrows, func(i, j int) bool { return arrows[i].from.before(arrows[j].from) })
 		for _, a := range arrows {
 			fmt.Fprintf(&b, "    %s %s %s: %s\n", a.from.id, a.style, a.to.id, a.label)
@@ -320,8 +333,11 @@ type participant struct {
 	id    string
 	label string
 	rank  int
-	level int // for rankLevel: participants go from the highest level down
-	seen  int // order of first appearance, among rankOther
+	// For rankLevel: participants go from the highest level down, radix 2
+	// first, then each level's queues from the largest digit down, then its
+	// done exchange.
+	radix, level, digit int
+	seen                int // order of first appearance, among rankOther
 }
 
 // diagram maps object names to participants.
@@ -369,11 +385,19 @@ func (d *diagram) participant(name string, kind DestinationType) *participant {
 // set's objects by role (a level's queue and done exchange share one), any
 // other object by kind and name, since a queue and an exchange may share a name.
 func (d *diagram) describe(name string, kind DestinationType) (string, participant) {
-	role, level := kindNone, 0
+	var role objectName
 	if d.hasSet {
-		role, level = d.names.parse(name)
+		role = d.names.parse(name)
 	}
-	switch role {
+	switch level := role.level; {
+	case role.kind == kindLevel && role.radix != 2:
+		id := fmt.Sprintf("R%dLevel%02dDigit%d", role.radix, level, role.digit)
+		return id, participant{id: id, label: d.levelLabel(name), rank: rankLevel, radix: role.radix, level: level, digit: role.digit}
+	case role.kind == kindDone && role.radix != 2:
+		id := fmt.Sprintf("R%dLevel%02dDone", role.radix, level)
+		return id, participant{id: id, label: d.levelLabel(name), rank: rankLevel, radix: role.radix, level: level}
+	}
+	switch role.kind {
 	case kindIngest:
 		return "ingest", participant{id: "Ingest", label: "Ingest", rank: rankIngest}
 	case kindOut:
@@ -381,8 +405,8 @@ func (d *diagram) describe(name string, kind DestinationType) (string, participa
 	case kindUnroutable:
 		return "unroutable", participant{id: "Unroutable", label: "Unroutable", rank: rankUnroutable}
 	case kindLevel, kindDone:
-		id := fmt.Sprintf("Level%02d", level)
-		return id, participant{id: id, label: d.levelLabel(level), rank: rankLevel, level: level}
+		id := fmt.Sprintf("Level%02d", role.level)
+		return id, participant{id: id, label: d.levelLabel(d.names.Level(role.level)), rank: rankLevel, radix: 2, level: role.level}
 	}
 	label := name
 	if kind == DestinationExchange {
@@ -391,10 +415,12 @@ func (d *diagram) describe(name string, kind DestinationType) (string, participa
 	return string(kind) + ":" + name, participant{label: label, rank: rankOther}
 }
 
-// levelLabel names a level by its queue's TTL: "level.03 (8s)".
-func (d *diagram) levelLabel(level int) string {
-	label := strings.TrimPrefix(d.names.Level(level), string(d.names)+".")
-	q, ok := d.queues[d.names.Level(level)]
+// levelLabel names a TTL queue (in radix 2 also its done exchange) by its
+// name without the set's and its TTL: "level.03 (8s)", "r16.01.15 (4m)";
+// a done exchange of another radix is just named: "r16.01.done".
+func (d *diagram) levelLabel(name string) string {
+	label := strings.TrimPrefix(name, string(d.names)+".")
+	q, ok := d.queues[name]
 	switch {
 	case !ok:
 		return label
@@ -420,8 +446,14 @@ func (p *participant) before(q *participant) bool {
 	if p.rank != q.rank {
 		return p.rank < q.rank
 	}
+	if p.radix != q.radix {
+		return p.radix < q.radix
+	}
 	if p.level != q.level {
 		return p.level > q.level
+	}
+	if p.digit != q.digit {
+		return p.digit > q.digit
 	}
 	return p.seen < q.seen
 }
@@ -445,7 +477,7 @@ func setNames(t Topology) (Names, bool) {
 				continue
 			}
 			prefix := Names(name[:i])
-			if kind, _ := prefix.parse(name); kind == kindNone {
+			if prefix.parse(name).kind == kindNone {
 				continue
 			}
 			votes[prefix]++

@@ -20,6 +20,11 @@ var renderSpecs = map[string]Spec{
 		Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second,
 		Routes: []Route{{Destination: "orders", Key: "orders"}},
 	},
+	// Radix 4: three TTL queues per level, one done exchange per level.
+	"r4-n2-1s-queue-route": {
+		Name: "delay", VHost: "/", Levels: 2, Radix: 4, Resolution: time.Second,
+		Routes: []Route{{Destination: "orders", Key: "orders"}},
+	},
 	"n2-250ms-quorum-at-most-once-exchange-route": {
 		Name: "retry", VHost: "jobs", Levels: 2, Resolution: 250 * time.Millisecond,
 		QueueType: QueueTypeQuorum, DeadLetterStrategy: AtMostOnce,
@@ -175,6 +180,39 @@ func TestRenderMermaidParticipants(t *testing.T) {
 				"participant Unroutable as Unroutable",
 			},
 		},
+		"radix 4: each queue, then its level's done exchange, highest first": {
+			topology: renderPlan(t, renderSpecs["r4-n2-1s-queue-route"]),
+			want: []string{
+				"participant Ingest as Ingest",
+				"participant R4Level01Digit3 as r4.01.3 (12s)",
+				"participant R4Level01Digit2 as r4.01.2 (8s)",
+				"participant R4Level01Digit1 as r4.01.1 (4s)",
+				"participant R4Level01Done as r4.01.done",
+				"participant R4Level00Digit3 as r4.00.3 (3s)",
+				"participant R4Level00Digit2 as r4.00.2 (2s)",
+				"participant R4Level00Digit1 as r4.00.1 (1s)",
+				"participant R4Level00Done as r4.00.done",
+				"participant Out as Out",
+				"participant Unroutable as Unroutable",
+				"participant Object1 as orders",
+			},
+		},
+		"radix change half done: radix 2 first, then radix 16": {
+			topology: func() Topology {
+				binary := renderPlan(t, Spec{Name: "d", VHost: "/", Levels: 1})
+				hex := renderPlan(t, Spec{Name: "d", VHost: "/", Levels: 1, Radix: 16, Resolution: time.Millisecond})
+				return Topology{VHost: "/",
+					Exchanges: []Exchange{hex.Exchanges[1], binary.Exchanges[1]},
+					Queues:    []Queue{hex.Queues[14], hex.Queues[0], binary.Queues[0]}}
+			}(),
+			want: []string{
+				"participant Level00 as level.00 (1s)",
+				"participant R16Level00Digit15 as r16.00.15 (15ms)",
+				"participant R16Level00Digit1 as r16.00.1 (1ms)",
+				"participant R16Level00Done as r16.00.done",
+				"participant Unroutable as Unroutable",
+			},
+		},
 		"no set object: everything by name, in order of appearance": {
 			topology: Topology{
 				VHost:     "/",
@@ -318,8 +356,8 @@ func TestRenderDefinitionsParse(t *testing.T) {
 					t.Errorf("queue %v: x-message-ttl = %#v, want the JSON number %d", q["name"], ttl, topology.Queues[i].Arguments.MessageTTL)
 				}
 			}
-			if ttls != spec.Levels {
-				t.Errorf("%d queues have a TTL, want one per level: %d", ttls, spec.Levels)
+			if want := (radixOrDefault(spec.Radix) - 1) * spec.Levels; ttls != want {
+				t.Errorf("%d queues have a TTL, want one per level and nonzero digit: %d", ttls, want)
 			}
 			for i, b := range doc.Bindings {
 				want := topology.Bindings[i]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -240,61 +241,81 @@ var simMessages = map[string][]simStep{
 	"1.0":             {{DestinationQueue, "everything"}},
 }
 
+// simLevels is, for each radix, the most levels the simulator tries: every
+// delay of sets up to 4,096 ticks, which keeps the whole test under a few
+// seconds.
+var simLevels = map[int]int{2: 12, 4: 6, 8: 4, 16: 3}
+
+// simDigits writes ticks as levels digits of radix, least significant first.
+func simDigits(ticks uint64, levels, radix int) []int {
+	digits := make([]int, levels)
+	for k := range digits {
+		digits[k] = int(ticks % uint64(radix))
+		ticks /= uint64(radix)
+	}
+	return digits
+}
+
 func TestSimulateEveryDelay(t *testing.T) {
 	t.Parallel()
-	for levels := 1; levels <= 12; levels++ {
-		t.Run(fmt.Sprintf("N=%d", levels), func(t *testing.T) {
-			t.Parallel()
-			const resolution = time.Millisecond
-			spec := Spec{Name: "delay", VHost: "/", Levels: levels, Resolution: resolution, Routes: simRoutes}
-			top, err := Plan(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			broker, names := newSimBroker(top), Names(spec.Name)
-			for ticks := range uint64(1) << levels {
-				delay := time.Duration(ticks) * resolution
-				// The queues of the set bits, largest first.
-				var wantLevels []simStep
-				for bit := levels - 1; bit >= 0; bit-- {
-					if ticks>>bit&1 == 1 {
-						wantLevels = append(wantLevels, simStep{DestinationQueue, names.Level(bit)})
-					}
+	for _, radix := range Radixes {
+		for levels := 1; levels <= simLevels[radix]; levels++ {
+			t.Run(fmt.Sprintf("r=%d/N=%d", radix, levels), func(t *testing.T) {
+				t.Parallel()
+				const resolution = time.Millisecond
+				spec := Spec{Name: "delay", VHost: "/", Levels: levels, Radix: radix, Resolution: resolution, Routes: simRoutes}
+				top, err := Plan(spec)
+				if err != nil {
+					t.Fatal(err)
 				}
-				for key, wantDestinations := range simMessages {
-					routingKey, err := EncodeKey(key, delay, levels, resolution)
-					if err != nil {
-						t.Fatal(err)
-					}
-					deliveries := simulate(t, broker, names.Ingest(), routingKey)
-					var gotDestinations []simStep
-					for _, d := range deliveries {
-						gotDestinations = append(gotDestinations, d.Destination)
-						simCheckDelayPath(t, names, routingKey, d, wantLevels, delay)
-						// Every copy is made at out, so the paths only differ in their destinations.
-						if first, this := deliveries[0].Path[:len(deliveries[0].Path)-1], d.Path[:len(d.Path)-1]; !slices.Equal(first, this) {
-							t.Fatalf("routing key %q: copies took different paths (-first +this):\n%s", routingKey, cmp.Diff(first, this))
+				broker, names := newSimBroker(top), Names(spec.Name)
+				format := KeyFormat{Levels: levels, Radix: radix, Resolution: resolution}
+				for ticks := range maxTicks(levels, radix) + 1 {
+					delay := time.Duration(ticks) * resolution
+					// The queues of the nonzero digits, largest position first.
+					var wantLevels []simStep
+					digits := simDigits(ticks, levels, radix)
+					for k := levels - 1; k >= 0; k-- {
+						if digits[k] != 0 {
+							wantLevels = append(wantLevels, simStep{DestinationQueue, names.Queue(radix, k, digits[k])})
 						}
 					}
-					slices.SortFunc(gotDestinations, func(a, b simStep) int { return strings.Compare(a.String(), b.String()) })
-					if !slices.Equal(wantDestinations, gotDestinations) {
-						t.Fatalf("routing key %q: destinations (-want +got):\n%s", routingKey, cmp.Diff(wantDestinations, gotDestinations))
+					for key, wantDestinations := range simMessages {
+						routingKey, err := format.Encode(key, delay)
+						if err != nil {
+							t.Fatal(err)
+						}
+						deliveries := simulate(t, broker, names.Ingest(), routingKey)
+						var gotDestinations []simStep
+						for _, d := range deliveries {
+							gotDestinations = append(gotDestinations, d.Destination)
+							simCheckDelayPath(t, names, routingKey, d, wantLevels, delay)
+							// Every copy is made at out, so the paths only differ in their destinations.
+							if first, this := deliveries[0].Path[:len(deliveries[0].Path)-1], d.Path[:len(d.Path)-1]; !slices.Equal(first, this) {
+								t.Fatalf("routing key %q: copies took different paths (-first +this):\n%s", routingKey, cmp.Diff(first, this))
+							}
+						}
+						slices.SortFunc(gotDestinations, func(a, b simStep) int { return strings.Compare(a.String(), b.String()) })
+						if !slices.Equal(wantDestinations, gotDestinations) {
+							t.Fatalf("routing key %q: destinations (-want +got):\n%s", routingKey, cmp.Diff(wantDestinations, gotDestinations))
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
 // simCheckDelayPath checks the path of one delivery of a well-formed routing
-// key: exactly the level queues of the set bits, largest first, each once,
-// for exactly the delay, then out exactly once, then the route's destination.
+// key: exactly the TTL queues of the nonzero digits, largest position first,
+// each once, for exactly the delay (never early), then out exactly once,
+// then the route's destination.
 func simCheckDelayPath(t *testing.T, names Names, routingKey string, d simDelivery, wantLevels []simStep, delay time.Duration) {
 	t.Helper()
 	var gotLevels []simStep
 	outVisits := 0
 	for i, step := range d.Path {
-		if kind, _ := names.parse(step.Name); step.Kind == DestinationQueue && kind == kindLevel {
+		if step.Kind == DestinationQueue && names.parse(step.Name).kind == kindLevel {
 			gotLevels = append(gotLevels, step)
 		}
 		if step == (simStep{DestinationExchange, names.Out()}) {
@@ -317,51 +338,61 @@ func simCheckDelayPath(t *testing.T, names Names, routingKey string, d simDelive
 
 func TestSimulateMalformedKeysEndUnroutable(t *testing.T) {
 	t.Parallel()
-	for levels := 1; levels <= 12; levels++ {
-		t.Run(fmt.Sprintf("N=%d", levels), func(t *testing.T) {
-			t.Parallel()
-			spec := Spec{Name: "delay", VHost: "/", Levels: levels, Resolution: time.Millisecond, Routes: simRoutes}
-			top, err := Plan(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			broker, names := newSimBroker(top), Names(spec.Name)
-			var malformed []string
-			for _, ticks := range simSampleTicks(levels) {
-				digits := string(appendDigits(nil, ticks, levels))
-				words := strings.Split(digits, ".")
-				// Too few digits, with and without a key before them.
-				short := strings.Join(words[1:], ".")
-				malformed = append(malformed, short, simJoin("orders.eu", short), simJoin("x", short))
-				// One digit word replaced by a non-digit, in every position.
-				for i := range words {
-					for _, bad := range []string{"2", "x", "", "00", "*"} {
-						broken := slices.Clone(words)
-						broken[i] = bad
-						malformed = append(malformed, simJoin("orders", strings.Join(broken, ".")))
+	for _, radix := range Radixes {
+		for levels := 1; levels <= simLevels[radix]; levels++ {
+			t.Run(fmt.Sprintf("r=%d/N=%d", radix, levels), func(t *testing.T) {
+				t.Parallel()
+				format := KeyFormat{Levels: levels, Radix: radix, Resolution: time.Millisecond}
+				spec := Spec{Name: "delay", VHost: "/", Levels: levels, Radix: radix, Resolution: time.Millisecond, Routes: simRoutes}
+				top, err := Plan(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				broker, names := newSimBroker(top), Names(spec.Name)
+				// Words that are no digit of this radix: one past the largest
+				// digit, the largest digit of radix 16, padded, empty, wildcards.
+				bad := []string{strconv.Itoa(radix), "15", "x", "", "00", "01", "*", "#"}
+				if radix == 16 {
+					bad[1] = "16"
+				}
+				var malformed []string
+				for _, ticks := range simSampleTicks(levels, radix) {
+					digits := string(appendDigits(nil, ticks, levels, radix))
+					words := strings.Split(digits, ".")
+					// Too few digits, with and without a key before them.
+					short := strings.Join(words[1:], ".")
+					malformed = append(malformed, short, simJoin("orders.eu", short), simJoin("x", short))
+					// One digit word replaced by a non-digit, in every position.
+					for i := range words {
+						for _, word := range bad {
+							broken := slices.Clone(words)
+							broken[i] = word
+							malformed = append(malformed, simJoin("orders", strings.Join(broken, ".")))
+						}
 					}
 				}
-			}
-			malformed = append(malformed, "", "orders", "orders.eu")
-			for _, routingKey := range malformed {
-				if _, _, err := DecodeKey(routingKey, levels, time.Millisecond); err == nil {
-					t.Fatalf("DecodeKey(%q) accepted a key this test calls malformed", routingKey)
+				malformed = append(malformed, "", "orders", "orders.eu")
+				for _, routingKey := range malformed {
+					if _, _, err := format.Decode(routingKey); err == nil {
+						t.Fatalf("Decode(%q) accepted a key this test calls malformed", routingKey)
+					}
+					deliveries := simulate(t, broker, names.Ingest(), routingKey)
+					if len(deliveries) != 1 || deliveries[0].Destination != (simStep{DestinationQueue, names.Unroutable()}) {
+						t.Fatalf("routing key %q with %d levels of radix %d ended in %v, want only queue %s",
+							routingKey, levels, radix, deliveries, names.Unroutable())
+					}
 				}
-				deliveries := simulate(t, broker, names.Ingest(), routingKey)
-				if len(deliveries) != 1 || deliveries[0].Destination != (simStep{DestinationQueue, names.Unroutable()}) {
-					t.Fatalf("routing key %q with %d levels ended in %v, want only queue %s", routingKey, levels, deliveries, names.Unroutable())
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
-// simSampleTicks is every delay in ticks up to 8 levels, and beyond that
+// simSampleTicks is every delay in ticks up to 256 ticks, and beyond that
 // 256 delays spread over the range, both ends and one-bit and all-but-one-bit
-// delays included.
-func simSampleTicks(levels int) []uint64 {
-	count := uint64(1) << levels
-	if levels <= 8 {
+// delays included (in radix 2; in others whatever those numbers are).
+func simSampleTicks(levels, radix int) []uint64 {
+	count := maxTicks(levels, radix) + 1
+	if count <= 256 {
 		ticks := make([]uint64, count)
 		for i := range ticks {
 			ticks[i] = uint64(i)
@@ -424,24 +455,38 @@ func TestSimulateDetectsLoops(t *testing.T) {
 }
 
 // TestSimulateHopsArePopcount checks the design's claim of popcount(ticks)
-// hops, counted on the whole path this time.
+// hops in radix 2, and of one hop per nonzero digit in the others, counted
+// on the whole path this time.
 func TestSimulateHopsArePopcount(t *testing.T) {
 	t.Parallel()
-	const levels = 10
-	top, err := Plan(Spec{Name: "d", VHost: "/", Levels: levels, Resolution: time.Millisecond, Routes: []Route{{Destination: "sink"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker := newSimBroker(top)
-	for ticks := range uint64(1) << levels {
-		key, err := EncodeKey("", time.Duration(ticks)*time.Millisecond, levels, time.Millisecond)
+	for _, radix := range Radixes {
+		levels := min(simLevels[radix], 10)
+		top, err := Plan(Spec{Name: "d", VHost: "/", Levels: levels, Radix: radix, Resolution: time.Millisecond,
+			Routes: []Route{{Destination: "sink"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		deliveries := simulate(t, broker, "d.ingest", key)
-		// Path: ingest, then (level queue, done exchange) per hop, out, sink.
-		if len(deliveries) != 1 || len(deliveries[0].Path) != 1+2*bits.OnesCount64(ticks)+2 {
-			t.Fatalf("ticks %d: %+v", ticks, deliveries)
+		broker := newSimBroker(top)
+		format := KeyFormat{Levels: levels, Radix: radix, Resolution: time.Millisecond}
+		for ticks := range maxTicks(levels, radix) + 1 {
+			key, err := format.Encode("", time.Duration(ticks)*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hops := 0
+			for _, digit := range simDigits(ticks, levels, radix) {
+				if digit != 0 {
+					hops++
+				}
+			}
+			if radix == 2 && hops != bits.OnesCount64(ticks) {
+				t.Fatalf("ticks %d: %d nonzero binary digits, popcount %d", ticks, hops, bits.OnesCount64(ticks))
+			}
+			deliveries := simulate(t, broker, "d.ingest", key)
+			// Path: ingest, then (TTL queue, done exchange) per hop, out, sink.
+			if len(deliveries) != 1 || len(deliveries[0].Path) != 1+2*hops+2 {
+				t.Fatalf("radix %d, ticks %d: %+v", radix, ticks, deliveries)
+			}
 		}
 	}
 }

@@ -3,8 +3,6 @@ package topology
 import (
 	"cmp"
 	"fmt"
-	"math"
-	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -35,7 +33,7 @@ func (e *FieldError) Error() string {
 }
 
 // ValidationErrors holds every problem [Validate] found, in the order of the
-// fields: name, vhost, levels, max_delay, resolution, queue_type,
+// fields: name, vhost, levels, max_delay, resolution, radix, queue_type,
 // dead_letter_strategy, then each route in turn.
 type ValidationErrors []*FieldError
 
@@ -57,10 +55,16 @@ func Validate(s Spec) error {
 	// The levels checks need the resolution, but its errors come after theirs,
 	// in the order of the fields.
 	resolution, resolutionErr := resolvedResolution(s.Resolution)
-	levels, levelsOK := v.levels(s.Levels, s.MaxDelay, resolution, resolutionErr == nil)
+	radix := radixOrDefault(s.Radix)
+	radixErr := checkRadix(radix)
+	if radixErr != nil {
+		radix = DefaultRadix // for the checks that need one; the TTL checks are skipped
+	}
+	levels, levelsOK := v.levels(s.Levels, s.MaxDelay, radix, resolution, resolutionErr == nil && radixErr == nil)
 	v.addErr(resolutionErr)
+	v.addErr(radixErr)
 	v.queueType(s.QueueType, s.DeadLetterStrategy)
-	v.routes(s.Name, s.Routes, levels, levelsOK)
+	v.routes(s.Name, s.Routes, levels, radix, levelsOK)
 	if len(v.errs) == 0 {
 		return nil
 	}
@@ -79,9 +83,10 @@ func Resolve(s Spec) (Spec, error) {
 	if s.Resolution == 0 {
 		s.Resolution = DefaultResolution
 	}
+	s.Radix = radixOrDefault(s.Radix)
 	if s.Levels == 0 {
-		// Validate has checked that MaxDelay needs at most MaxLevels levels.
-		s.Levels, _ = LevelsFor(s.MaxDelay, s.Resolution)
+		// Validate has checked that MaxDelay needs at most the levels that fit.
+		s.Levels = smallestLevels(s.MaxDelay, s.Radix, s.Resolution)
 		s.MaxDelay = 0
 	}
 	if s.QueueType == "" {
@@ -125,14 +130,7 @@ func MaxDelayFor(levels int, resolution time.Duration) time.Duration {
 	if levels < 1 || resolution <= 0 {
 		return 0
 	}
-	if levels >= 63 {
-		return math.MaxInt64
-	}
-	hi, lo := bits.Mul64(uint64(1)<<levels-1, uint64(resolution))
-	if hi != 0 || lo > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return time.Duration(lo)
+	return maxDelayFor(levels, 2, resolution)
 }
 
 // LevelsFor is the smallest number of levels whose longest delay at
@@ -147,13 +145,11 @@ func LevelsFor(maxDelay, resolution time.Duration) (int, error) {
 	if maxDelay <= 0 {
 		return 0, maxDelayNotPositive(maxDelay)
 	}
-	limit := maxLevelsAt(resolution)
-	for levels := MinLevels; levels <= limit; levels++ {
-		if MaxDelayFor(levels, resolution) >= maxDelay {
-			return levels, nil
-		}
+	limit := maxLevelsAt(2, resolution)
+	if levels := smallestLevels(maxDelay, 2, resolution); levels <= limit {
+		return levels, nil
 	}
-	return 0, maxDelayTooLong(maxDelay, resolution, limit)
+	return 0, maxDelayTooLong(maxDelay, 2, resolution, limit)
 }
 
 // maxDelayNotPositive refuses a max_delay below zero, or set to zero (see [ExplicitZero]).
@@ -161,11 +157,16 @@ func maxDelayNotPositive(maxDelay time.Duration) *FieldError {
 	return &FieldError{Field: "max_delay", Route: -1, Message: fmt.Sprintf("must be positive, got %s", maxDelay)}
 }
 
-// maxDelayTooLong refuses a max_delay beyond the limit levels that fit at resolution.
-func maxDelayTooLong(maxDelay, resolution time.Duration, limit int) *FieldError {
+// maxDelayTooLong refuses a max_delay beyond the limit levels of radix that
+// fit at resolution.
+func maxDelayTooLong(maxDelay time.Duration, radix int, resolution time.Duration, limit int) *FieldError {
+	withRadix := ""
+	if radix != 2 {
+		withRadix = fmt.Sprintf(" with radix %d", radix)
+	}
 	return &FieldError{Field: "max_delay", Route: -1, Message: fmt.Sprintf(
-		"%s needs more levels than fit at resolution %s (at most %d, each level's TTL at most %dms); the largest max_delay at this resolution is %s",
-		maxDelay, resolution, limit, MaxTTL, MaxDelayFor(limit, resolution))}
+		"%s needs more levels than fit at resolution %s%s (at most %d, each level's TTL at most %dms); the largest max_delay at this resolution is %s",
+		maxDelay, resolution, withRadix, limit, MaxTTL, maxDelayFor(limit, radix, resolution))}
 }
 
 // ExplicitZero is the problem with levels, max_delay or resolution set to
@@ -175,7 +176,7 @@ func maxDelayTooLong(maxDelay, resolution time.Duration, limit int) *FieldError 
 func ExplicitZero(field string) *FieldError {
 	switch field {
 	case "levels":
-		return checkLevels(0, DefaultResolution)
+		return checkLevels(0, 2, DefaultResolution)
 	case "max_delay":
 		return maxDelayNotPositive(0)
 	case "resolution":
@@ -201,24 +202,30 @@ func checkResolution(resolution time.Duration) *FieldError {
 	return nil
 }
 
-// maxLevelsAt is the most levels a set at resolution can have with its top
-// level's TTL, resolution·2^(N−1), within the broker's MaxTTL; at most MaxLevels.
-func maxLevelsAt(resolution time.Duration) int {
+// maxLevelsAt is the most levels a set of radix at resolution can have with
+// its top queue's TTL, resolution·(radix−1)·radix^(N−1) (resolution·2^(N−1)
+// in radix 2), within the broker's MaxTTL; at most MaxLevels.
+func maxLevelsAt(radix int, resolution time.Duration) int {
 	ttl := resolution.Milliseconds()
 	levels := 0
-	for levels < MaxLevels && ttl >= 1 && ttl <= MaxTTL>>levels {
+	for levels < MaxLevels && ttl >= 1 && ttl <= MaxTTL/topTTLFactor(levels+1, radix) {
 		levels++
 	}
 	return levels
 }
 
-// checkLevels accepts a number of levels a set at the (valid) resolution can have.
-func checkLevels(levels int, resolution time.Duration) *FieldError {
+// checkLevels accepts a number of levels a set of radix at the (valid)
+// resolution can have.
+func checkLevels(levels, radix int, resolution time.Duration) *FieldError {
 	if levels < MinLevels || levels > MaxLevels {
 		return &FieldError{Field: "levels", Route: -1, Message: fmt.Sprintf(
 			"must be between %d and %d, got %d", MinLevels, MaxLevels, levels)}
 	}
-	if limit := maxLevelsAt(resolution); levels > limit {
+	limit := maxLevelsAt(radix, resolution)
+	if levels > limit && radix != 2 {
+		return tooManyLevelsForRadix(levels, radix, resolution, limit)
+	}
+	if levels > limit {
 		return &FieldError{Field: "levels", Route: -1, Message: fmt.Sprintf(
 			"%d levels at resolution %s give the top level a TTL of %dms·2^%d, above the broker's largest message TTL %dms (10 years); at most %d levels fit at this resolution",
 			levels, resolution, resolution.Milliseconds(), levels-1, MaxTTL, limit)}
@@ -226,12 +233,12 @@ func checkLevels(levels int, resolution time.Duration) *FieldError {
 	return nil
 }
 
-// checkLevelsAndResolution accepts the levels and resolution of a valid set.
-func checkLevelsAndResolution(levels int, resolution time.Duration) *FieldError {
+// checkLevelsAndResolution accepts the levels and resolution of a valid set of radix.
+func checkLevelsAndResolution(levels, radix int, resolution time.Duration) *FieldError {
 	if err := checkResolution(resolution); err != nil {
 		return err
 	}
-	return checkLevels(levels, resolution)
+	return checkLevels(levels, radix, resolution)
 }
 
 // specValidator collects every problem of a spec.
@@ -339,7 +346,7 @@ func resolvedResolution(resolution time.Duration) (time.Duration, *FieldError) {
 
 // levels checks levels and max_delay and returns the number of levels when
 // it can be known.
-func (v *specValidator) levels(levels int, maxDelay, resolution time.Duration, resolutionOK bool) (int, bool) {
+func (v *specValidator) levels(levels int, maxDelay time.Duration, radix int, resolution time.Duration, resolutionOK bool) (int, bool) {
 	switch {
 	case levels != 0 && maxDelay != 0:
 		v.add("levels", -1, "conflicts with max_delay: set exactly one of levels and max_delay")
@@ -350,11 +357,11 @@ func (v *specValidator) levels(levels int, maxDelay, resolution time.Duration, r
 		return 0, false
 	case levels != 0:
 		if levels < MinLevels || levels > MaxLevels {
-			v.addErr(checkLevels(levels, resolution))
+			v.addErr(checkLevels(levels, radix, resolution))
 			return 0, false
 		}
 		if resolutionOK {
-			v.addErr(checkLevels(levels, resolution)) // the top level's TTL
+			v.addErr(checkLevels(levels, radix, resolution)) // the top level's TTL
 		}
 		// Even when the TTL is too long, N is known and route keys can be checked against it.
 		return levels, true
@@ -366,12 +373,11 @@ func (v *specValidator) levels(levels int, maxDelay, resolution time.Duration, r
 	if !resolutionOK {
 		return 0, false
 	}
-	if limit := maxLevelsAt(resolution); maxDelay > MaxDelayFor(limit, resolution) {
-		v.addErr(maxDelayTooLong(maxDelay, resolution, limit))
+	if limit := maxLevelsAt(radix, resolution); maxDelay > maxDelayFor(limit, radix, resolution) {
+		v.addErr(maxDelayTooLong(maxDelay, radix, resolution, limit))
 		return 0, false
 	}
-	levels, _ = LevelsFor(maxDelay, resolution)
-	return levels, true
+	return smallestLevels(maxDelay, radix, resolution), true
 }
 
 func (v *specValidator) queueType(queueType QueueType, strategy DeadLetterStrategy) {
@@ -395,18 +401,18 @@ func quoteAll[T ~string](values []T) string {
 	return strings.Join(quoted, ", ")
 }
 
-func (v *specValidator) routes(name string, routes []Route, levels int, levelsOK bool) {
+func (v *specValidator) routes(name string, routes []Route, levels, radix int, levelsOK bool) {
 	firstIndex := make(map[Route]int, len(routes))
 	for i, r := range routes {
 		if problem := brokerString(r.Destination); problem != "" {
 			v.add("route.destination", i, "%s (a queue or exchange name up to %d bytes without control characters)", problem, MaxNameLength)
-		} else if kind, _ := Names(name).parse(r.Destination); name != "" && kind != kindNone {
+		} else if name != "" && Names(name).parse(r.Destination).kind != kindNone {
 			v.add("route.destination", i, "%q is one of the set's own objects: routing delivered messages back into the set would loop", r.Destination)
 		}
 		if r.DestinationType != "" && !slices.Contains(DestinationTypes, r.DestinationType) {
 			v.add("route.destination_type", i, "must be one of %s, got %q", quoteAll(DestinationTypes), r.DestinationType)
 		}
-		v.routeKey(i, r.Key, levels, levelsOK)
+		v.routeKey(i, r.Key, levels, radix, levelsOK)
 
 		if r.DestinationType == "" {
 			r.DestinationType = DestinationQueue
@@ -420,12 +426,12 @@ func (v *specValidator) routes(name string, routes []Route, levels int, levelsOK
 	}
 }
 
-func (v *specValidator) routeKey(route int, key string, levels int, levelsOK bool) {
+func (v *specValidator) routeKey(route int, key string, levels, radix int, levelsOK bool) {
 	for _, problem := range keyProblems(key) {
 		v.add("route.key", route, "%s", problem)
 	}
 	if key != "" && levelsOK {
-		if longest := maxKeyLength(levels); len(key) > longest {
+		if longest := maxKeyLength(levels, radix); len(key) > longest {
 			v.add("route.key", route, "must be at most %d bytes with %d levels: the routing key adds %d delay digits and must fit AMQP's %d bytes; got %d",
 				longest, levels, levels, MaxNameLength, len(key))
 		}

@@ -301,51 +301,51 @@ var specValidCases = map[string]struct {
 }{
 	"levels with every default": {
 		Spec{Name: "delay", VHost: "/", Levels: 4},
-		Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 4, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 	"max_delay 15s at 1s is 4 levels": {
 		Spec{Name: "delay", VHost: "/", MaxDelay: 15 * time.Second},
-		Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 4, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 	"max_delay 16s at 1s is 5 levels": {
 		Spec{Name: "delay", VHost: "/", MaxDelay: 16 * time.Second},
-		Spec{Name: "delay", VHost: "/", Levels: 5, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 5, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 	"max_delay 1ns is 1 level": {
 		Spec{Name: "delay", VHost: "/", MaxDelay: 1},
-		Spec{Name: "delay", VHost: "/", Levels: 1, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 1, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 	"max_delay one tick and a bit is 2 levels": {
 		Spec{Name: "delay", VHost: "/", MaxDelay: 1001 * time.Millisecond},
-		Spec{Name: "delay", VHost: "/", Levels: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 	"largest max_delay at 1s is 29 levels": {
 		Spec{Name: "delay", VHost: "/", MaxDelay: MaxDelayFor(29, time.Second)},
-		Spec{Name: "delay", VHost: "/", Levels: 29, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 29, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 	"largest max_delay at 1ms is 32 levels": {
 		Spec{Name: "delay", VHost: "/", MaxDelay: MaxDelayFor(32, time.Millisecond), Resolution: time.Millisecond},
-		Spec{Name: "delay", VHost: "/", Levels: 32, Resolution: time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 32, Radix: 2, Resolution: time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 	"29 levels at 1s": {
 		Spec{Name: "delay", VHost: "/", Levels: 29},
-		Spec{Name: "delay", VHost: "/", Levels: 29, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 29, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 	"resolution of ten years, one level": {
 		Spec{Name: "delay", VHost: "/", Levels: 1, Resolution: time.Duration(MaxTTL) * time.Millisecond},
-		Spec{Name: "delay", VHost: "/", Levels: 1, Resolution: time.Duration(MaxTTL) * time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 1, Radix: 2, Resolution: time.Duration(MaxTTL) * time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 	"classic defaults to at-most-once": {
 		Spec{Name: "delay", VHost: "/", Levels: 3, QueueType: QueueTypeClassic},
-		Spec{Name: "delay", VHost: "/", Levels: 3, Resolution: time.Second, QueueType: QueueTypeClassic, DeadLetterStrategy: AtMostOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 3, Radix: 2, Resolution: time.Second, QueueType: QueueTypeClassic, DeadLetterStrategy: AtMostOnce},
 	},
 	"quorum at-most-once kept": {
 		Spec{Name: "delay", VHost: "/", Levels: 3, DeadLetterStrategy: AtMostOnce, Resolution: 250 * time.Millisecond},
-		Spec{Name: "delay", VHost: "/", Levels: 3, Resolution: 250 * time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtMostOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 3, Radix: 2, Resolution: 250 * time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtMostOnce},
 	},
 	"longest name, every allowed character, unicode vhost": {
 		Spec{Name: "Az09._-:" + strings.Repeat("x", MaxSetNameLength-8), VHost: "vh-ü", Levels: 2},
-		Spec{Name: "Az09._-:" + strings.Repeat("x", MaxSetNameLength-8), VHost: "vh-ü", Levels: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "Az09._-:" + strings.Repeat("x", MaxSetNameLength-8), VHost: "vh-ü", Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 	"routes defaulted and sorted": {
 		Spec{Name: "delay", VHost: "/", Levels: 4, Routes: []Route{
@@ -356,7 +356,7 @@ var specValidCases = map[string]struct {
 			{Destination: "delay.level", Key: "orders.1.0"}, // not one of the set's objects
 			{Destination: "a", DestinationType: DestinationExchange, Key: strings.Repeat("k", 247)},
 		}},
-		Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce, Routes: []Route{
+		Spec{Name: "delay", VHost: "/", Levels: 4, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce, Routes: []Route{
 			{Destination: "a", DestinationType: DestinationExchange},
 			{Destination: "a", DestinationType: DestinationExchange, Key: strings.Repeat("k", 247)},
 			{Destination: "a", DestinationType: DestinationQueue, Key: "y"},
@@ -370,14 +370,14 @@ var specValidCases = map[string]struct {
 			{Destination: "x", DestinationType: DestinationQueue},
 			{Destination: "x", DestinationType: DestinationExchange},
 		}},
-		Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce, Routes: []Route{
+		Spec{Name: "delay", VHost: "/", Levels: 4, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce, Routes: []Route{
 			{Destination: "x", DestinationType: DestinationExchange},
 			{Destination: "x", DestinationType: DestinationQueue},
 		}},
 	},
 	"empty routes become nil": {
 		Spec{Name: "delay", VHost: "/", Levels: 4, Routes: []Route{}},
-		Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		Spec{Name: "delay", VHost: "/", Levels: 4, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
 }
 

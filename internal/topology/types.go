@@ -77,10 +77,14 @@ type Spec struct {
 	Name  string
 	VHost string
 
-	// Levels is N, the number of TTL queues; delays go up to (2^N − 1)·Resolution.
+	// Levels is N, the number of delay digits (of TTL queues in radix 2);
+	// delays go up to (Radix^N − 1)·Resolution.
 	Levels int
-	// MaxDelay, when Levels is zero, derives N as the smallest with (2^N − 1)·Resolution ≥ MaxDelay.
+	// MaxDelay, when Levels is zero, derives N as the smallest with (Radix^N − 1)·Resolution ≥ MaxDelay.
 	MaxDelay time.Duration
+	// Radix is the base of the delay digits: 2 (also when zero), 4, 8 or 16.
+	// The set has one TTL queue per level and nonzero digit value.
+	Radix int
 
 	Resolution         time.Duration
 	QueueType          QueueType
