@@ -41,7 +41,7 @@ step() { echo "==> [examples +$((SECONDS - started))s] $*" >&2; }
 started=$SECONDS
 
 terraform=${TERRAFORM:-$(scripts/terraform.sh)}
-version=$("$terraform" version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([0-9.]*\)".*/\1/p')
+version=$("$terraform" version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([0-9.]*\)[^"]*".*/\1/p')
 step "$terraform, version $version"
 TF_CLI_CONFIG_FILE=$(scripts/dev-overrides.sh)
 export TF_CLI_CONFIG_FILE
