@@ -39,8 +39,9 @@ func New(version string) func() provider.Provider {
 }
 
 // RabbitMQProvider is the rabbitmq provider. Its settings and their
-// environment variables match the community RabbitMQ provider's, so one
-// provider block can serve both.
+// environment variables match the community RabbitMQ provider's, so both
+// providers' blocks can take the same values; they still need a block each,
+// under two local names, since both have the type name rabbitmq.
 type RabbitMQProvider struct {
 	version string
 	// clientBuilt, when set, sees every management API client Configure
@@ -76,8 +77,12 @@ func (p *RabbitMQProvider) Schema(_ context.Context, _ provider.SchemaRequest, r
 func providerSchema() schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "Declares broker-native delay topologies on RabbitMQ through its management HTTP API. " +
-			"The settings and their environment variables are those of the community RabbitMQ provider, so one " +
-			"provider block can serve both. The provider connects only when an operation needs the broker.",
+			"The settings and their environment variables are those of the community RabbitMQ provider " +
+			"(`cyrilgdn/rabbitmq`), so both providers' blocks can take the same values. Both providers have the " +
+			"type name `rabbitmq`, though: a configuration with both gives them two local names and a provider " +
+			"block each, as the guide [Using it beside the community RabbitMQ provider]" +
+			"(guides/using-the-community-rabbitmq-provider) shows. The provider connects only when an operation " +
+			"needs the broker.",
 		Attributes: map[string]schema.Attribute{
 			"endpoint": schema.StringAttribute{
 				MarkdownDescription: "The URL of the RabbitMQ management API, for example `http://127.0.0.1:15672`. " +
