@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
@@ -267,4 +271,164 @@ func TestAccPeekKeepsMessageTTL(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requestLog records the requests a client sends through a proxy in front
+// of the test broker, as "METHOD path" with the path escaped.
+type requestLog struct {
+	mu       sync.Mutex
+	requests []string
+}
+
+// take returns the requests recorded since the last take.
+func (l *requestLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	requests := l.requests
+	l.requests = nil
+	return requests
+}
+
+// recordingClient is a client of the test broker whose requests go through
+// a proxy that records them.
+func recordingClient(t *testing.T) (*broker.Client, *requestLog) {
+	t.Helper()
+	accClient(t) // skips unless TF_ACC=1
+	target, err := url.Parse(accEndpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	log := &requestLog{}
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.mu.Lock()
+		log.requests = append(log.requests, r.Method+" "+r.URL.EscapedPath())
+		log.mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(server.Close)
+	client, err := broker.New(broker.Config{Endpoint: server.URL, Username: "guest", Password: "guest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, log
+}
+
+// awaitStatistics waits, 30 seconds at most, until the management statistics
+// count want messages in queue.
+func awaitStatistics(t *testing.T, client *broker.Client, queue string, want int64) {
+	t.Helper()
+	started := time.Now()
+	for {
+		counts, err := client.QueueMessages(t.Context(), accVHost, []string{queue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if counts[queue] == want {
+			t.Logf("the statistics counted %d message(s) in %s after %s", want, queue, time.Since(started).Round(time.Millisecond))
+			return
+		}
+		if time.Since(started) > 30*time.Second {
+			t.Fatalf("the statistics count %d messages in %s after 30 s, want %d", counts[queue], queue, want)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// TestAccQuorumDeletionCheckReadsTheQueueAlone checks, through a proxy that
+// records every request, that the check before deleting a quorum queue
+// reads that queue alone (its statistics, then a peek), never a listing of
+// its vhost, whose cost grows with every queue the vhost holds; and that it
+// refuses a queue holding a message in each place a message can be: ready,
+// delivered and unacknowledged, or waiting for at-least-once dead-lettering.
+func TestAccQuorumDeletionCheckReadsTheQueueAlone(t *testing.T) {
+	client, log := recordingClient(t)
+	checkOnly := func(t *testing.T, queue string, deleted bool) {
+		t.Helper()
+		path := "/api/queues/" + url.PathEscape(accVHost) + "/" + url.PathEscape(queue)
+		want := []string{"DELETE " + path, "GET " + path, "POST " + path + "/get"} // if-empty refused, statistics, peek
+		if deleted {
+			want = append(want, "DELETE "+path)
+		}
+		if diff := gocmp.Diff(want, log.take()); diff != "" {
+			t.Errorf("requests of the deletion (-want +got):\n%s", diff)
+		}
+	}
+	refused := func(t *testing.T, queue string, err error) {
+		t.Helper()
+		var notEmpty *broker.QueueNotEmptyError
+		if !errors.As(err, &notEmpty) || notEmpty.Queue != queue || notEmpty.Messages != 1 {
+			t.Errorf("Apply(delete) error = %v, want a *QueueNotEmptyError for %s with 1 message", err, queue)
+		}
+		if !queueExists(t, queue) {
+			t.Errorf("%s is gone after a refused delete", queue)
+		}
+	}
+	// One at a time: the log is the client's.
+
+	t.Run("an empty queue is deleted", func(t *testing.T) {
+		queue := quorumQueue(uniqueName(t))
+		createObjects(t, client, nil, []topology.Queue{queue}, nil)
+		log.take()
+		if err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{}); err != nil {
+			t.Fatalf("Apply(delete the empty queue) error = %v", err)
+		}
+		checkOnly(t, queue.Name, true)
+		if queueExists(t, queue.Name) {
+			t.Errorf("the empty queue %s is still there after its delete", queue.Name)
+		}
+	})
+
+	t.Run("a ready message is refused", func(t *testing.T) {
+		queue := quorumQueue(uniqueName(t))
+		createObjects(t, client, nil, []topology.Queue{queue}, nil)
+		publish(t, amqpChannel(t), "", queue.Name)
+		log.take()
+		err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{})
+		checkOnly(t, queue.Name, false)
+		refused(t, queue.Name, err)
+	})
+
+	t.Run("an unacknowledged message is refused", func(t *testing.T) {
+		queue := quorumQueue(uniqueName(t))
+		createObjects(t, client, nil, []topology.Queue{queue}, nil)
+		ch := amqpChannel(t)
+		publish(t, ch, "", queue.Name)
+		deliveries, err := ch.Consume(queue.Name, "", false, false, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-deliveries: // held, never acknowledged: the peek cannot see it
+		case <-time.After(5 * time.Second):
+			t.Fatal("the consumer got no message")
+		}
+		awaitStatistics(t, client, queue.Name, 1)
+		log.take()
+		err = deleteQueue(t, client, queue.Name, broker.ApplyOptions{})
+		checkOnly(t, queue.Name, false)
+		refused(t, queue.Name, err)
+	})
+
+	t.Run("a message waiting for at-least-once dead-lettering is refused", func(t *testing.T) {
+		base := uniqueName(t)
+		queue := quorumQueue(base)
+		queue.Arguments.MessageTTL = 1
+		// An exchange that does not exist: the expired message waits in
+		// messages_dlx, neither ready nor delivered.
+		queue.Arguments.DeadLetterExchange = base + ".missing"
+		queue.Arguments.DeadLetterStrategy = topology.AtLeastOnce
+		queue.Arguments.Overflow = "reject-publish" // else the broker downgrades it to at-most-once
+		createObjects(t, client, nil, []topology.Queue{queue}, nil)
+		ch := amqpChannel(t)
+		publish(t, ch, "", queue.Name)
+		awaitStatistics(t, client, queue.Name, 1)
+		if depth := queueDepth(t, ch, queue.Name); depth != 0 {
+			t.Fatalf("%s holds %d ready messages, want 0: the message must have expired", queue.Name, depth)
+		}
+		log.take()
+		err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{})
+		checkOnly(t, queue.Name, false)
+		refused(t, queue.Name, err)
+	})
 }

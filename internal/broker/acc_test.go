@@ -382,9 +382,9 @@ func TestAccQueueMessagesAndDeleteIfEmpty(t *testing.T) {
 				t.Errorf("QueueNotEmptyError = %+v, want queue %s with %d messages", notEmpty, names.Level(0), published)
 			}
 			t.Logf("refusal: %v", err)
-			if depth := queueDepth(t, ch, names.Level(0)); depth != published {
-				t.Fatalf("level 0 holds %d messages after the refused delete, want %d", depth, published)
-			}
+			// The quorum check peeked: the head message is back within a
+			// millisecond or so of the refusal.
+			awaitDepth(t, ch, names.Level(0), published)
 
 			if err := client.Apply(t.Context(), accVHost, deletion, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
 				t.Fatalf("Apply(force delete) error = %v", err)

@@ -301,7 +301,7 @@ func (k *bindingKeys) take(vhost string, b topology.Binding) []string {
 // Classic queues have the broker's own if-empty guard, exact and atomic.
 // Quorum queues refuse that flag (RabbitMQ 3.10 answers 400 "queue.delete
 // operations with if-empty flag set are not supported by quorum queues"), so
-// for them deleteQueueIfPeekedEmpty checks emptiness itself right before an
+// for them deleteQueueIfHoldsNothing checks emptiness itself right before an
 // unguarded delete.
 //
 // rabbit-hole takes a 404 to a DELETE for success: a queue already gone is
@@ -323,13 +323,13 @@ func (c *Client) deleteQueue(ctx context.Context, vhost, name string, force bool
 		return err
 	case strings.Contains(apiErr.Reason, "not empty"):
 		// The count only decorates the message; the refusal stands without it.
-		counts, countErr := c.queueMessages(ctx, vhost, []string{name})
-		if countErr != nil {
+		messages, countErr := c.readQueueDepth(ctx, vhost, name)
+		if countErr != nil && !isNotFound(countErr) {
 			return errors.Join(&QueueNotEmptyError{Queue: name}, fmt.Errorf("counting its messages: %w", countErr))
 		}
-		return &QueueNotEmptyError{Queue: name, Messages: counts[name]}
+		return &QueueNotEmptyError{Queue: name, Messages: messages}
 	case strings.Contains(apiErr.Reason, "if-empty flag set are not supported"):
-		return c.deleteQueueIfPeekedEmpty(ctx, vhost, name)
+		return c.deleteQueueIfHoldsNothing(ctx, vhost, name)
 	}
 	return err
 }
@@ -367,37 +367,27 @@ func (c *Client) peekReady(ctx context.Context, vhost, name string) (ready int64
 	return peeked[0].MessageCount + 1, false, nil
 }
 
-// deleteQueueIfPeekedEmpty deletes a queue that the broker cannot delete
-// only-if-empty, after checking in two ways that it holds no message:
+// deleteQueueIfHoldsNothing deletes a queue that the broker cannot delete
+// only if empty, after the check of HeldMessages found no message in it:
+// neither the management statistics of that queue alone (which lag) nor a
+// peek at its head (exact for ready messages at the instant the broker
+// answers).
 //
-//  1. the management statistics, the only source for messages delivered but
-//     unacknowledged and, for at-least-once dead-lettering, waiting in
-//     messages_dlx; they lag by up to a statistics interval;
-//  2. a peek at the head of the queue (peekReady), exact at the instant the
-//     broker answers: the message, if any, is taken and put back at once.
-//
-// Only when both say empty does it send the unguarded DELETE, the next
-// request: a message reaching the queue between the peek's answer and the
-// delete (one HTTP round trip) is lost with it. Diff deletes the bindings
-// into a queue before the queue, so no message of the set arrives then.
-func (c *Client) deleteQueueIfPeekedEmpty(ctx context.Context, vhost, name string) error {
-	counts, err := c.queueMessages(ctx, vhost, []string{name})
+// Only then does it send the unguarded DELETE, the next request: a message
+// reaching the queue between the peek's answer and the delete (one HTTP
+// round trip) is lost with it. Diff deletes the bindings into a queue before
+// the queue, so no message of the set arrives then.
+func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost, name string) error {
+	held, err := c.heldMessages(ctx, vhost, []string{name})
 	if err != nil {
-		return fmt.Errorf("the broker cannot delete this queue only if empty, and counting its messages failed: %w", err)
+		return fmt.Errorf("the broker cannot delete this queue only if empty, and checking it for messages failed: %w", err)
 	}
-	// A queue absent from the statistics may be gone, or too new to have
-	// any: the peek tells which.
-	if counted := counts[name]; counted > 0 {
-		return &QueueNotEmptyError{Queue: name, Messages: counted}
-	}
-	ready, gone, err := c.peekReady(ctx, vhost, name)
+	messages, exists := held[name]
 	switch {
-	case gone:
-		return nil
-	case err != nil:
-		return fmt.Errorf("the broker cannot delete this queue only if empty, and looking for a message in it failed: %w", err)
-	case ready > 0:
-		return &QueueNotEmptyError{Queue: name, Messages: ready}
+	case !exists:
+		return nil // gone already
+	case messages > 0:
+		return &QueueNotEmptyError{Queue: name, Messages: messages}
 	}
 	return c.deleteQueue(ctx, vhost, name, true)
 }

@@ -20,12 +20,14 @@ import (
 )
 
 // quorumDeletionBroker answers the requests of a quorum queue's deletion:
-// it refuses if-empty as RabbitMQ does, and serves canned statistics and
-// peek answers.
+// it refuses if-empty as RabbitMQ does, and serves canned statistics of the
+// queue and peek answers. It serves no listing: the check must read the
+// queue alone.
 type quorumDeletionBroker struct {
-	statistics string // the items of the queue listing, a JSON array
-	peekStatus int
-	peekAnswer string
+	statistics       string // the queue's own statistics, a JSON object; "": the queue is missing (404)
+	statisticsStatus int    // when set, the status of the statistics read, with an error answer
+	peekStatus       int
+	peekAnswer       string
 
 	mu       sync.Mutex
 	requests []string // "METHOD path?query"
@@ -52,58 +54,83 @@ func (f *quorumDeletionBroker) ServeHTTP(w http.ResponseWriter, r *http.Request)
 		_, _ = io.WriteString(w, `{"error":"bad_request","reason":"cannot delete queue 'q' in vhost '/'. queue.delete operations with if-empty flag set are not supported by quorum queues"}`)
 	case r.Method == http.MethodDelete:
 		w.WriteHeader(http.StatusNoContent)
-	case r.Method == http.MethodGet && path == "/api/queues/%2F":
-		_, _ = io.WriteString(w, `{"filtered_count":`+itemCount(f.statistics)+`,"items":`+f.statistics+`}`)
+	case r.Method == http.MethodGet && path == "/api/queues/%2F/q" && f.statisticsStatus != 0:
+		w.WriteHeader(f.statisticsStatus)
+		_, _ = io.WriteString(w, `{"error":"internal","reason":"boom"}`)
+	case r.Method == http.MethodGet && path == "/api/queues/%2F/q" && f.statistics != "":
+		_, _ = io.WriteString(w, f.statistics)
+	case r.Method == http.MethodGet && path == "/api/vhosts/%2F":
+		_, _ = io.WriteString(w, `{"name":"/"}`)
 	case r.Method == http.MethodPost && path == "/api/queues/%2F/q/get":
 		w.WriteHeader(f.peekStatus)
 		_, _ = io.WriteString(w, f.peekAnswer)
 	default:
-		http.NotFound(w, r)
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":"Object Not Found","reason":"Not Found"}`)
 	}
 }
 
+// TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing checks the
+// requests of a quorum queue's deletion, one by one: the check reads the
+// statistics of that queue alone, never a listing of its vhost.
 func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T) {
 	t.Parallel()
 	const (
 		ifEmpty    = "DELETE /api/queues/%2F/q?if-empty=true"
-		statistics = "GET /api/queues/%2F"
+		statistics = "GET /api/queues/%2F/q"
+		vhost      = "GET /api/vhosts/%2F"
 		peek       = "POST /api/queues/%2F/q/get"
 		unguarded  = "DELETE /api/queues/%2F/q"
-		emptyStats = `[{"name":"q","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}]`
+		emptyStats = `{"name":"q","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}`
+		notFound   = `{"error":"not_found","reason":"NOT_FOUND - no queue 'q' in vhost '/'"}`
 	)
 	tests := map[string]struct {
-		force        bool
-		statistics   string
-		peekStatus   int
-		peekAnswer   string
-		wantRequests []string
-		wantMessages int64 // of the *QueueNotEmptyError; 0: none
-		wantErr      string
+		force            bool
+		statistics       string
+		statisticsStatus int
+		peekStatus       int
+		peekAnswer       string
+		wantRequests     []string
+		wantMessages     int64 // of the *QueueNotEmptyError; 0: none
+		wantErr          string
 	}{
 		"both find nothing": {
 			statistics: emptyStats, peekStatus: http.StatusOK, peekAnswer: `[]`,
 			wantRequests: []string{ifEmpty, statistics, peek, unguarded},
 		},
 		"the statistics count unacknowledged and dead-lettering messages": {
-			statistics:   `[{"name":"q","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":1}]`,
-			wantRequests: []string{ifEmpty, statistics}, wantMessages: 3,
+			statistics: `{"name":"q","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":1}`,
+			peekStatus: http.StatusOK, peekAnswer: `[]`,
+			wantRequests: []string{ifEmpty, statistics, peek}, wantMessages: 3,
 		},
 		"the peek finds a message the statistics miss": {
 			statistics: emptyStats, peekStatus: http.StatusOK,
 			peekAnswer:   `[{"payload":"x","payload_encoding":"string","message_count":4,"redelivered":false}]`,
 			wantRequests: []string{ifEmpty, statistics, peek}, wantMessages: 5,
 		},
+		"the larger count wins": {
+			statistics: `{"name":"q","messages_ready":7,"messages_unacknowledged":0,"messages_dlx":0}`,
+			peekStatus: http.StatusOK, peekAnswer: `[{"payload":"x","message_count":2}]`,
+			wantRequests: []string{ifEmpty, statistics, peek}, wantMessages: 7,
+		},
 		"a queue too new for the statistics is peeked": {
-			statistics: `[]`, peekStatus: http.StatusOK, peekAnswer: `[]`,
+			statistics: `{"name":"q"}`, peekStatus: http.StatusOK, peekAnswer: `[]`,
 			wantRequests: []string{ifEmpty, statistics, peek, unguarded},
 		},
+		"a queue gone before the check is deleted already": {
+			wantRequests: []string{ifEmpty, statistics, vhost},
+		},
 		"a queue gone before the peek is deleted already": {
-			statistics: `[]`, peekStatus: http.StatusNotFound, peekAnswer: `{"error":"not_found","reason":"NOT_FOUND - no queue 'q' in vhost '/'"}`,
-			wantRequests: []string{ifEmpty, statistics, peek},
+			statistics: emptyStats, peekStatus: http.StatusNotFound, peekAnswer: notFound,
+			wantRequests: []string{ifEmpty, statistics, peek, vhost},
+		},
+		"a failed statistics read deletes nothing": {
+			statisticsStatus: http.StatusInternalServerError,
+			wantRequests:     []string{ifEmpty, statistics}, wantErr: "checking it for messages failed",
 		},
 		"a failed peek deletes nothing": {
 			statistics: emptyStats, peekStatus: http.StatusInternalServerError, peekAnswer: `{"error":"internal","reason":"boom"}`,
-			wantRequests: []string{ifEmpty, statistics, peek}, wantErr: "looking for a message in it failed",
+			wantRequests: []string{ifEmpty, statistics, peek}, wantErr: `looking for a message in queue "q"`,
 		},
 		"force deletes without looking": {
 			force: true, wantRequests: []string{unguarded},
@@ -112,10 +139,8 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			fake := &quorumDeletionBroker{statistics: tt.statistics, peekStatus: tt.peekStatus, peekAnswer: tt.peekAnswer}
-			if fake.statistics == "" {
-				fake.statistics = "[]"
-			}
+			fake := &quorumDeletionBroker{statistics: tt.statistics, statisticsStatus: tt.statisticsStatus,
+				peekStatus: tt.peekStatus, peekAnswer: tt.peekAnswer}
 			server := httptest.NewServer(fake)
 			t.Cleanup(server.Close)
 			client, err := broker.New(broker.Config{Endpoint: server.URL})

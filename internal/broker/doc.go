@@ -27,8 +27,10 @@
 //
 //   - the name-filtered listing of exchanges: it lists exchanges only whole,
 //     which would make a read cost as much as the vhost holds;
-//   - the statistics listing of QueueMessages, HeldMessages and the quorum
-//     deletion check: QueueInfo has no messages_dlx;
+//   - the statistics listing of QueueMessages, and the statistics of one
+//     queue (GET /api/queues/{vhost}/{name}) that HeldMessages and the quorum
+//     deletion check read: QueueInfo and DetailedQueueInfo have no
+//     messages_dlx;
 //   - the peek (POST /api/queues/{vhost}/{name}/get): rabbit-hole has no
 //     such call;
 //   - declaring an internal exchange: ExchangeSettings has no internal field
@@ -55,18 +57,20 @@
 //
 //   - A classic queue is deleted with the broker's if-empty guard, which is
 //     exact and atomic: the broker checks and deletes in one step.
-//   - A quorum queue refuses that guard, so Apply checks it itself, in order:
-//     the management statistics (ready, unacknowledged, and messages_dlx,
-//     those waiting for at-least-once dead-lettering), which lag by up to a
-//     statistics interval, 5 s by default; then a peek at the head of the
-//     queue through the /get endpoint, exact when the broker answers; then,
-//     only when both found nothing, the delete without the guard. A message
-//     the peek cannot see is caught only if the statistics already count it:
-//     one delivered to a consumer and not yet acknowledged, or one waiting
-//     in messages_dlx. A ready message is always seen unless it arrives
-//     between the peek's answer and the delete, one HTTP round trip; since
-//     topology.Diff deletes the bindings into a queue before the queue, only
-//     a publish by the queue's name through the default exchange can.
+//   - A quorum queue refuses that guard, so Apply checks it itself, as
+//     HeldMessages does for one queue, reading that queue alone whatever
+//     else its vhost holds: the queue's management statistics (ready,
+//     unacknowledged, and messages_dlx, those waiting for at-least-once
+//     dead-lettering), which lag by up to a statistics interval, 5 s by
+//     default; then a peek at the head of the queue through the /get
+//     endpoint, exact when the broker answers; then, only when both found
+//     nothing, the delete without the guard. A message the peek cannot see
+//     is caught only if the statistics already count it: one delivered to a
+//     consumer and not yet acknowledged, or one waiting in messages_dlx. A
+//     ready message is always seen unless it arrives between the peek's
+//     answer and the delete, one HTTP round trip; since topology.Diff
+//     deletes the bindings into a queue before the queue, only a publish by
+//     the queue's name through the default exchange can.
 //
 // With ForceDeleteQueues every queue is deleted without a check, and its
 // messages are lost.
@@ -78,17 +82,29 @@
 // count and the peek's (the peeked message and the message_count the broker
 // reports with it), so it sees a message published a moment before, which
 // the statistics do not count yet, in classic and quorum queues alike. It
-// costs one listing and one peek per queue; each peek marks the head message
-// redelivered (quorum: x-delivery-count one higher), as the deletion check
-// does. Between the check and the deletion messages may still arrive: the
-// deletion's own check (the if-empty guard, or statistics and peek) stays.
+// reads each queue alone, four at a time: two requests per queue (its
+// statistics and a peek), and one more when a queue is missing, to tell a
+// missing vhost; never a listing, which the broker would evaluate over every
+// queue of the vhost. Each peek that finds a message marks it redelivered
+// (quorum: x-delivery-count one higher), as the deletion check does. Between
+// the check and the deletion messages may still arrive: the deletion's own
+// check (the if-empty guard, or statistics and peek) stays.
 //
 // What the code relies on, measured on RabbitMQ 3.10.8:
 //
 //   - GET /api/queues/{vhost}?name=<regex>&use_regex=true&page=1&page_size=500
 //     (and /api/exchanges) answers only the matching objects, arguments
 //     included, but matches ignoring case: the client filters the answer again.
-//     A vhost that does not exist answers 404.
+//     A vhost that does not exist answers 404. The broker evaluates the
+//     filter over every queue of the vhost: a listing with the statistics
+//     costs more the more queues the vhost holds, one queue's own statistics
+//     the same however many.
+//   - GET /api/queues/{vhost}/{name}?columns=… answers that queue alone with
+//     the columns asked for; for a quorum queue messages_ready,
+//     messages_unacknowledged and messages_dlx (its messages total counted
+//     the messages_dlx too). A queue too new for statistics answers without
+//     them. A missing queue and a missing vhost both answer a plain 404
+//     ("Object Not Found").
 //   - A queue's "type" field says classic even when it was declared without
 //     x-queue-type, and the broker accepts re-declaring such a queue with
 //     x-queue-type = classic (and the reverse) as equivalent. ReadSet takes

@@ -96,8 +96,8 @@ type QueueNotEmptyError struct {
 	// Messages is the largest count known. For a classic queue, the
 	// management statistics right after the refusal: sampled every few
 	// seconds, they may lag and even read 0, while the refusal itself is the
-	// broker's exact word. For a quorum queue, at least 1: the statistics'
-	// count when they showed messages, else the ready messages the peek saw.
+	// broker's exact word. For a quorum queue, at least 1: the larger of the
+	// statistics' count and the ready messages the peek saw.
 	Messages int64
 }
 

@@ -1,10 +1,12 @@
 package broker_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,10 +16,11 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 )
 
-// heldBroker serves a statistics listing and a canned peek answer per queue;
-// a queue without one is missing (404).
+// heldBroker serves each queue's own statistics and a canned peek answer
+// per queue; a queue without a peek answer is missing (404), except
+// "broken", whose peek fails. It serves no listing.
 type heldBroker struct {
-	statistics string            // the items of the queue listing, a JSON array
+	statistics string            // the queues' statistics, a JSON array
 	peeks      map[string]string // queue → /get answer
 
 	mu       sync.Mutex
@@ -30,9 +33,23 @@ func (f *heldBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.requests = append(f.requests, r.Method+" "+path)
 	f.mu.Unlock()
 	queue, isPeek := strings.CutSuffix(strings.TrimPrefix(path, "/api/queues/%2F/"), "/get")
+	exists := f.peeks[queue] != "" || queue == "broken"
 	switch {
-	case r.Method == http.MethodGet && path == "/api/queues/%2F":
-		_, _ = io.WriteString(w, `{"filtered_count":`+itemCount(f.statistics)+`,"items":`+f.statistics+`}`)
+	case r.Method == http.MethodGet && path == "/api/vhosts/%2F":
+		_, _ = io.WriteString(w, `{"name":"/"}`)
+	case r.Method == http.MethodGet && !isPeek && exists:
+		// A queue too new for statistics has only its name.
+		var items []map[string]any
+		if err := json.Unmarshal([]byte(f.statistics), &items); err != nil {
+			panic(err)
+		}
+		answer := map[string]any{"name": queue}
+		for _, item := range items {
+			if item["name"] == queue {
+				answer = item
+			}
+		}
+		_ = json.NewEncoder(w).Encode(answer)
 	case r.Method == http.MethodPost && isPeek && f.peeks[queue] != "":
 		_, _ = io.WriteString(w, f.peeks[queue])
 	case r.Method == http.MethodPost && isPeek && queue == "broken":
@@ -53,37 +70,51 @@ func TestHeldMessages(t *testing.T) {
 		queues     []string
 		want       map[string]int64
 		wantErr    string
+		// wantRequests: for each queue its statistics and a peek, or only its
+		// statistics when missing, and then its vhost's once.
+		wantRequests int64
 	}{
 		"empty queues are absent": {
-			statistics: `[{"name":"a","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}]`,
-			peeks:      map[string]string{"a": emptyPeek, "b": emptyPeek},
-			queues:     []string{"a", "b"},
-			want:       map[string]int64{},
+			statistics:   `[{"name":"a","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}]`,
+			peeks:        map[string]string{"a": emptyPeek, "b": emptyPeek},
+			queues:       []string{"a", "b"},
+			want:         map[string]int64{},
+			wantRequests: 4,
 		},
 		"the peek finds what the statistics do not show yet": {
-			statistics: `[{"name":"a","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}]`,
-			peeks:      map[string]string{"a": `[{"payload":"x","message_count":2}]`, "b": `[{"payload":"x"}]`},
-			queues:     []string{"a", "b"},
-			want:       map[string]int64{"a": 3, "b": 1},
+			statistics:   `[{"name":"a","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}]`,
+			peeks:        map[string]string{"a": `[{"payload":"x","message_count":2}]`, "b": `[{"payload":"x"}]`},
+			queues:       []string{"a", "b"},
+			want:         map[string]int64{"a": 3, "b": 1},
+			wantRequests: 4,
 		},
 		"the statistics count what the peek cannot see": {
-			statistics: `[{"name":"a","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":5}]`,
-			peeks:      map[string]string{"a": emptyPeek},
-			queues:     []string{"a"},
-			want:       map[string]int64{"a": 7},
+			statistics:   `[{"name":"a","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":5}]`,
+			peeks:        map[string]string{"a": emptyPeek},
+			queues:       []string{"a"},
+			want:         map[string]int64{"a": 7},
+			wantRequests: 2,
 		},
 		"the larger count wins": {
 			statistics: `[{"name":"a","messages_ready":1,"messages_unacknowledged":0,"messages_dlx":0},
 			              {"name":"b","messages_ready":9,"messages_unacknowledged":0,"messages_dlx":0}]`,
-			peeks:  map[string]string{"a": `[{"payload":"x","message_count":3}]`, "b": `[{"payload":"x","message_count":0}]`},
-			queues: []string{"a", "b"},
-			want:   map[string]int64{"a": 4, "b": 9},
+			peeks:        map[string]string{"a": `[{"payload":"x","message_count":3}]`, "b": `[{"payload":"x","message_count":0}]`},
+			queues:       []string{"a", "b"},
+			want:         map[string]int64{"a": 4, "b": 9},
+			wantRequests: 4,
 		},
 		"missing queues are skipped": {
-			statistics: `[]`,
-			peeks:      map[string]string{"a": `[{"payload":"x","message_count":0}]`},
-			queues:     []string{"a", "gone"},
-			want:       map[string]int64{"a": 1},
+			statistics:   `[]`,
+			peeks:        map[string]string{"a": `[{"payload":"x","message_count":0}]`},
+			queues:       []string{"a", "gone"},
+			want:         map[string]int64{"a": 1},
+			wantRequests: 4,
+		},
+		"a single missing queue is skipped": {
+			statistics:   `[]`,
+			queues:       []string{"gone"},
+			want:         map[string]int64{},
+			wantRequests: 2,
 		},
 		"a failed peek fails the check": {
 			statistics: `[]`,
@@ -116,9 +147,12 @@ func TestHeldMessages(t *testing.T) {
 			if diff := gocmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("HeldMessages() mismatch (-want +got):\n%s", diff)
 			}
-			// One statistics listing, one peek per queue.
-			if want := int64(1 + len(tt.queues)); client.Requests() != want {
-				t.Errorf("Requests() = %d, want %d: %v", client.Requests(), want, fake.requests)
+			// Each queue read alone, never a listing of the vhost.
+			if client.Requests() != tt.wantRequests {
+				t.Errorf("Requests() = %d, want %d: %v", client.Requests(), tt.wantRequests, fake.requests)
+			}
+			if slices.Contains(fake.requests, "GET /api/queues/%2F") {
+				t.Errorf("requests = %v: HeldMessages listed the vhost's queues", fake.requests)
 			}
 		})
 	}
@@ -126,19 +160,33 @@ func TestHeldMessages(t *testing.T) {
 
 func TestHeldMessagesMissingVHost(t *testing.T) {
 	t.Parallel()
-	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = io.WriteString(w, `{"error":"Object Not Found","reason":"Not Found"}`)
-	}))
-	t.Cleanup(server.Close)
-	client, err := broker.New(broker.Config{Endpoint: server.URL})
-	if err != nil {
-		t.Fatal(err)
+	tests := map[string]struct {
+		queues       []string
+		wantRequests int64
+	}{
+		// Each queue's statistics, then the vhost, once: the broker answers
+		// 404 alike for a queue and for its vhost.
+		"one queue":      {queues: []string{"a"}, wantRequests: 2},
+		"several queues": {queues: []string{"a", "b"}, wantRequests: 3},
 	}
-	if _, err := client.HeldMessages(t.Context(), "nowhere", []string{"a"}); !errors.Is(err, broker.ErrVHostNotFound) {
-		t.Errorf("HeldMessages() error = %v, want ErrVHostNotFound", err)
-	}
-	if client.Requests() != 1 {
-		t.Errorf("Requests() = %d, want 1: no peek once the listing failed", client.Requests())
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusNotFound)
+				_, _ = io.WriteString(w, `{"error":"Object Not Found","reason":"Not Found"}`)
+			}))
+			t.Cleanup(server.Close)
+			client, err := broker.New(broker.Config{Endpoint: server.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := client.HeldMessages(t.Context(), "nowhere", tt.queues); !errors.Is(err, broker.ErrVHostNotFound) {
+				t.Errorf("HeldMessages() error = %v, want ErrVHostNotFound", err)
+			}
+			if client.Requests() != tt.wantRequests {
+				t.Errorf("Requests() = %d, want %d: no peek once the statistics failed", client.Requests(), tt.wantRequests)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -70,6 +71,11 @@ type queueDepthJSON struct {
 	MessagesReady          int64  `json:"messages_ready"`
 	MessagesUnacknowledged int64  `json:"messages_unacknowledged"`
 	MessagesDLX            int64  `json:"messages_dlx"` // quorum queues: waiting for at-least-once dead-lettering
+}
+
+// messages is every message the statistics count in the queue.
+func (q queueDepthJSON) messages() int64 {
+	return q.MessagesReady + q.MessagesUnacknowledged + q.MessagesDLX
 }
 
 type queueDepthPage struct {
@@ -136,15 +142,30 @@ func (c *Client) listQueues(ctx context.Context, vhost, pattern string, extra ur
 		func(q rabbithole.QueueInfo) string { return q.Name })
 }
 
+// depthColumns are the fields of queueDepthJSON: the broker sends only these.
+var depthColumns = url.Values{"columns": {"name,messages_ready,messages_unacknowledged,messages_dlx"}}
+
 // listQueueDepths reads the message counts of the queues of vhost whose name
 // matches pattern, in one request of its own: rabbithole.QueueInfo has no
 // messages_dlx.
 func (c *Client) listQueueDepths(ctx context.Context, vhost, pattern string) ([]queueDepthJSON, error) {
-	columns := url.Values{"columns": {"name,messages_ready,messages_unacknowledged,messages_dlx"}}
 	var result queueDepthPage
-	err := c.call(ctx, http.MethodGet, apiPath("queues", vhost), filteredQuery(pattern, columns), nil, &result)
+	err := c.call(ctx, http.MethodGet, apiPath("queues", vhost), filteredQuery(pattern, depthColumns), nil, &result)
 	return exactMatches("queues", vhost, pattern, err, result.FilteredCount, result.Items,
 		func(q queueDepthJSON) string { return q.Name })
+}
+
+// readQueueDepth reads the message counts of one queue by its own path,
+// which the broker answers from that queue alone however many the vhost
+// holds; not through rabbit-hole, whose DetailedQueueInfo has no
+// messages_dlx either. The broker answers a plain 404 alike for a missing
+// queue and a missing vhost.
+func (c *Client) readQueueDepth(ctx context.Context, vhost, name string) (int64, error) {
+	var q queueDepthJSON
+	if err := c.call(ctx, http.MethodGet, apiPath("queues", vhost, name), depthColumns, nil, &q); err != nil {
+		return 0, err
+	}
+	return q.messages(), nil
 }
 
 // ReadSet reads the exchanges and queues of the set called name in vhost,
@@ -365,7 +386,7 @@ func (c *Client) queueMessages(ctx context.Context, vhost string, queues []strin
 			return nil, err
 		}
 		for _, q := range items {
-			counts[q.Name] = q.MessagesReady + q.MessagesUnacknowledged + q.MessagesDLX
+			counts[q.Name] = q.messages()
 		}
 	}
 	return counts, nil
@@ -377,40 +398,84 @@ func (c *Client) queueMessages(ctx context.Context, vhost string, queues []strin
 // something, and a queue that does not exist is absent. A vhost that does not
 // exist is ErrVHostNotFound.
 //
-// Each count is the larger of two: the management statistics (ready,
-// unacknowledged and messages_dlx, one filtered listing for all the queues),
-// which lag by up to a statistics interval; and a peek at the queue's head
-// that puts the message back, exact for ready messages at the instant the
-// broker answers (see the package documentation for what it can and cannot
-// see, and what it leaves on the message). It costs one listing and one
-// peek per queue, four at a time.
+// It makes, for each queue, the check Apply makes before deleting a quorum
+// queue (see heldMessages and the package documentation).
 func (c *Client) HeldMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
 	ctx, report := c.observe(ctx, "held messages", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()
 
-	counted, err := c.queueMessages(ctx, vhost, queues)
+	held, err := c.heldMessages(ctx, vhost, queues)
 	if err != nil {
 		return nil, err
 	}
+	maps.DeleteFunc(held, func(_ string, n int64) bool { return n == 0 })
+	return held, nil
+}
+
+// heldMessages counts the messages each named queue of vhost holds, as
+// exactly as the broker allows, for every queue that exists (one that does
+// not is absent from the map; a vhost that does not exist is
+// ErrVHostNotFound). Each queue is read alone, four at a time, so the check
+// costs the same however many other queues the vhost holds: two requests
+// per queue, and one more if a queue is missing, to ask about the vhost
+// (the broker answers 404 alike for both).
+func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string) (map[string]int64, error) {
 	names := slices.Compact(slices.Sorted(slices.Values(queues)))
-	ready := make([]int64, len(names))
+	counts := make([]int64, len(names))
+	exists := make([]bool, len(names))
 	errs := runUntilUnreachable(ctx, len(names), readConcurrency, func(ctx context.Context, i int) (err error) {
-		ready[i], _, err = c.peekReady(ctx, vhost, names[i])
-		if err != nil {
-			return fmt.Errorf("looking for a message in queue %q of vhost %q: %w", names[i], vhost, err)
-		}
-		return nil
+		counts[i], exists[i], err = c.queueHeld(ctx, vhost, names[i])
+		return err
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	held := map[string]int64{}
+	held := make(map[string]int64, len(names))
 	for i, name := range names {
-		if n := max(counted[name], ready[i]); n > 0 {
-			held[name] = n
+		if exists[i] {
+			held[name] = counts[i]
+		}
+	}
+	if len(held) < len(names) {
+		switch found, err := c.VHostExists(ctx, vhost); {
+		case err != nil:
+			return nil, err
+		case !found:
+			return nil, fmt.Errorf("reading queues: %w: %q", ErrVHostNotFound, vhost)
 		}
 	}
 	return held, nil
+}
+
+// queueHeld counts the messages one queue holds as the larger of two counts:
+//
+//  1. the queue's management statistics (ready, unacknowledged and
+//     messages_dlx), the only source for messages delivered but
+//     unacknowledged and, for at-least-once dead-lettering, waiting in
+//     messages_dlx; they lag by up to a statistics interval;
+//  2. a peek at the queue's head that puts the message back (peekReady),
+//     exact for ready messages at the instant the broker answers; a
+//     message it finds comes back marked redelivered (see the package
+//     documentation).
+//
+// exists is false when either answered 404: the queue (or its vhost) does
+// not exist.
+func (c *Client) queueHeld(ctx context.Context, vhost, name string) (held int64, exists bool, err error) {
+	counted, err := c.readQueueDepth(ctx, vhost, name)
+	switch {
+	case isNotFound(err):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("reading the statistics of queue %q of vhost %q: %w", name, vhost, err)
+	}
+	ready, gone, err := c.peekReady(ctx, vhost, name)
+	switch {
+	case err != nil:
+		return 0, false, fmt.Errorf("looking for a message in queue %q of vhost %q: %w", name, vhost, err)
+	case gone:
+		return 0, false, nil
+	}
+	return max(counted, ready), true, nil
 }
 
 // namePatterns returns regular expressions that together match exactly the
