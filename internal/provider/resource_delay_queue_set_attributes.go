@@ -90,7 +90,7 @@ var sharedAttributes = map[string]sharedAttribute{
 			topology.MinResolution.String(), topology.DefaultResolution.String())},
 	"radix": {kind: int64Attribute, optional: true, computed: true, int64Default: topology.DefaultRadix, replaces: replacedInModifyPlan,
 		description: fmt.Sprintf("The base the delay digits are written in: %s; defaults to `%d`. In radix 2 the set "+
-			"has one TTL queue per level (`<name>.level.<kk>`), in radix r it has r − 1 (`<name>.r<r>.<kk>.<v>`, one "+
+			"has one TTL queue per level (`<name>.level.<kk>`); in radix r, r − 1 per level (`<name>.r<r>.<kk>.<v>`, one "+
 			"per nonzero digit v). A message passes one queue per nonzero digit of its delay, so a larger radix holds "+
 			"the same delays with fewer levels and fewer hops per message, for more queues and bindings (see the %s). "+
 			"Publishers write their keys in the same radix: pass it to the `delay_routing_key` function.",
