@@ -158,7 +158,7 @@ func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address, routeQueu
 		runID := fmt.Sprintf("dp-%d-", seed)
 		var batch []messaging.Delayed
 		format := dataPathKeyFormat(set)
-		for ticks := range format.MaxDelay()/set.Resolution + 1 {
+		for ticks := range int(format.MaxDelay()/set.Resolution) + 1 {
 			for copyIndex := range copies {
 				batch = append(batch, messaging.Delayed{
 					ID:    fmt.Sprintf("%s%02d-%d", runID, ticks, copyIndex),
