@@ -72,6 +72,70 @@ func TestDelayTopologyDataSource_plansWithoutBroker(t *testing.T) {
 	})
 }
 
+// TestDelayTopologyDataSource_radix plans sets of radix 4 with no broker:
+// levels from max_delay follow the radix, and every rendering is the
+// planner's own for that radix.
+func TestDelayTopologyDataSource_radix(t *testing.T) {
+	t.Setenv("RABBITMQ_ENDPOINT", "")
+	spec := topology.Spec{Name: "orders-delay", VHost: "/", Levels: 2, Radix: 4, Resolution: time.Second,
+		Routes: []topology.Route{{Destination: "orders", Key: "orders"}}}
+	planned, err := topology.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	definitions, err := topology.DefinitionsJSON(planned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: testTopologyConfig(spec.Name, `
+  levels = 2
+  radix  = 4
+  route {
+    destination = "orders"
+    key         = "orders"
+  }`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("radix"), knownvalue.Int64Exact(4)),
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("levels"), knownvalue.Int64Exact(2)),
+					// (4^2 − 1) ticks of 1 s.
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("max_delay_effective"), knownvalue.StringExact("15s")),
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("definitions_json"), knownvalue.StringExact(string(definitions))),
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("mermaid"), knownvalue.StringExact(topology.Mermaid(planned))),
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("binding_table"), knownvalue.StringExact(topology.BindingTable(planned))),
+					// 3·2·3/2 + 2 + 1 delay bindings, the unroutable binding and the route.
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(14)),
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings").AtSliceIndex(0),
+						knownvalue.StringExact(`orders-delay.ingest -> queue orders-delay.r4.01.1, key "#.1.*"`)),
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("definitions_json"),
+						knownvalue.StringRegexp(regexp.MustCompile(`"name": "orders-delay\.r4\.01\.3"`))),
+				},
+			},
+			{
+				// 4^3 − 1 = 63 ticks reach 60 s; 4^2 − 1 = 15 do not.
+				Config: testTopologyConfig(spec.Name, `
+  max_delay = "60s"
+  radix     = 4`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("levels"), knownvalue.Int64Exact(3)),
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("max_delay_effective"), knownvalue.StringExact("1m3s")),
+				},
+			},
+			{
+				// Without radix the data source says the default.
+				Config: testTopologyConfig(spec.Name, `  max_delay = "60s"`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("radix"), knownvalue.Int64Exact(2)),
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("levels"), knownvalue.Int64Exact(6)),
+				},
+			},
+		},
+	})
+}
+
 // TestDelayTopologyDataSource_keepsConfiguredValues checks that configured
 // values are returned as written, and derived ones follow them.
 func TestDelayTopologyDataSource_keepsConfiguredValues(t *testing.T) {
@@ -109,6 +173,8 @@ func TestDelayTopologyDataSource_invalid(t *testing.T) {
 			attributes: "  levels = 3\n  route {\n    destination = \"q\"\n    key = \"a.#\"\n  }",
 			want:       `route[0].key: must not contain '#' or '*'`,
 		},
+		"radix 3": {attributes: "  levels = 3\n  radix = 3", want: `radix: must be one of 2, 4, 8, 16, got 3`},
+		"radix 0": {attributes: "  levels = 3\n  radix = 0", want: `radix: must be one of 2, 4, 8, 16, got 0`},
 		"classic at-least-once": {
 			attributes: "  levels = 3\n  queue_type = \"classic\"\n  dead_letter_strategy = \"at-least-once\"",
 			want:       `classic queues can only dead-letter at-most-once`,

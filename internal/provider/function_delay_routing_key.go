@@ -28,6 +28,8 @@ const (
 	routingKeyArgDelay
 	routingKeyArgLevels
 	routingKeyArgResolution
+	// routingKeyArgRadix is the optional trailing argument, the first of the variadic ones.
+	routingKeyArgRadix
 )
 
 func (f *DelayRoutingKeyFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
@@ -39,9 +41,12 @@ func (f *DelayRoutingKeyFunction) Definition(_ context.Context, _ function.Defin
 		Summary: "The routing key that delays a message in a delay queue set.",
 		MarkdownDescription: "Returns the routing key to publish to a set's `ingest_exchange` so that the message waits " +
 			"`delay` before it leaves through the set's `out_exchange`: the key, then the delay in ticks of " +
-			"`resolution`, rounded up (a message is never early), as exactly `levels` binary digits, most " +
-			"significant first. `provider::rabbitmq::delay_routing_key(\"orders\", \"5s\", 4, \"1s\")` is " +
-			"`\"orders.0.1.0.1\"`. Pass the set's `levels` and `resolution` attributes. Needs no broker.",
+			"`resolution`, rounded up (a message is never early), as exactly `levels` digits in base `radix` " +
+			"(binary unless given), most significant first, each digit a decimal word. " +
+			"`provider::rabbitmq::delay_routing_key(\"orders\", \"5s\", 4, \"1s\")` is `\"orders.0.1.0.1\"`, and " +
+			"`provider::rabbitmq::delay_routing_key(\"orders\", \"200s\", 2, \"1s\", 16)` is `\"orders.12.8\"`. " +
+			"Pass the set's `levels`, `resolution` and, for a set of another radix than 2, `radix` attributes. " +
+			"Needs no broker.",
 		Parameters: []function.Parameter{
 			function.StringParameter{
 				Name: "key",
@@ -62,6 +67,11 @@ func (f *DelayRoutingKeyFunction) Definition(_ context.Context, _ function.Defin
 				MarkdownDescription: "The set's tick, as a duration of whole milliseconds such as `\"1s\"`.",
 			},
 		},
+		VariadicParameter: function.Int64Parameter{
+			Name: "radix",
+			MarkdownDescription: fmt.Sprintf("Optional, at most one: the set's radix, one of %s; `%d` when left out.",
+				numbers(topology.Radixes), topology.DefaultRadix),
+		},
 		Return: function.StringReturn{},
 	}
 }
@@ -69,11 +79,21 @@ func (f *DelayRoutingKeyFunction) Definition(_ context.Context, _ function.Defin
 func (f *DelayRoutingKeyFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
 	var key, delayText, resolutionText string
 	var levels int64
-	resp.Error = req.Arguments.Get(ctx, &key, &delayText, &levels, &resolutionText)
+	var radixes []int64
+	resp.Error = req.Arguments.Get(ctx, &key, &delayText, &levels, &resolutionText, &radixes)
 	if resp.Error != nil {
 		return
 	}
-	routingKey, funcErr := delayRoutingKey(key, delayText, levels, resolutionText)
+	if len(radixes) > 1 {
+		resp.Error = function.NewArgumentFuncError(routingKeyArgRadix+1, fmt.Sprintf(
+			"the function takes at most one radix after the resolution, got %d: %v", len(radixes), radixes))
+		return
+	}
+	radix := int64(topology.DefaultRadix)
+	if len(radixes) == 1 {
+		radix = radixes[0]
+	}
+	routingKey, funcErr := delayRoutingKey(key, delayText, levels, resolutionText, radix)
 	if funcErr != nil {
 		resp.Error = funcErr
 		return
@@ -82,28 +102,32 @@ func (f *DelayRoutingKeyFunction) Run(ctx context.Context, req function.RunReque
 }
 
 // delayRoutingKey checks every argument, reporting each problem against its
-// argument, and encodes the routing key with topology.EncodeKey.
-func delayRoutingKey(key, delayText string, levels int64, resolutionText string) (string, *function.FuncError) {
+// argument, and encodes the routing key with topology.KeyFormat.
+func delayRoutingKey(key, delayText string, levels int64, resolutionText string, radix int64) (string, *function.FuncError) {
 	var problems argumentProblems
 	delay, delayOK := problems.duration(routingKeyArgDelay, "delay", delayText)
 	resolution, resolutionOK := problems.duration(routingKeyArgResolution, "resolution", resolutionText)
 	if !resolutionOK {
 		return "", problems.err
 	}
-	// The key's own rules, those of a route's key; its length is EncodeKey's to judge.
+	// The key's own rules, those of a route's key; its length is the key format's to judge.
 	var invalid topology.ValidationErrors
 	if errors.As(topology.CheckKey(key), &invalid) {
 		for _, problem := range invalid {
 			problems.add(routingKeyArgKey, problem.Message)
 		}
 	}
-	routingKey, err := topology.EncodeKey(key, delay, int(levels), resolution)
+	if radix == 0 { // the planner would read it as the default
+		problems.add(routingKeyArgRadix, explicitZeroRadix().Message)
+		return "", problems.err
+	}
+	routingKey, err := topology.KeyFormat{Levels: int(levels), Radix: int(radix), Resolution: resolution}.Encode(key, delay)
 	var problem *topology.FieldError
 	switch {
 	case errors.As(err, &problem):
 		position := map[string]int64{
 			"key": routingKeyArgKey, "delay": routingKeyArgDelay,
-			"levels": routingKeyArgLevels, "resolution": routingKeyArgResolution,
+			"levels": routingKeyArgLevels, "resolution": routingKeyArgResolution, "radix": routingKeyArgRadix,
 		}[problem.Field]
 		// A delay that is no duration is reported once, by its parse.
 		if position != routingKeyArgDelay || delayOK {

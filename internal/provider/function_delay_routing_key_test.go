@@ -51,6 +51,50 @@ output "longest_key" {
 	})
 }
 
+// TestDelayRoutingKeyFunction_radix checks the optional trailing radix: the
+// delay in ticks as exactly levels digits of that base, each in decimal.
+func TestDelayRoutingKeyFunction_radix(t *testing.T) {
+	t.Setenv("RABBITMQ_ENDPOINT", "")
+	resource.UnitTest(t, resource.TestCase{
+		TerraformVersionChecks:   testTerraform1_8,
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `
+output "hex" {
+  value = provider::rabbitmq::delay_routing_key("orders", "200s", 2, "1s", 16)
+}
+output "hex_longest" {
+  value = provider::rabbitmq::delay_routing_key("orders", "25.5s", 2, "100ms", 16)
+}
+output "hex_rounded_up" {
+  value = provider::rabbitmq::delay_routing_key("", "1401ms", 2, "100ms", 16)
+}
+output "hex_no_delay" {
+  value = provider::rabbitmq::delay_routing_key("a.b", "0s", 3, "1s", 16)
+}
+output "base_four" {
+  value = provider::rabbitmq::delay_routing_key("orders", "37s", 3, "1s", 4)
+}
+output "explicit_binary" {
+  value = provider::rabbitmq::delay_routing_key("orders", "5s", 4, "1s", 2)
+}
+`,
+			ConfigStateChecks: []statecheck.StateCheck{
+				// 200 = 12·16 + 8.
+				statecheck.ExpectKnownOutputValue("hex", knownvalue.StringExact("orders.12.8")),
+				// 255 ticks of 100 ms, the longest delay of 2 hex digits.
+				statecheck.ExpectKnownOutputValue("hex_longest", knownvalue.StringExact("orders.15.15")),
+				// 1401 ms is 15 ticks of 100 ms, rounded up.
+				statecheck.ExpectKnownOutputValue("hex_rounded_up", knownvalue.StringExact("0.15")),
+				statecheck.ExpectKnownOutputValue("hex_no_delay", knownvalue.StringExact("a.b.0.0.0")),
+				// 37 = 2·16 + 1·4 + 1.
+				statecheck.ExpectKnownOutputValue("base_four", knownvalue.StringExact("orders.2.1.1")),
+				statecheck.ExpectKnownOutputValue("explicit_binary", knownvalue.StringExact("orders.0.1.0.1")),
+			},
+		}},
+	})
+}
+
 // TestDelayRoutingKeyFunction_unknown checks that an argument known only at
 // apply time leaves the result unknown in the plan instead of failing it.
 func TestDelayRoutingKeyFunction_unknown(t *testing.T) {
@@ -129,6 +173,38 @@ func TestDelayRoutingKeyFunction_errors(t *testing.T) {
 			arguments: `"orders", "1s", null, "1s"`,
 			want:      `Invalid value for "levels" parameter: argument must not be null`,
 		},
+		"radix that is no power of two": {
+			arguments: `"orders", "1s", 4, "1s", 3`,
+			want:      `Invalid value for "radix" parameter: must be one of 2, 4, 8, 16, got 3`,
+		},
+		"radix 32": {
+			arguments: `"orders", "1s", 4, "1s", 32`,
+			want:      `Invalid value for "radix" parameter: must be one of 2, 4, 8, 16, got 32`,
+		},
+		"radix zero": {
+			arguments: `"orders", "1s", 4, "1s", 0`,
+			want:      `Invalid value for "radix" parameter: must be one of 2, 4, 8, 16, got 0`,
+		},
+		"two radixes": {
+			arguments: `"orders", "1s", 2, "1s", 16, 16`,
+			want:      `Invalid value for "radix" parameter: the function takes at most one radix after the resolution, got 2`,
+		},
+		"null radix": {
+			arguments: `"orders", "1s", 2, "1s", null`,
+			want:      `Invalid value for "radix" parameter: argument must not be null`,
+		},
+		"delay beyond the radix-16 set": {
+			arguments: `"orders", "256s", 2, "1s", 16`,
+			want:      `Invalid value for "delay" parameter: 4m16s is longer than 4m15s, the longest delay of 2 levels at resolution 1s in radix 16`,
+		},
+		"key too long for radix-16 digits": {
+			arguments: fmt.Sprintf(`%q, "1s", 4, "1s", 16`, strings.Repeat("k", topology.MaxNameLength-3*4+1)),
+			want:      `Invalid value for "key" parameter: must be at most 243 bytes with 4 levels in radix 16`,
+		},
+		"too many radix-16 levels for the broker's TTL": {
+			arguments: `"orders", "1s", 8, "1s", 16`,
+			want:      `Invalid value for "levels" parameter: 8 levels of radix 16 at resolution 1s`,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -151,7 +227,7 @@ func TestDelayRoutingKey_matchesEncodeKey(t *testing.T) {
 	t.Parallel()
 	const levels, resolution = 5, 250 * time.Millisecond
 	for delay := time.Duration(0); delay <= topology.MaxDelayFor(levels, resolution); delay += 50 * time.Millisecond {
-		got, funcErr := delayRoutingKey("orders.eu", delay.String(), levels, resolution.String())
+		got, funcErr := delayRoutingKey("orders.eu", delay.String(), levels, resolution.String(), topology.DefaultRadix)
 		if funcErr != nil {
 			t.Fatalf("delay %s: %v", delay, funcErr)
 		}
@@ -171,7 +247,7 @@ func TestDelayRoutingKey_matchesEncodeKey(t *testing.T) {
 // arguments are all reported at once, each against its own argument.
 func TestDelayRoutingKey_reportsEveryArgument(t *testing.T) {
 	t.Parallel()
-	_, funcErr := delayRoutingKey("a.#", "later", 0, "1s")
+	_, funcErr := delayRoutingKey("a.#", "later", 0, "1s", topology.DefaultRadix)
 	if funcErr == nil {
 		t.Fatal("no error for a wildcard key, a delay that is no duration and 0 levels")
 	}

@@ -58,12 +58,13 @@ func (r *DelayQueueSetResource) ValidateConfig(ctx context.Context, req resource
 	resp.Diagnostics.Append(problemDiagnostics(topology.Validate(spec), "Invalid Delay Queue Set", func(problem *topology.FieldError) bool {
 		// Judged once the value is known.
 		return unknown[problem.Field] || unknown[routeField(problem.Route, problem.Field)] ||
-			(sizeFields[problem.Field] && (unknown["levels"] || unknown["max_delay"] || unknown["resolution"]))
+			(sizeFields[problem.Field] && (unknown["levels"] || unknown["max_delay"] || unknown["resolution"] || unknown["radix"]))
 	})...)
 }
 
 // sizeFields are the attributes the planner judges together: the number of
-// levels follows from max_delay and resolution, unless levels is set.
+// levels follows from max_delay, resolution and radix, unless levels is set,
+// and the top queue's TTL from all of them.
 var sizeFields = map[string]bool{"levels": true, "max_delay": true, "resolution": true}
 
 // ModifyPlan computes everything the planner derives, so `terraform plan`
@@ -102,6 +103,13 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 		if !sameDuration(state.Resolution, plan.Resolution) {
 			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("resolution"))
+		}
+		stateRadix := int64(topology.DefaultRadix) // a state written before radix existed: its set is binary
+		if !state.Radix.IsNull() {
+			stateRadix = state.Radix.ValueInt64()
+		}
+		if stateRadix != plan.Radix.ValueInt64() {
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("radix"))
 		}
 		if !state.DeadLetterStrategy.IsNull() && state.DeadLetterStrategy.ValueString() != plan.DeadLetterStrategy.ValueString() {
 			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("dead_letter_strategy"))

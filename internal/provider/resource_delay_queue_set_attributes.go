@@ -3,11 +3,13 @@ package provider
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -57,9 +59,11 @@ type sharedAttribute struct {
 	onResource                   string
 	replaces                     replacement
 	required, optional, computed bool
-	// resourceDefault is the resource's schema default; a data source cannot
-	// have one and fills the same value from the resolved spec.
+	// resourceDefault (of a string) and int64Default (of an int64, 0 for
+	// none) are the resource's schema default; a data source cannot have one
+	// and fills the same value from the resolved spec.
 	resourceDefault string
+	int64Default    int64
 }
 
 // sharedAttributes are the spec's attributes and the outputs both derive.
@@ -72,17 +76,25 @@ var sharedAttributes = map[string]sharedAttribute{
 		onResource:  "It must exist."},
 	"max_delay": {optional: true,
 		description: fmt.Sprintf("The longest delay the set must hold, as a duration such as `\"36h\"`; "+
-			"`levels` becomes the smallest N with (2^N − 1) × `resolution` ≥ `max_delay` (N ≤ %d). "+
+			"`levels` becomes the smallest N with (`radix`^N − 1) × `resolution` ≥ `max_delay` (N ≤ %d). "+
 			"Set exactly one of `max_delay` and `levels`.", topology.MaxLevels)},
 	"levels": {kind: int64Attribute, optional: true, computed: true,
-		description: fmt.Sprintf("N, the number of TTL queues, from %d to %d: delays go up to "+
-			"(2^N − 1) × `resolution`, and publishers write the delay as exactly N binary digits. "+
+		description: fmt.Sprintf("N, the number of delay digits, from %d to %d: delays go up to "+
+			"(`radix`^N − 1) × `resolution`, and publishers write the delay as exactly N digits in base `radix`. "+
 			"Computed from `max_delay` when that is set instead.", topology.MinLevels, topology.MaxLevels),
 		onResource: "Adding levels happens in place; removing them deletes their queues, which must be empty."},
 	"resolution": {optional: true, computed: true, resourceDefault: topology.DefaultResolution.String(), replaces: replacedInModifyPlan,
-		description: fmt.Sprintf("The tick: every delay is rounded up to a whole number of ticks, and level k's "+
-			"queue holds messages for 2^k ticks. A duration of whole milliseconds, at least `%q`; defaults to `%q`.",
+		description: fmt.Sprintf("The tick: every delay is rounded up to a whole number of ticks, and the queue of "+
+			"digit v at level k holds messages for v × `radix`^k ticks (2^k in radix 2). A duration of whole "+
+			"milliseconds, at least `%q`; defaults to `%q`.",
 			topology.MinResolution.String(), topology.DefaultResolution.String())},
+	"radix": {kind: int64Attribute, optional: true, computed: true, int64Default: topology.DefaultRadix, replaces: replacedInModifyPlan,
+		description: fmt.Sprintf("The base the delay digits are written in: %s; defaults to `%d`. In radix 2 the set "+
+			"has one TTL queue per level (`<name>.level.<kk>`); in radix r, r − 1 per level (`<name>.r<r>.<kk>.<v>`, one "+
+			"per nonzero digit v). A message passes one queue per nonzero digit of its delay, so a larger radix holds "+
+			"the same delays with fewer levels and fewer hops per message, for more queues and bindings (see the %s). "+
+			"Publishers write their keys in the same radix: pass it to the `delay_routing_key` function.",
+			numbers(topology.Radixes), topology.DefaultRadix, performanceLink)},
 	"queue_type": {optional: true, computed: true, resourceDefault: string(topology.QueueTypeQuorum), replaces: replacedByModifier,
 		description: "The type of the set's queues: " + quoted(topology.QueueTypes) + ". Defaults to `" +
 			string(topology.QueueTypeQuorum) + "`: replicated, and in the data-path benchmark more punctual than " +
@@ -98,9 +110,10 @@ var sharedAttributes = map[string]sharedAttribute{
 			"Classic queues support only `at-most-once`, their default."},
 
 	"max_delay_effective": {computed: true,
-		description: "The longest delay the set holds: (2^N − 1) × `resolution`."},
+		description: "The longest delay the set holds: (`radix`^N − 1) × `resolution`."},
 	"ingest_exchange": {computed: true,
-		description: "The topic exchange to publish delayed messages to, with routing key `<key>.<N binary digits>`."},
+		description: "The topic exchange to publish delayed messages to, with routing key `<key>.<N digits>`: " +
+			"the delay in ticks in base `radix`, each digit a decimal word."},
 	"out_exchange": {computed: true,
 		description: "The topic exchange messages leave through when their delay is over."},
 	"unroutable_queue": {computed: true,
@@ -108,8 +121,9 @@ var sharedAttributes = map[string]sharedAttribute{
 	"bindings": {kind: stringListAttribute, computed: true,
 		description: "Every binding of the set, one line each (`<source> -> <queue|exchange> <destination>, key \"<routing key>\"`), " +
 			"in the layout's order: the delay bindings from the ingest and done exchanges, then the routes. " +
-			fmt.Sprintf("Lines rather than objects: a set of N levels has (N + 1)(N + 2)/2 delay bindings (%d at %d levels), "+
-				"and lines keep its plans fast.", (topology.MaxLevels+1)*(topology.MaxLevels+2)/2, topology.MaxLevels)},
+			fmt.Sprintf("Lines rather than objects: a set of N levels in radix r has (r − 1) × N(N + 1)/2 + N + 1 delay "+
+				"bindings (%d at %d levels of radix 2), and lines keep its plans fast.",
+				(topology.MaxLevels+1)*(topology.MaxLevels+2)/2, topology.MaxLevels)},
 }
 
 // The route block: its description and its attributes.
@@ -151,7 +165,11 @@ func (a sharedAttribute) resourceAttribute() schema.Attribute {
 	description := a.resourceDescription()
 	switch a.kind {
 	case int64Attribute:
-		return schema.Int64Attribute{MarkdownDescription: description, Required: a.required, Optional: a.optional, Computed: a.computed}
+		attribute := schema.Int64Attribute{MarkdownDescription: description, Required: a.required, Optional: a.optional, Computed: a.computed}
+		if a.int64Default != 0 {
+			attribute.Default = int64default.StaticInt64(a.int64Default)
+		}
+		return attribute
 	case stringListAttribute:
 		return schema.ListAttribute{MarkdownDescription: description, Required: a.required, Optional: a.optional, Computed: a.computed,
 			ElementType: types.StringType}
@@ -200,6 +218,15 @@ func built[A any](table map[string]sharedAttribute, build func(sharedAttribute) 
 		attributes[name] = build(a)
 	}
 	return attributes
+}
+
+// numbers spells integers as a list of code: "`2`, `4`, `8`, `16`".
+func numbers(values []int) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = "`" + strconv.Itoa(v) + "`"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func quoted[T ~string](values []T) string {

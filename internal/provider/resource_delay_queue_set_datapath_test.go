@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -40,36 +41,7 @@ const (
 // messages with malformed routing keys must be parked in the unroutable
 // queue.
 func TestAccDelayQueueSet_dataPath(t *testing.T) {
-	if os.Getenv(resource.EnvTfAcc) == "" {
-		t.Skipf("acceptance test: set %s=1", resource.EnvTfAcc)
-	}
-	testAccPreCheck(t)
-	conn, err := messaging.Dial(messaging.URLFromEnv(), 10*time.Second)
-	if err != nil {
-		t.Fatalf("the data path needs AMQP (%s): %v", messaging.URLEnv, err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-
-	name := fmt.Sprintf("acc-dp-%08x", rand.Uint32())
-	routeQueue := name + "-work"
-	// The provider does not manage plain queues; the route needs one to exist.
-	if err := messaging.DeclareQueue(conn, routeQueue); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := messaging.DeleteQueue(conn, routeQueue); err != nil {
-			t.Errorf("deleting the route's queue: %v", err)
-		}
-	})
-
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv(dataPathSeedEnv); s != "" {
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("%s=%q: %v", dataPathSeedEnv, s, err)
-		}
-	}
-	t.Logf("random delays and order from seed %d (%s=%d replays them)", seed, dataPathSeedEnv, seed)
-
+	conn, name, routeQueue, seed := dataPathSetUp(t)
 	const address = "rabbitmq_delay_queue_set.test"
 	names := topology.Names(name)
 	resource.Test(t, resource.TestCase{
@@ -94,11 +66,53 @@ resource "rabbitmq_delay_queue_set" "test" {
 				resource.TestCheckResourceAttr(address, "ingest_exchange", names.Ingest()),
 				resource.TestCheckResourceAttr(address, "unroutable_queue", names.Unroutable()),
 				resource.TestCheckResourceAttr(address, "levels", strconv.Itoa(dataPathLevels)),
-				dataPathCheckDelays(t, conn, address, routeQueue, seed),
-				dataPathCheckUnroutable(t, conn, address),
+				dataPathCheckDelays(t, conn, address, routeQueue, seed, dataPathCopiesPerDelay),
+				dataPathCheckUnroutable(t, conn, address, map[string]string{
+					// Fewer words than the delay has digits: no binding can match.
+					"dp-unroutable-too-few-digits": dataPathKey + ".1.0",
+					// As many words as digits, none of them a digit.
+					"dp-unroutable-not-digits": dataPathKey + ".a.b.c.d.e",
+				}),
 			),
 		}},
 	})
+}
+
+// dataPathSetUp skips the test unless acceptance tests run, connects over
+// AMQP, picks a set name and declares its route's queue, and picks the seed
+// of the delays and their order.
+func dataPathSetUp(t *testing.T) (conn *amqp.Connection, name, routeQueue string, seed uint64) {
+	t.Helper()
+	if os.Getenv(resource.EnvTfAcc) == "" {
+		t.Skipf("acceptance test: set %s=1", resource.EnvTfAcc)
+	}
+	testAccPreCheck(t)
+	conn, err := messaging.Dial(messaging.URLFromEnv(), 10*time.Second)
+	if err != nil {
+		t.Fatalf("the data path needs AMQP (%s): %v", messaging.URLEnv, err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+
+	name = fmt.Sprintf("acc-dp-%08x", rand.Uint32())
+	routeQueue = name + "-work"
+	// The provider does not manage plain queues; the route needs one to exist.
+	if err := messaging.DeclareQueue(conn, routeQueue); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := messaging.DeleteQueue(conn, routeQueue); err != nil {
+			t.Errorf("deleting the route's queue: %v", err)
+		}
+	})
+
+	seed = uint64(time.Now().UnixNano())
+	if s := os.Getenv(dataPathSeedEnv); s != "" {
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", dataPathSeedEnv, s, err)
+		}
+	}
+	t.Logf("random delays and order from seed %d (%s=%d replays them)", seed, dataPathSeedEnv, seed)
+	return conn, name, routeQueue, seed
 }
 
 // dataPathSet reads where to publish from the state, so the test also
@@ -117,13 +131,22 @@ func dataPathSet(s *terraform.State, address string) (messaging.Set, string, err
 	if err != nil {
 		return messaging.Set{}, "", fmt.Errorf("resolution %q: %w", attributes["resolution"], err)
 	}
-	set := messaging.Set{IngestExchange: attributes["ingest_exchange"], Levels: levels, Resolution: resolution}
+	radix, err := strconv.Atoi(attributes["radix"])
+	if err != nil {
+		return messaging.Set{}, "", fmt.Errorf("radix %q: %w", attributes["radix"], err)
+	}
+	set := messaging.Set{IngestExchange: attributes["ingest_exchange"], Levels: levels, Resolution: resolution, Radix: radix}
 	return set, attributes["unroutable_queue"], nil
 }
 
-// dataPathCheckDelays publishes every delay of the set several times in a
+// dataPathKeyFormat is how the set's routing keys write a delay.
+func dataPathKeyFormat(set messaging.Set) topology.KeyFormat {
+	return topology.KeyFormat{Levels: set.Levels, Radix: set.Radix, Resolution: set.Resolution}
+}
+
+// dataPathCheckDelays publishes every delay of the set copies times in a
 // seeded random order and checks each arrival.
-func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address, routeQueue string, seed uint64) resource.TestCheckFunc {
+func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address, routeQueue string, seed uint64, copies int) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		set, _, err := dataPathSet(s, address)
 		if err != nil {
@@ -134,8 +157,9 @@ func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address, routeQueu
 
 		runID := fmt.Sprintf("dp-%d-", seed)
 		var batch []messaging.Delayed
-		for ticks := range 1 << set.Levels {
-			for copyIndex := range dataPathCopiesPerDelay {
+		format := dataPathKeyFormat(set)
+		for ticks := range int(format.MaxDelay()/set.Resolution) + 1 {
+			for copyIndex := range copies {
 				batch = append(batch, messaging.Delayed{
 					ID:    fmt.Sprintf("%s%02d-%d", runID, ticks, copyIndex),
 					Key:   dataPathKey,
@@ -176,7 +200,7 @@ func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address, routeQueu
 		arrivals := consumer.Arrivals()
 		var problems []error
 		for _, a := range arrivals {
-			key, delay, err := topology.DecodeKey(a.RoutingKey, set.Levels, set.Resolution)
+			key, delay, err := format.Decode(a.RoutingKey)
 			switch {
 			case err != nil:
 				problems = append(problems, fmt.Errorf("%s arrived with routing key %q: %w", a.Message.ID, a.RoutingKey, err))
@@ -200,7 +224,7 @@ func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address, routeQueu
 		}
 		summary := messaging.Summarize(arrivals)
 		t.Logf("%d messages, delays 0–%s: lateness p50 %s, p99 %s, max %s (min %s)",
-			len(arrivals), topology.MaxDelayFor(set.Levels, set.Resolution), summary.P50, summary.P99, summary.Max, summary.Min)
+			len(arrivals), format.MaxDelay(), summary.P50, summary.P99, summary.Max, summary.Min)
 		if len(problems) > 20 {
 			problems = append(problems[:20], fmt.Errorf("… and %d more problems", len(problems)-20))
 		}
@@ -209,13 +233,15 @@ func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address, routeQueu
 }
 
 // dataPathCheckUnroutable publishes messages whose routing keys no binding
-// matches and checks that the unroutable queue parks them.
-func dataPathCheckUnroutable(t *testing.T, conn *amqp.Connection, address string) resource.TestCheckFunc {
+// matches, malformed by message id, and checks that the unroutable queue
+// parks them.
+func dataPathCheckUnroutable(t *testing.T, conn *amqp.Connection, address string, malformed map[string]string) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		set, unroutable, err := dataPathSet(s, address)
 		if err != nil {
 			return err
 		}
+		malformed := maps.Clone(malformed) // the loop below deletes what arrives
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		publisher, err := messaging.NewPublisher(conn, set)
@@ -224,12 +250,6 @@ func dataPathCheckUnroutable(t *testing.T, conn *amqp.Connection, address string
 		}
 		defer func() { _ = publisher.Close() }()
 
-		malformed := map[string]string{
-			// Fewer words than the delay has digits: no binding can match.
-			"dp-unroutable-too-few-digits": dataPathKey + ".1.0",
-			// As many words as digits, none of them a digit.
-			"dp-unroutable-not-digits": dataPathKey + ".a.b.c.d.e",
-		}
 		for id, routingKey := range malformed {
 			if _, err := publisher.PublishWithRoutingKey(ctx, routingKey, messaging.Message{ID: id}); err != nil {
 				return fmt.Errorf("publishing with malformed routing key %q: %w", routingKey, err)

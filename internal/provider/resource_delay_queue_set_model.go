@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ type delaySpecModel struct {
 	MaxDelay           types.String `tfsdk:"max_delay"`
 	Levels             types.Int64  `tfsdk:"levels"`
 	Resolution         types.String `tfsdk:"resolution"`
+	Radix              types.Int64  `tfsdk:"radix"`
 	QueueType          types.String `tfsdk:"queue_type"`
 	DeadLetterStrategy types.String `tfsdk:"dead_letter_strategy"`
 	Routes             types.List   `tfsdk:"route"` // unknown while a dynamic block's collection is
@@ -101,8 +103,10 @@ func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagn
 	if m.VHost.IsNull() {
 		spec.VHost = defaultVHost // the schema default, not applied to configurations
 	}
-	if m.Levels.IsUnknown() {
-		unknown["levels"] = true
+	for field, v := range map[string]types.Int64{"levels": m.Levels, "radix": m.Radix} {
+		if v.IsUnknown() {
+			unknown[field] = true
+		}
 	}
 	// The planner reads a zero as "not set", so a configured zero is refused
 	// here, where it can still be told from an absent value, in its words.
@@ -112,6 +116,10 @@ func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagn
 	spec.Levels = int(m.Levels.ValueInt64())
 	if !m.Levels.IsNull() && !m.Levels.IsUnknown() && spec.Levels == 0 {
 		explicitZero("levels")
+	}
+	spec.Radix = int(m.Radix.ValueInt64())
+	if !m.Radix.IsNull() && !m.Radix.IsUnknown() && spec.Radix == 0 {
+		diags.AddAttributeError(path.Root("radix"), "Invalid Delay Queue Set", explicitZeroRadix().Error())
 	}
 	for field, v := range map[string]types.String{"max_delay": m.MaxDelay, "resolution": m.Resolution} {
 		s := str(v, field)
@@ -148,6 +156,19 @@ func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagn
 	return spec, unknown, diags
 }
 
+// explicitZeroRadix refuses a configured radix of zero, which the planner
+// reads as its default. topology.ExplicitZero knows levels, max_delay and
+// resolution only, so this writes the planner's refusal of any other radix
+// outside the allowed ones (a test holds the two to the same words).
+func explicitZeroRadix() *topology.FieldError {
+	allowed := make([]string, len(topology.Radixes))
+	for i, radix := range topology.Radixes {
+		allowed[i] = strconv.Itoa(radix)
+	}
+	return &topology.FieldError{Field: "radix", Route: -1,
+		Message: fmt.Sprintf("must be one of %s, got 0", strings.Join(allowed, ", "))}
+}
+
 func routeField(index int, field string) string {
 	if index < 0 {
 		return field
@@ -182,8 +203,9 @@ func setDerived(m *delaySpecModel, resolved topology.Spec) {
 		m.QueueType = types.StringValue(string(resolved.QueueType))
 	}
 	m.Levels = types.Int64Value(int64(resolved.Levels))
+	m.Radix = types.Int64Value(int64(resolved.Radix))
 	m.DeadLetterStrategy = types.StringValue(string(resolved.DeadLetterStrategy))
-	m.MaxDelayEffective = types.StringValue(topology.FormatDuration(topology.MaxDelayFor(resolved.Levels, resolved.Resolution)))
+	m.MaxDelayEffective = types.StringValue(topology.FormatDuration(resolved.KeyFormat().MaxDelay()))
 	m.IngestExchange = types.StringValue(names.Ingest())
 	m.OutExchange = types.StringValue(names.Out())
 	m.UnroutableQueue = types.StringValue(names.Unroutable())
@@ -213,6 +235,7 @@ func setPlanned(ctx context.Context, m *delayQueueSetModel, resolved topology.Sp
 // setSpec writes an inferred spec into a freshly imported state.
 func setSpec(m *delayQueueSetModel, spec topology.Spec) {
 	m.Levels = types.Int64Value(int64(spec.Levels))
+	m.Radix = types.Int64Value(int64(spec.Radix))
 	m.MaxDelay = types.StringNull()
 	m.Resolution = types.StringValue(topology.FormatDuration(spec.Resolution))
 	m.QueueType = types.StringValue(string(spec.QueueType))

@@ -35,7 +35,7 @@ func delayQueueSetSchema() schema.Schema {
 	}
 	return schema.Schema{
 		MarkdownDescription: "A complete arbitrary-delay topology on one vhost: an ingest exchange, one TTL queue per " +
-			"power of two of the resolution, the exchanges and bindings that chain them, an out exchange with the " +
+			"power of two of the resolution (in radix r, r − 1 per power of r), the exchanges and bindings that chain them, an out exchange with the " +
 			"routes to your queues, and an unroutable queue that parks every message no binding matches. " +
 			"`terraform plan` shows every exchange, queue and binding before anything is declared.",
 		Attributes: attributes,

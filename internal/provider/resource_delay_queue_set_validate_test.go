@@ -68,6 +68,22 @@ func TestDelayQueueSet_invalidConfigs(t *testing.T) {
 		"resolution is no duration": {attributes: "levels = 3\n  resolution = \"fast\"",
 			want: []string{`resolution: "fast" is not a duration; write it like "500ms"`}},
 
+		// radix: the snippet Terraform shows is the attribute's line, so the
+		// diagnostic's path is radix
+		"radix 3": {attributes: "levels = 3\n  radix = 3",
+			want: []string{`radix = 3`, `radix: must be one of 2, 4, 8, 16, got 3`}},
+		"radix 0": {attributes: "levels = 3\n  radix = 0",
+			want: []string{`radix = 0`, `radix: must be one of 2, 4, 8, 16, got 0`}},
+		"negative radix": {attributes: "max_delay = \"1m\"\n  radix = -16",
+			want: []string{`radix = -16`, `radix: must be one of 2, 4, 8, 16, got -16`}},
+		"top queue TTL over 10 years in radix 16": {attributes: "levels = 8\n  resolution = \"1s\"\n  radix = 16",
+			want: []string{`levels: 8 levels of radix 16 at resolution 1s give the top queue a TTL of 1000ms·15·16^7`,
+				`at most 7 levels fit at this resolution and radix`}},
+		"max_delay needs more levels than fit in radix 16": {attributes: "max_delay = \"100000h\"\n  resolution = \"1s\"\n  radix = 16",
+			want: []string{`max_delay: 100000h0m0s needs more levels than fit at resolution 1s`}},
+		"route key too long for radix-16 digits": {attributes: "levels = 5\n  radix = 16" + route(`destination = "q"`, `key = "`+strings.Repeat("k", 241)+`"`),
+			want: []string{`route[0].key: must be at most 240 bytes with 5 levels: the routing key adds 5 delay digits`}}, // 245 in radix 2
+
 		// queue type and dead-letter strategy
 		"unknown queue type": {attributes: "levels = 3\n  queue_type = \"stream\"",
 			want: []string{`queue_type: must be one of "quorum", "classic", got "stream"`}},

@@ -1,0 +1,380 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// TestExplicitZeroRadix_plannerWords holds the provider's refusal of a
+// configured zero radix to the planner's refusal of any other bad radix.
+func TestExplicitZeroRadix_plannerWords(t *testing.T) {
+	t.Parallel()
+	err := topology.Validate(topology.Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 3})
+	want := strings.Replace(err.Error(), "got 3", "got 0", 1)
+	if got := explicitZeroRadix().Error(); got != want {
+		t.Errorf("explicitZeroRadix() = %q, the planner says %q", got, want)
+	}
+}
+
+// TestDelayQueueSet_modifyPlanRadix calls ModifyPlan with a prior state and
+// a plan that differ only in radix: a change replaces the set, and a state
+// written before radix existed (null) is a binary set, so that upgrading
+// the provider replaces nothing.
+func TestDelayQueueSet_modifyPlanRadix(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		state       types.Int64
+		plan        int64
+		wantReplace bool
+	}{
+		"unchanged binary":             {state: types.Int64Value(2), plan: 2},
+		"unchanged radix 16":           {state: types.Int64Value(16), plan: 16},
+		"state from before radix":      {state: types.Int64Null(), plan: 2},
+		"binary to radix 16":           {state: types.Int64Value(2), plan: 16, wantReplace: true},
+		"radix 16 to binary":           {state: types.Int64Value(16), plan: 2, wantReplace: true},
+		"state from before radix to 4": {state: types.Int64Null(), plan: 4, wantReplace: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			schema := delayQueueSetSchema()
+			model := func(radix types.Int64) tfsdk.Plan {
+				spec, err := topology.Resolve(topology.Spec{Name: "delay", VHost: "/", Levels: 2, Radix: int(radix.ValueInt64())})
+				if err != nil {
+					t.Fatal(err)
+				}
+				planned, err := topology.Plan(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := delayQueueSetModel{ForceDestroy: types.BoolValue(false)}
+				m.Name, m.MaxDelay = types.StringValue("delay"), types.StringNull()
+				m.Routes = types.ListValueMust(routeObjectType, nil)
+				if diags := setPlanned(ctx, &m, spec, planned); diags.HasError() {
+					t.Fatal(diags)
+				}
+				m.Radix = radix
+				plan := tfsdk.Plan{Schema: schema}
+				if diags := plan.Set(ctx, &m); diags.HasError() {
+					t.Fatal(diags)
+				}
+				return plan
+			}
+			plan, prior := model(types.Int64Value(tc.plan)), model(tc.state)
+			req := fwresource.ModifyPlanRequest{
+				Config: tfsdk.Config{Schema: schema, Raw: plan.Raw},
+				Plan:   plan,
+				State:  tfsdk.State{Schema: schema, Raw: prior.Raw},
+			}
+			resp := fwresource.ModifyPlanResponse{Plan: plan}
+			(&DelayQueueSetResource{}).ModifyPlan(ctx, req, &resp)
+			if resp.Diagnostics.HasError() {
+				t.Fatal(resp.Diagnostics)
+			}
+			replaced := false
+			for _, p := range resp.RequiresReplace {
+				if p.Equal(path.Root("radix")) {
+					replaced = true
+				} else {
+					t.Errorf("ModifyPlan replaces the set for %s, which did not change", p)
+				}
+			}
+			if replaced != tc.wantReplace {
+				t.Errorf("ModifyPlan from radix %s to %d: replaces %t, want %t", tc.state, tc.plan, replaced, tc.wantReplace)
+			}
+			var got delayQueueSetModel
+			if diags := resp.Plan.Get(ctx, &got); diags.HasError() {
+				t.Fatal(diags)
+			}
+			if got.Radix.ValueInt64() != tc.plan || got.Levels.ValueInt64() != 2 {
+				t.Errorf("the plan says radix %s and %s levels, want radix %d and 2 levels", got.Radix, got.Levels, tc.plan)
+			}
+		})
+	}
+}
+
+// The radix-16 sets of the acceptance tests: 2 hex digits hold 0 to 255 ticks.
+const (
+	radix16Levels = 2
+	radix16       = 16
+)
+
+// testRadix16Spec is the planner's spec of the radix-16 set with a route.
+func testRadix16Spec(name string) topology.Spec {
+	return topology.Spec{Name: name, VHost: "/", Levels: radix16Levels, Radix: radix16, Resolution: time.Second,
+		Routes: []topology.Route{{Destination: name + "-work", Key: "orders"}}}
+}
+
+func testRadix16Config(name string) string {
+	return testSetConfig(name, fmt.Sprintf(`
+  levels     = %d
+  radix      = %d
+  resolution = "1s"
+  route {
+    destination = %q
+    key         = "orders"
+  }`, radix16Levels, radix16, name+"-work"))
+}
+
+// testCheckRadix16Queue asks the broker for one TTL queue of a radix-16
+// set, digit 15 at level 01: 15·16 ticks of 1 s, dead-lettering into level
+// 01's done exchange, which must exist.
+func testCheckRadix16Queue(client *broker.Client, name string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		actual, err := client.ReadSet(context.Background(), "/", name)
+		if err != nil {
+			return err
+		}
+		queueName, done := name+".r16.01.15", name+".r16.01.done"
+		var queue *topology.Queue
+		for i := range actual.Queues {
+			if actual.Queues[i].Name == queueName {
+				queue = &actual.Queues[i]
+			}
+		}
+		if queue == nil {
+			return fmt.Errorf("the broker has no queue %s; it has %d queues of the set", queueName, len(actual.Queues))
+		}
+		if queue.Arguments.MessageTTL != 240_000 || queue.Arguments.DeadLetterExchange != done {
+			return fmt.Errorf("%s has TTL %d ms and dead-letter exchange %q, want 240000 ms and %q",
+				queueName, queue.Arguments.MessageTTL, queue.Arguments.DeadLetterExchange, done)
+		}
+		if !slices.ContainsFunc(actual.Exchanges, func(x topology.Exchange) bool { return x.Name == done }) {
+			return fmt.Errorf("the broker has no exchange %s", done)
+		}
+		// 15 queues per level and the unroutable queue.
+		if len(actual.Queues) != 15*radix16Levels+1 {
+			return fmt.Errorf("the broker has %d queues of the set, want %d", len(actual.Queues), 15*radix16Levels+1)
+		}
+		return nil
+	}
+}
+
+// TestAccDelayQueueSet_radix16 applies a radix-16 set, checks its objects on
+// the broker, imports it back unchanged, and adopts it through an import
+// block with no change planned.
+func TestAccDelayQueueSet_radix16(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	testQueue(t, client, name+"-work")
+	config := testRadix16Config(name)
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionCreate),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("radix"), knownvalue.Int64Exact(radix16)),
+						// 15·2·3/2 + 2 + 1 delay bindings, the unroutable binding and the route.
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(50)),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings").AtSliceIndex(0),
+							knownvalue.StringExact(name+`.ingest -> queue `+name+`.r16.01.1, key "#.1.*"`)),
+					},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					// 255 ticks of 1 s.
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("max_delay_effective"), knownvalue.StringExact("4m15s")),
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("queues"), knownvalue.ListSizeExact(31)),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					testCheckRadix16Queue(client, name),
+					testCheckSetMatchesPlan(client, testRadix16Spec(name)),
+				),
+			},
+			{
+				ResourceName:      testResource,
+				ImportState:       true,
+				ImportStateVerify: true,
+			},
+			{
+				// An import block with the same configuration plans no change.
+				Config:          config,
+				ResourceName:    testResource,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithID,
+			},
+		},
+	})
+}
+
+// TestAccDelayQueueSet_importHandMadeRadix16 adopts a radix-16 set declared
+// through the management API: import infers the radix, and the matching
+// configuration then plans no change.
+func TestAccDelayQueueSet_importHandMadeRadix16(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	testQueue(t, client, name+"-work")
+	testCleanupSet(t, "/", name)
+	spec := testRadix16Spec(name)
+	desired, err := topology.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Apply(context.Background(), "/", topology.Diff(desired, topology.Topology{VHost: "/"}), broker.ApplyOptions{}); err != nil {
+		t.Fatalf("declaring the set by hand: %v", err)
+	}
+	config := testRadix16Config(name)
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{
+				Config:             config,
+				ResourceName:       testResource,
+				ImportState:        true,
+				ImportStateId:      "%2F/" + name,
+				ImportStatePersist: true,
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					if len(states) != 1 {
+						return fmt.Errorf("imported %d resources, want 1", len(states))
+					}
+					for attribute, want := range map[string]string{
+						"radix": "16", "levels": "2", "resolution": "1s", "max_delay_effective": "4m15s",
+						"route.0.key": "orders", "bindings.#": "50",
+					} {
+						if got := states[0].Attributes[attribute]; got != want {
+							return fmt.Errorf("imported %s = %q, want %q", attribute, got, want)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				Config:   config,
+				PlanOnly: true,
+				Check:    testCheckSetMatchesPlan(client, spec),
+			},
+		},
+	})
+}
+
+// TestAccDelayQueueSet_radixChangeReplaces changes a binary set to radix 16:
+// the plan replaces it, and the replacement is refused, changing nothing,
+// while a queue holds messages, unless force_destroy is set.
+func TestAccDelayQueueSet_radixChangeReplaces(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	names := topology.Names(name)
+	ctx := context.Background()
+	binary := testSetConfig(name, `  levels = 4`)
+	hex := func(forceDestroy bool) string {
+		return testSetConfig(name, fmt.Sprintf("  levels = 1\n  radix = 16\n  force_destroy = %t", forceDestroy))
+	}
+	replaces := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+		plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionDestroyBeforeCreate),
+	}}
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{
+				Config: binary,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("radix"), knownvalue.Int64Exact(2)),
+				},
+				Check: func(*terraform.State) error {
+					// One message parks in the unroutable queue: nothing matches "not-a-delay".
+					if err := testPublish(ctx, names.Ingest(), "not-a-delay"); err != nil {
+						return err
+					}
+					return testWaitForMessages(ctx, client, names.Unroutable(), 1)
+				},
+			},
+			{
+				Config:           hex(false),
+				ConfigPlanChecks: replaces,
+				ExpectError:      regexp.MustCompile(`(?s)Delay Queues Hold Messages.*` + regexp.QuoteMeta(names.Unroutable()) + `\s+holds\s+1\s+message`),
+			},
+			{
+				// Nothing changed: the binary set is still whole.
+				Config:           binary,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 4, Resolution: time.Second}),
+			},
+			{
+				Config: testSetConfig(name, "  levels = 4\n  force_destroy = true"),
+			},
+			{
+				Config:           hex(true),
+				ConfigPlanChecks: replaces,
+				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 1, Radix: radix16,
+					Resolution: time.Second}),
+			},
+		},
+	})
+}
+
+// TestAccDelayQueueSet_dataPathRadix16 sends real messages through a
+// radix-16 set, with keys the publisher writes in hex digits: each arrives
+// once, never early and at most dataPathMaxLateness late, and keys with a
+// digit of 16 or more, too few digits or a padded digit are parked in the
+// unroutable queue.
+func TestAccDelayQueueSet_dataPathRadix16(t *testing.T) {
+	conn, name, routeQueue, seed := dataPathSetUp(t)
+	const address = "rabbitmq_delay_queue_set.test"
+	names := topology.Names(name)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             dataPathCheckGone(conn, names),
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "test" {
+  name          = %q
+  levels        = %d
+  radix         = %d
+  resolution    = "100ms"
+  force_destroy = true # a failed run must not leave messages that block destroy
+
+  route {
+    destination = %q
+    key         = %q
+  }
+}
+`, name, radix16Levels, radix16, routeQueue, dataPathKey),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(address, "radix", "16"),
+				resource.TestCheckResourceAttr(address, "levels", "2"),
+				resource.TestCheckResourceAttr(address, "max_delay_effective", "25.5s"),
+				// Every delay 0…255 ticks twice: 512 messages over 25.5 s.
+				dataPathCheckDelays(t, conn, address, routeQueue, seed, 2),
+				dataPathCheckUnroutable(t, conn, address, map[string]string{
+					"dp16-digit-16-top":    dataPathKey + ".16.0",
+					"dp16-digit-16-bottom": dataPathKey + ".0.16",
+					"dp16-too-few-digits":  dataPathKey + ".7",
+					"dp16-padded-digit":    dataPathKey + ".01.3",
+					"dp16-not-digits":      dataPathKey + ".a.f",
+				}),
+			),
+		}},
+	})
+}
