@@ -2,8 +2,9 @@
 // measures when they come out. It is shared by the demo (cmd/delaydemo), the
 // data-path acceptance test and benchmarks: a [Publisher] that sends each
 // message to a set's ingest exchange with the routing key of
-// [topology.EncodeKey] and waits for the broker's publisher confirms, and a
-// [Consumer] that records every arrival, its lateness and duplicates.
+// [topology.KeyFormat.Encode] and waits for the broker's publisher
+// confirms, and a [Consumer] that records every arrival, its lateness and
+// duplicates.
 //
 // Every message body is a small JSON document ([Message]) carrying its id,
 // publish time and requested delay, so a consumer in another process can

@@ -34,11 +34,18 @@ func RedactURL(raw string) string {
 }
 
 // Set says where and how a set takes delayed messages: its ingest exchange
-// and the levels and resolution its routing keys are written with.
+// and the levels, resolution and radix its routing keys are written with.
 type Set struct {
 	IngestExchange string
 	Levels         int
 	Resolution     time.Duration
+	// Radix is the base of the delay digits; zero means 2, binary.
+	Radix int
+}
+
+// keyFormat is how the set's routing keys write a delay.
+func (s Set) keyFormat() topology.KeyFormat {
+	return topology.KeyFormat{Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution}
 }
 
 // Publisher publishes persistent delayed messages on its own channel in
@@ -56,7 +63,7 @@ type Publisher struct {
 
 // NewPublisher opens a confirm-mode channel on conn for publishing to set.
 func NewPublisher(conn *amqp.Connection, set Set) (*Publisher, error) {
-	if _, err := topology.EncodeKey("", 0, set.Levels, set.Resolution); err != nil {
+	if _, err := set.keyFormat().Encode("", 0); err != nil {
 		return nil, fmt.Errorf("publisher for %q: %w", set.IngestExchange, err)
 	}
 	ch, err := conn.Channel()
@@ -103,7 +110,7 @@ func (p *Publisher) Publish(ctx context.Context, d Delayed) (Message, error) {
 func (p *Publisher) PublishBatch(ctx context.Context, batch []Delayed) ([]Message, error) {
 	keys := make([]string, len(batch))
 	for i, d := range batch {
-		key, err := topology.EncodeKey(d.Key, d.Delay, p.set.Levels, p.set.Resolution)
+		key, err := p.set.keyFormat().Encode(d.Key, d.Delay)
 		if err != nil {
 			return nil, fmt.Errorf("message %s: %w", d.ID, err)
 		}
