@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # `make demo`: applies examples/demo with the provider built from this checkout against the
-# local RabbitMQ, then publishes messages with different delays and shows when they arrive.
-# Idempotent: a second run finds the set in place (terraform apply is then a no-op).
+# local RabbitMQ, then publishes messages with different delays and shows when they arrive:
+# first through the binary set, then through the radix-16 set, one report each. It exits 1
+# if either run saw a message early, twice or not at all.
+# Idempotent: a second run finds the sets in place (terraform apply is then a no-op).
 # Nothing is downloaded: terraform runs the provider through dev_overrides, without init.
 #
 # Environment: RABBITMQ_AMQP_URL (amqp://guest:guest@127.0.0.1:5672/), DEMO_ARGS (extra
-# cmd/delaydemo flags, e.g. DEMO_ARGS='-delays 0s,2s,7s'), DEMO_MARKDOWN (a results file the report
-# is also written to, with the commit, machine and versions: DEMO_MARKDOWN=benchmarks/demo.md).
+# cmd/delaydemo flags for both runs, e.g. DEMO_ARGS='-delays 0s,2s,7s'), DEMO_MARKDOWN (a results
+# file the binary set's report is also written to, with the commit, machine and versions:
+# DEMO_MARKDOWN=benchmarks/demo.md; the radix-16 set's goes beside it, benchmarks/demo-radix16.md).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -43,10 +46,20 @@ outputs=$tools/demo-outputs.json
 "$terraform" -chdir="$example" output -no-color -json >"$outputs"
 step "terraform outputs: $(tr -d ' \n' <"$outputs" | head -c 400)"
 
-step "publishing delayed messages and waiting for them (cmd/delaydemo)"
-report=()
-if [ -n "${DEMO_MARKDOWN:-}" ]; then
-	report=(-markdown "$DEMO_MARKDOWN" -terraform "$terraform")
-fi
-# shellcheck disable=SC2086 # DEMO_ARGS is a list of flags
-"$tools/bin/delaydemo" -tf-output "$outputs" "${report[@]}" ${DEMO_ARGS:-}
+# The outputs binary and radix16 of examples/demo/main.tf, one run each.
+status=0
+for set in binary radix16; do
+	step "publishing delayed messages through the $set set and waiting for them (cmd/delaydemo -tf-set $set)"
+	report=()
+	if [ -n "${DEMO_MARKDOWN:-}" ]; then
+		markdown=$DEMO_MARKDOWN
+		[ "$set" = binary ] || markdown=${DEMO_MARKDOWN%.md}-$set.md
+		report=(-markdown "$markdown" -terraform "$terraform")
+	fi
+	# shellcheck disable=SC2086 # DEMO_ARGS is a list of flags
+	"$tools/bin/delaydemo" -tf-output "$outputs" -tf-set "$set" "${report[@]}" ${DEMO_ARGS:-} || {
+		code=$?
+		[ "$status" -ne 0 ] || status=$code
+	}
+done
+exit "$status"

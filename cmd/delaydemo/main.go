@@ -4,11 +4,13 @@
 // ASCII timeline. It exits 1 if a message arrived early, twice, or not at
 // all, and 2 when it cannot run.
 //
-// The defaults match examples/demo; `make demo` passes the values of
-// `terraform output -json` with -tf-output:
+// The defaults match examples/demo's binary set; `make demo` passes the values
+// of `terraform output -json` with -tf-output, once for each set of the
+// example (-tf-set names the output object that holds a set's values):
 //
-//	delaydemo -declare-queue                 # declare the route's queue, then exit
-//	delaydemo -tf-output outputs.json        # publish, wait, report
+//	delaydemo -declare-queue                                # declare the route's queue, then exit
+//	delaydemo -tf-output outputs.json                       # publish, wait, report (top-level outputs)
+//	delaydemo -tf-output outputs.json -tf-set radix16       # the same for the set in output radix16
 package main
 
 import (
@@ -37,6 +39,7 @@ type config struct {
 	Queue        string
 	Key          string
 	Levels       int
+	Radix        int
 	Resolution   time.Duration
 	Delays       []time.Duration
 	Grace        time.Duration
@@ -82,6 +85,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.StringVar(&cfg.Queue, "queue", "demo.work", "the queue a route of the set delivers to (output route_queue)")
 	flags.StringVar(&cfg.Key, "key", "demo", "the message key the route takes (output route_key)")
 	flags.IntVar(&cfg.Levels, "levels", 6, "the set's levels (output levels)")
+	flags.IntVar(&cfg.Radix, "radix", topology.DefaultRadix, "the set's radix: its delay digits are in this base (output radix)")
 	flags.DurationVar(&cfg.Resolution, "resolution", time.Second, "the set's resolution (output resolution)")
 	delays := flags.String("delays", "0s,1s,2s,3s,5s,8s,13s,21s,34s", "comma-separated delays to publish, one message each")
 	flags.DurationVar(&cfg.Grace, "grace", 10*time.Second, "how long to wait for stragglers after the longest delay")
@@ -89,7 +93,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.BoolVar(&cfg.DeclareQueue, "declare-queue", false, "declare -queue (durable, classic) and exit; the route's queue must exist before terraform apply binds to it")
 	flags.StringVar(&cfg.Markdown, "markdown", "", "also write the report, with the commit, machine and versions it ran on, to this Markdown `file` (make demo DEMO_MARKDOWN=benchmarks/demo.md)")
 	flags.StringVar(&cfg.Terraform, "terraform", "", "the terraform `binary` that applied the set, for the version -markdown names")
-	tfOutput := flags.String("tf-output", "", "a `file` of terraform output -json (\"-\" for stdin) to take ingest_exchange, levels, resolution, route_queue and route_key from; explicit flags win")
+	tfOutput := flags.String("tf-output", "", "a `file` of terraform output -json (\"-\" for stdin) to take ingest_exchange, levels, radix, resolution, route_queue and route_key from; explicit flags win")
+	tfSet := flags.String("tf-set", "", "take the -tf-output values from the attributes of this object `output` instead of from top-level outputs (make demo: binary, radix16)")
 	if err := flags.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -98,8 +103,11 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	explicit := map[string]bool{}
 	flags.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if *tfSet != "" && *tfOutput == "" {
+		return cfg, errors.New("-tf-set needs -tf-output")
+	}
 	if *tfOutput != "" {
-		if err := applyTerraformOutput(&cfg, *tfOutput, explicit); err != nil {
+		if err := applyTerraformOutput(&cfg, *tfOutput, *tfSet, explicit); err != nil {
 			return cfg, err
 		}
 	}
@@ -111,11 +119,16 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return cfg, nil
 	}
 	for _, d := range cfg.Delays {
-		if _, err := topology.EncodeKey(cfg.Key, d, cfg.Levels, cfg.Resolution); err != nil {
-			return cfg, fmt.Errorf("-delays %s with -levels %d -resolution %s: %w", d, cfg.Levels, cfg.Resolution, err)
+		if _, err := cfg.keyFormat().Encode(cfg.Key, d); err != nil {
+			return cfg, fmt.Errorf("-delays %s with -levels %d -radix %d -resolution %s: %w", d, cfg.Levels, cfg.Radix, cfg.Resolution, err)
 		}
 	}
 	return cfg, nil
+}
+
+// keyFormat is how the set's routing keys write a delay.
+func (cfg config) keyFormat() topology.KeyFormat {
+	return topology.KeyFormat{Levels: cfg.Levels, Radix: cfg.Radix, Resolution: cfg.Resolution}
 }
 
 func parseDelays(list string) ([]time.Duration, error) {
@@ -137,17 +150,20 @@ func parseDelays(list string) ([]time.Duration, error) {
 	return delays, nil
 }
 
-// terraformOutputs is the part of `terraform output -json` the demo reads.
-type terraformOutputs struct {
-	IngestExchange *struct{ Value string } `json:"ingest_exchange"`
-	Levels         *struct{ Value int }    `json:"levels"`
-	Resolution     *struct{ Value string } `json:"resolution"`
-	RouteQueue     *struct{ Value string } `json:"route_queue"`
-	RouteKey       *struct{ Value string } `json:"route_key"`
+// setOutputs is what the demo reads of a set from `terraform output -json`:
+// top-level outputs of these names, or the attributes of one object output.
+type setOutputs struct {
+	IngestExchange *string `json:"ingest_exchange"`
+	Levels         *int    `json:"levels"`
+	Radix          *int    `json:"radix"`
+	Resolution     *string `json:"resolution"`
+	RouteQueue     *string `json:"route_queue"`
+	RouteKey       *string `json:"route_key"`
 }
 
-// applyTerraformOutput sets what the outputs say, except flags given explicitly.
-func applyTerraformOutput(cfg *config, file string, explicit map[string]bool) error {
+// applyTerraformOutput sets what the outputs say, except flags given
+// explicitly: the top-level outputs, or those of the object output set.
+func applyTerraformOutput(cfg *config, file, set string, explicit map[string]bool) error {
 	var data []byte
 	var err error
 	if file == "-" {
@@ -158,29 +174,55 @@ func applyTerraformOutput(cfg *config, file string, explicit map[string]bool) er
 	if err != nil {
 		return fmt.Errorf("-tf-output: %w", err)
 	}
-	var outputs terraformOutputs
+	var outputs map[string]struct {
+		Value json.RawMessage `json:"value"`
+	}
 	if err := json.Unmarshal(data, &outputs); err != nil {
 		return fmt.Errorf("-tf-output %s is not `terraform output -json`: %w", file, err)
 	}
-	if outputs.IngestExchange == nil || outputs.Levels == nil {
+	var values json.RawMessage
+	if set == "" {
+		top := make(map[string]json.RawMessage, len(outputs))
+		for name, output := range outputs {
+			top[name] = output.Value
+		}
+		if values, err = json.Marshal(top); err != nil {
+			return err
+		}
+	} else if output, ok := outputs[set]; ok {
+		values = output.Value
+	} else {
+		return fmt.Errorf("-tf-output %s has no output %q (-tf-set): has terraform apply run?", file, set)
+	}
+	var got setOutputs
+	if err := json.Unmarshal(values, &got); err != nil {
+		return fmt.Errorf("-tf-output %s: output %q is not an object of a set's values: %w", file, set, err)
+	}
+	if got.IngestExchange == nil || got.Levels == nil {
+		if set != "" {
+			return fmt.Errorf("-tf-output %s: output %q has no ingest_exchange or levels", file, set)
+		}
 		return fmt.Errorf("-tf-output %s has no ingest_exchange or levels output: has terraform apply run?", file)
 	}
 	if !explicit["exchange"] {
-		cfg.Exchange = outputs.IngestExchange.Value
+		cfg.Exchange = *got.IngestExchange
 	}
 	if !explicit["levels"] {
-		cfg.Levels = outputs.Levels.Value
+		cfg.Levels = *got.Levels
 	}
-	if outputs.Resolution != nil && !explicit["resolution"] {
-		if cfg.Resolution, err = time.ParseDuration(outputs.Resolution.Value); err != nil {
+	if got.Radix != nil && !explicit["radix"] {
+		cfg.Radix = *got.Radix
+	}
+	if got.Resolution != nil && !explicit["resolution"] {
+		if cfg.Resolution, err = time.ParseDuration(*got.Resolution); err != nil {
 			return fmt.Errorf("-tf-output: resolution: %w", err)
 		}
 	}
-	if outputs.RouteQueue != nil && !explicit["queue"] {
-		cfg.Queue = outputs.RouteQueue.Value
+	if got.RouteQueue != nil && !explicit["queue"] {
+		cfg.Queue = *got.RouteQueue
 	}
-	if outputs.RouteKey != nil && !explicit["key"] {
-		cfg.Key = outputs.RouteKey.Value
+	if got.RouteKey != nil && !explicit["key"] {
+		cfg.Key = *got.RouteKey
 	}
 	return nil
 }
@@ -252,7 +294,7 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 		return 2, err
 	}
 	defer func() { _ = consumer.Close() }()
-	publisher, err := messaging.NewPublisher(conn, messaging.Set{IngestExchange: cfg.Exchange, Levels: cfg.Levels, Resolution: cfg.Resolution})
+	publisher, err := messaging.NewPublisher(conn, messaging.Set{IngestExchange: cfg.Exchange, Levels: cfg.Levels, Radix: cfg.Radix, Resolution: cfg.Resolution})
 	if err != nil {
 		return 2, err
 	}
@@ -266,8 +308,8 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, deadline+10*time.Second)
 	defer cancel()
 
-	out.printf("publishing %d messages to %q (levels %d, resolution %s, key %q); consuming %q, waiting up to %s\n",
-		len(batch), cfg.Exchange, cfg.Levels, cfg.Resolution, cfg.Key, cfg.Queue, deadline)
+	out.printf("publishing %d messages to %q (levels %d, radix %d, resolution %s, key %q); consuming %q, waiting up to %s\n",
+		len(batch), cfg.Exchange, cfg.Levels, cfg.Radix, cfg.Resolution, cfg.Key, cfg.Queue, deadline)
 	startedAt()
 	published, err := publisher.PublishBatch(ctx, batch)
 	if err != nil {
@@ -279,15 +321,15 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	ids := make([]string, len(published))
 	for i, m := range published {
 		// PublishBatch checked every key already; these cannot fail.
-		key, err := topology.EncodeKey(cfg.Key, m.Delay, cfg.Levels, cfg.Resolution)
+		key, err := cfg.keyFormat().Encode(cfg.Key, m.Delay)
 		if err != nil {
 			return 2, err
 		}
-		_, rounded, err := topology.DecodeKey(key, cfg.Levels, cfg.Resolution)
+		_, rounded, err := cfg.keyFormat().Decode(key)
 		if err != nil {
 			return 2, err
 		}
-		sent[i] = sentMessage{Label: labels[m.ID], Message: m, RoutingKey: key, Ticks: uint64(rounded / cfg.Resolution)}
+		sent[i] = sentMessage{Label: labels[m.ID], Message: m, RoutingKey: key, Ticks: uint64(rounded / cfg.Resolution), Radix: cfg.Radix}
 		ids[i] = m.ID
 	}
 	waitCtx, cancelWait := context.WithDeadline(ctx, startedAt().Add(deadline))
@@ -343,11 +385,11 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 // published, and the report exactly as printed.
 func markdownReport(provenance machine.Provenance, cfg config, report string) string {
 	var b strings.Builder
-	b.WriteString("# `make demo`: delayed messages through examples/demo\n\n")
+	fmt.Fprintf(&b, "# `make demo`: delayed messages through examples/demo, radix %d\n\n", cfg.Radix)
 	b.WriteString(provenance.Markdown())
 	fmt.Fprintf(&b, "\nWritten by `cmd/delaydemo -markdown` (`make demo DEMO_MARKDOWN=…`): %d messages published with publisher confirms "+
-		"to `%s` (levels %d, resolution %s, key `%s`), consumed from `%s`; the broker on the same machine.\n\n",
-		len(cfg.Delays), cfg.Exchange, cfg.Levels, cfg.Resolution, cfg.Key, cfg.Queue)
+		"to `%s` (levels %d, radix %d, resolution %s, key `%s`), consumed from `%s`; the broker on the same machine.\n\n",
+		len(cfg.Delays), cfg.Exchange, cfg.Levels, cfg.Radix, cfg.Resolution, cfg.Key, cfg.Queue)
 	b.WriteString("```text\n" + report + "```\n")
 	return b.String()
 }

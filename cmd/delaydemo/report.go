@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"math/bits"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 // status is the verdict on one message.
@@ -26,7 +26,7 @@ type row struct {
 	Label      string
 	Delay      time.Duration
 	RoutingKey string
-	Hops       int           // TTL queues the message passes: the set bits of its ticks
+	Hops       int           // TTL queues the message passes: the nonzero digits of its ticks
 	Arrived    time.Duration // since the run started; meaningful when Status is not missing
 	Lateness   time.Duration
 	Copies     int // deliveries; more than one is a duplicate
@@ -39,6 +39,7 @@ type sentMessage struct {
 	Message    messaging.Message
 	RoutingKey string
 	Ticks      uint64
+	Radix      int // of the set; zero means 2
 }
 
 // buildRows pairs every sent message with its arrivals, in the order sent.
@@ -58,7 +59,7 @@ func buildRows(start time.Time, sent []sentMessage, arrivals, duplicates []messa
 			Label:      s.Label,
 			Delay:      s.Message.Delay,
 			RoutingKey: s.RoutingKey,
-			Hops:       bits.OnesCount64(s.Ticks),
+			Hops:       nonzeroDigits(s.Ticks, s.Radix),
 			Status:     statusMissing,
 		}
 		if a, ok := first[s.Message.ID]; ok {
@@ -77,6 +78,21 @@ func buildRows(start time.Time, sent []sentMessage, arrivals, duplicates []messa
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// nonzeroDigits is how many digits of ticks in radix (2 when zero) are not
+// 0: the TTL queues a message with that delay passes.
+func nonzeroDigits(ticks uint64, radix int) int {
+	if radix == 0 {
+		radix = topology.DefaultRadix
+	}
+	n := 0
+	for ; ticks > 0; ticks /= uint64(radix) {
+		if ticks%uint64(radix) != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // problems lists what makes the run fail: early, missing and duplicated

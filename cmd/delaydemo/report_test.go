@@ -59,6 +59,41 @@ func TestBuildRows(t *testing.T) {
 	}
 }
 
+// TestBuildRowsCountsHopsInTheSetsRadix checks that a message's hops are the
+// digits of its ticks that are not 0 in the set's radix: in radix 16, 34
+// ticks (2·16 + 2) pass two queues and 13 ticks one, where in binary they
+// would pass two and three.
+func TestBuildRowsCountsHopsInTheSetsRadix(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1000, 0)
+	tests := map[string]struct {
+		ticks uint64
+		radix int
+		want  int
+	}{
+		"0 in radix 16":   {0, 16, 0},
+		"13 in radix 16":  {13, 16, 1},
+		"16 in radix 16":  {16, 16, 1},
+		"34 in radix 16":  {34, 16, 2},
+		"255 in radix 16": {255, 16, 2},
+		"255 in radix 4":  {255, 4, 4},
+		"255 in radix 8":  {255, 8, 3},
+		"34 in radix 2":   {34, 2, 2},
+		"13 in radix 2":   {13, 2, 3},
+		"13, radix zero":  {13, 0, 3},
+		"63 in radix 2":   {63, 2, 6},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sent := []sentMessage{{Label: "m1", Message: messaging.Message{ID: "r-1", PublishedAt: start}, Ticks: test.ticks, Radix: test.radix}}
+			if got := buildRows(start, sent, nil, nil)[0].Hops; got != test.want {
+				t.Errorf("hops of %d ticks in radix %d = %d, want %d", test.ticks, test.radix, got, test.want)
+			}
+		})
+	}
+}
+
 func TestProblemsNamesDuplicates(t *testing.T) {
 	t.Parallel()
 	rows := []row{
@@ -143,7 +178,10 @@ func TestParseConfigFromTerraformOutput(t *testing.T) {
   "levels": {"sensitive": false, "type": "number", "value": 5},
   "resolution": {"sensitive": false, "type": "string", "value": "250ms"},
   "route_key": {"sensitive": false, "type": "string", "value": ""},
-  "route_queue": {"sensitive": false, "type": "string", "value": "other.work"}
+  "route_queue": {"sensitive": false, "type": "string", "value": "other.work"},
+  "radix16": {"sensitive": false, "type": ["object", {}], "value": {
+    "bindings": 50, "ingest_exchange": "demo16.ingest", "levels": 2, "max_delay": "4m15s", "radix": 16,
+    "resolution": "1s", "route_key": "demo", "route_queue": "demo.work"}}
 }`), 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -154,17 +192,27 @@ func TestParseConfigFromTerraformOutput(t *testing.T) {
 	}{
 		"outputs replace the defaults": {
 			args: []string{"-tf-output", outputs, "-delays", "0s, 1s,7.75s"},
-			want: config{Exchange: "other.ingest", Queue: "other.work", Key: "", Levels: 5, Resolution: 250 * time.Millisecond,
+			want: config{Exchange: "other.ingest", Queue: "other.work", Key: "", Levels: 5, Radix: 2, Resolution: 250 * time.Millisecond,
 				Delays: []time.Duration{0, time.Second, 7750 * time.Millisecond}},
+		},
+		"an object output's attributes replace the defaults": {
+			args: []string{"-tf-output", outputs, "-tf-set", "radix16", "-delays", "0s,34s,255s"},
+			want: config{Exchange: "demo16.ingest", Queue: "demo.work", Key: "demo", Levels: 2, Radix: 16, Resolution: time.Second,
+				Delays: []time.Duration{0, 34 * time.Second, 255 * time.Second}},
+		},
+		"explicit flags win over an object output": {
+			args: []string{"-tf-output", outputs, "-tf-set", "radix16", "-radix", "4", "-levels", "3", "-delays", "63s"},
+			want: config{Exchange: "demo16.ingest", Queue: "demo.work", Key: "demo", Levels: 3, Radix: 4, Resolution: time.Second,
+				Delays: []time.Duration{63 * time.Second}},
 		},
 		"explicit flags win": {
 			args: []string{"-tf-output", outputs, "-queue", "mine", "-levels", "6", "-delays", "1s"},
-			want: config{Exchange: "other.ingest", Queue: "mine", Key: "", Levels: 6, Resolution: 250 * time.Millisecond,
+			want: config{Exchange: "other.ingest", Queue: "mine", Key: "", Levels: 6, Radix: 2, Resolution: 250 * time.Millisecond,
 				Delays: []time.Duration{time.Second}},
 		},
 		"defaults match examples/demo": {
 			args: []string{"-delays", "63s"},
-			want: config{Exchange: "demo.ingest", Queue: "demo.work", Key: "demo", Levels: 6, Resolution: time.Second,
+			want: config{Exchange: "demo.ingest", Queue: "demo.work", Key: "demo", Levels: 6, Radix: 2, Resolution: time.Second,
 				Delays: []time.Duration{63 * time.Second}},
 		},
 	}
@@ -189,11 +237,21 @@ func TestParseConfigRefuses(t *testing.T) {
 	if err := os.WriteFile(notOutputs, []byte(`{}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	flat := filepath.Join(t.TempDir(), "flat.json")
+	if err := os.WriteFile(flat, []byte(`{"levels": {"type": "number", "value": 2}, "empty": {"type": ["object", {}], "value": {}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		args []string
 		want string
 	}{
-		"delay beyond the set":   {[]string{"-delays", "64s"}, "-delays 1m4s with -levels 6 -resolution 1s"},
+		"delay beyond the set":   {[]string{"-delays", "64s"}, "-delays 1m4s with -levels 6 -radix 2 -resolution 1s"},
+		"beyond radix 16":        {[]string{"-radix", "16", "-levels", "2", "-delays", "256s"}, "-delays 4m16s with -levels 2 -radix 16 -resolution 1s"},
+		"radix 3":                {[]string{"-radix", "3"}, "radix"},
+		"-tf-set alone":          {[]string{"-tf-set", "radix16"}, "-tf-set needs -tf-output"},
+		"no such object output":  {[]string{"-tf-output", flat, "-tf-set", "radix16"}, `no output "radix16" (-tf-set)`},
+		"not an object output":   {[]string{"-tf-output", flat, "-tf-set", "levels"}, `output "levels" is not an object`},
+		"object output lacks":    {[]string{"-tf-output", flat, "-tf-set", "empty"}, `output "empty" has no ingest_exchange or levels`},
 		"negative delay":         {[]string{"-delays", "-1s"}, "must not be negative"},
 		"no delay":               {[]string{"-delays", " , "}, "no delay given"},
 		"not a duration":         {[]string{"-delays", "5"}, `missing unit in duration "5"`},
@@ -221,13 +279,14 @@ func TestMarkdownReport(t *testing.T) {
 	t.Parallel()
 	provenance := machine.Provenance{Commit: "0123456789ab", Date: time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC),
 		CPUs: 2, OS: "linux", Arch: "amd64", Go: "go1.26.8", RabbitMQ: "3.10.8", Terraform: "1.11.4"}
-	cfg := config{Exchange: "demo.ingest", Queue: "demo.work", Key: "demo", Levels: 6, Resolution: time.Second,
+	cfg := config{Exchange: "demo16.ingest", Queue: "demo.work", Key: "demo", Levels: 2, Radix: 16, Resolution: time.Second,
 		Delays: []time.Duration{0, time.Second}}
 	report := "  msg  delay\n  m01     0s\n\nPASS: every message arrived once, none early\n"
 	got := markdownReport(provenance, cfg, report)
 	for _, want := range []string{
 		provenance.Markdown(),
-		"2 messages published with publisher confirms to `demo.ingest` (levels 6, resolution 1s, key `demo`)",
+		"# `make demo`: delayed messages through examples/demo, radix 16\n",
+		"2 messages published with publisher confirms to `demo16.ingest` (levels 2, radix 16, resolution 1s, key `demo`)",
 		"```text\n" + report + "```\n",
 	} {
 		if !strings.Contains(got, want) {

@@ -110,10 +110,21 @@ func uniqueName(prefix string) string {
 
 // TestPublishConsumeThroughSet sends every delay of a small set through its
 // real topology, shuffled, and checks that each message arrives once, not
-// early, and soon after its delay, with the routing key it was sent with.
+// early, and soon after its delay, with the routing key it was sent with:
+// a binary set, and a radix-16 set whose keys the publisher writes in hex
+// digits.
 func TestPublishConsumeThroughSet(t *testing.T) {
 	conn := brokerConn(t)
-	const levels, resolution = 3, 100 * time.Millisecond
+	for name, format := range map[string]topology.KeyFormat{
+		"radix 2":  {Levels: 3, Resolution: 100 * time.Millisecond},
+		"radix 16": {Levels: 2, Radix: 16, Resolution: 20 * time.Millisecond},
+	} {
+		t.Run(name, func(t *testing.T) { testPublishConsumeThroughSet(t, conn, format) })
+	}
+}
+
+func testPublishConsumeThroughSet(t *testing.T, conn *amqp.Connection, format topology.KeyFormat) {
+	levels, radix, resolution := format.Levels, format.Radix, format.Resolution
 	name := uniqueName("messaging-test")
 	route := name + ".work"
 	if err := DeclareQueue(conn, route); err != nil {
@@ -125,7 +136,7 @@ func TestPublishConsumeThroughSet(t *testing.T) {
 		}
 	})
 	declareSet(t, conn, topology.Spec{
-		Name: name, VHost: "/", Levels: levels, Resolution: resolution, QueueType: topology.QueueTypeClassic,
+		Name: name, VHost: "/", Levels: levels, Radix: radix, Resolution: resolution, QueueType: topology.QueueTypeClassic,
 		Routes: []topology.Route{{Destination: route, Key: "job"}},
 	})
 
@@ -134,18 +145,18 @@ func TestPublishConsumeThroughSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = consumer.Close() }()
-	publisher, err := NewPublisher(conn, Set{IngestExchange: topology.Names(name).Ingest(), Levels: levels, Resolution: resolution})
+	publisher, err := NewPublisher(conn, Set{IngestExchange: topology.Names(name).Ingest(), Levels: levels, Radix: radix, Resolution: resolution})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = publisher.Close() }()
 
 	var batch []Delayed
-	for ticks := range 1 << levels {
+	for ticks := range int64(format.MaxDelay()/resolution) + 1 {
 		// A delay just over a whole number of ticks rounds up to the next one.
 		for _, extra := range []time.Duration{0, time.Millisecond} {
 			delay := time.Duration(ticks)*resolution + extra
-			if delay > topology.MaxDelayFor(levels, resolution) {
+			if delay > format.MaxDelay() {
 				continue
 			}
 			batch = append(batch, Delayed{ID: fmt.Sprintf("%s-%02d-%d", name, ticks, extra.Milliseconds()), Key: "job", Delay: delay})
@@ -174,7 +185,7 @@ func TestPublishConsumeThroughSet(t *testing.T) {
 	}
 
 	for _, a := range consumer.Arrivals() {
-		key, delay, err := topology.DecodeKey(a.RoutingKey, levels, resolution)
+		key, delay, err := format.Decode(a.RoutingKey)
 		if err != nil {
 			t.Errorf("%s arrived with routing key %q: %v", a.Message.ID, a.RoutingKey, err)
 			continue

@@ -3,25 +3,49 @@ public final class DelayRoutingKey {
     private DelayRoutingKey() {}
 
     /** key, then the delay in ticks of resolutionMs, rounded up, as exactly levels binary digits:
-     *  of("orders", 5000, 4, 1000) is "orders.0.1.0.1". */
+     *  of("orders", 5000, 4, 1000) is "orders.0.1.0.1". The same as radix 2 below. */
     public static String of(String key, long delayMs, int levels, long resolutionMs) {
-        long ticks = Math.floorDiv(delayMs + resolutionMs - 1, resolutionMs);
-        if (delayMs < 0 || (levels < 63 && ticks >>> levels != 0)) {
-            throw new IllegalArgumentException(
-                "delay " + delayMs + "ms does not fit " + levels + " levels of " + resolutionMs + "ms");
-        }
-        StringBuilder b = new StringBuilder(key);
-        for (int bit = levels - 1; bit >= 0; bit--) {
-            if (b.length() > 0) b.append('.');
-            b.append(ticks >>> bit & 1);
-        }
-        return b.toString();
+        return of(key, delayMs, levels, resolutionMs, 2);
     }
 
-    // java DelayRoutingKey.java KEY DELAY_MS LEVELS RESOLUTION_MS [KEY DELAY_MS LEVELS RESOLUTION_MS ...]
+    /** key, then the delay in ticks of resolutionMs, rounded up, as exactly levels digits in base
+     *  radix (the set's radix: 2, 4, 8 or 16), each a decimal word: of("orders", 37000, 2, 1000, 16)
+     *  is "orders.2.5". */
+    public static String of(String key, long delayMs, int levels, long resolutionMs, int radix) {
+        if (radix != 2 && radix != 4 && radix != 8 && radix != 16) {
+            throw new IllegalArgumentException("radix " + radix + " is not 2, 4, 8 or 16");
+        }
+        long ticks = Math.floorDiv(delayMs + resolutionMs - 1, resolutionMs);
+        String[] digits = new String[levels];
+        for (int position = 0; position < levels; position++) { // the least significant digit last
+            digits[levels - 1 - position] = Long.toString(ticks % radix);
+            ticks /= radix;
+        }
+        if (delayMs < 0 || ticks != 0) {
+            throw new IllegalArgumentException("delay " + delayMs + "ms does not fit " + levels + " levels of "
+                + resolutionMs + "ms in radix " + radix);
+        }
+        String joined = String.join(".", digits);
+        return key.isEmpty() ? joined : key + "." + joined;
+    }
+
+    // java DelayRoutingKey.java KEY DELAY_MS LEVELS RESOLUTION_MS RADIX [KEY DELAY_MS ...]
+    // prints one routing key per five arguments (an empty RADIX calls the four-argument of),
+    // or "refused: " and why.
     public static void main(String[] args) {
-        for (int i = 0; i + 3 < args.length; i += 4) {
-            System.out.println(of(args[i], Long.parseLong(args[i + 1]), Integer.parseInt(args[i + 2]), Long.parseLong(args[i + 3])));
+        for (int i = 0; i + 4 < args.length; i += 5) {
+            String key = args[i];
+            long delayMs = Long.parseLong(args[i + 1]);
+            int levels = Integer.parseInt(args[i + 2]);
+            long resolutionMs = Long.parseLong(args[i + 3]);
+            Integer radix = args[i + 4].isEmpty() ? null : Integer.valueOf(args[i + 4]);
+            try {
+                System.out.println(radix == null
+                    ? of(key, delayMs, levels, resolutionMs)
+                    : of(key, delayMs, levels, resolutionMs, radix));
+            } catch (IllegalArgumentException refusal) {
+                System.out.println("refused: " + refusal.getMessage());
+            }
         }
     }
 }

@@ -1,23 +1,40 @@
 // The routing key that delays a message in a delay queue set (no dependencies).
 
 // key, then the delay in ticks of resolutionMs, rounded up, as exactly levels
-// binary digits: delayRoutingKey("orders", 5000, 4, 1000) === "orders.0.1.0.1".
-function delayRoutingKey(key, delayMs, levels, resolutionMs) {
+// digits in base radix (the set's radix: 2, 4, 8 or 16), each a decimal word:
+// delayRoutingKey("orders", 5000, 4, 1000) === "orders.0.1.0.1",
+// delayRoutingKey("orders", 37000, 2, 1000, 16) === "orders.2.5".
+function delayRoutingKey(key, delayMs, levels, resolutionMs, radix = 2) {
+  if (![2, 4, 8, 16].includes(radix)) {
+    throw new RangeError(`radix ${radix} is not 2, 4, 8 or 16`);
+  }
   const ticks = BigInt(Math.ceil(delayMs / resolutionMs)); // exact for whole milliseconds below 2^53
-  if (delayMs < 0 || ticks >> BigInt(levels) !== 0n) {
-    throw new RangeError(`delay ${delayMs}ms does not fit ${levels} levels of ${resolutionMs}ms`);
+  const base = BigInt(radix);
+  if (delayMs < 0 || ticks >= base ** BigInt(levels)) {
+    throw new RangeError(`delay ${delayMs}ms does not fit ${levels} levels of ${resolutionMs}ms in radix ${radix}`);
   }
   const digits = [];
-  for (let bit = levels - 1; bit >= 0; bit--) digits.push(String((ticks >> BigInt(bit)) & 1n));
+  for (let position = levels - 1; position >= 0; position--) {
+    digits.push(String((ticks / base ** BigInt(position)) % base));
+  }
   return (key ? [key, ...digits] : digits).join(".");
 }
 
 module.exports = { delayRoutingKey };
 
 if (require.main === module) {
-  // node delayRoutingKey.js KEY DELAY_MS LEVELS RESOLUTION_MS [KEY DELAY_MS LEVELS RESOLUTION_MS ...]
+  // node delayRoutingKey.js KEY DELAY_MS LEVELS RESOLUTION_MS RADIX [KEY DELAY_MS ...]
+  // prints one routing key per five arguments (an empty RADIX leaves the default),
+  // or "refused: " and why.
   const args = process.argv.slice(2);
-  for (let i = 0; i < args.length; i += 4) {
-    console.log(delayRoutingKey(args[i], Number(args[i + 1]), Number(args[i + 2]), Number(args[i + 3])));
+  for (let i = 0; i < args.length; i += 5) {
+    const [key, delayMs, levels, resolutionMs, radix] = args.slice(i, i + 5);
+    const rest = radix ? [Number(radix)] : [];
+    try {
+      console.log(delayRoutingKey(key, Number(delayMs), Number(levels), Number(resolutionMs), ...rest));
+    } catch (refusal) {
+      if (!(refusal instanceof RangeError)) throw refusal;
+      console.log(`refused: ${refusal.message}`);
+    }
   }
 }

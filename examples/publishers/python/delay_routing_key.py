@@ -2,18 +2,29 @@
 import sys
 
 
-def delay_routing_key(key: str, delay_ms: int, levels: int, resolution_ms: int) -> str:
-    """key, then the delay in ticks of resolution_ms, rounded up, as exactly
-    levels binary digits: delay_routing_key("orders", 5000, 4, 1000) == "orders.0.1.0.1"."""
+def delay_routing_key(key: str, delay_ms: int, levels: int, resolution_ms: int, radix: int = 2) -> str:
+    """key, then the delay in ticks of resolution_ms, rounded up, as exactly levels
+    digits in base radix (the set's radix: 2, 4, 8 or 16), each a decimal word:
+    delay_routing_key("orders", 5000, 4, 1000) == "orders.0.1.0.1",
+    delay_routing_key("orders", 37000, 2, 1000, radix=16) == "orders.2.5"."""
+    if radix not in (2, 4, 8, 16):
+        raise ValueError(f"radix {radix} is not 2, 4, 8 or 16")
     ticks = -(-delay_ms // resolution_ms)  # ceiling division in integers
-    if delay_ms < 0 or ticks >> levels:
-        raise ValueError(f"delay {delay_ms}ms does not fit {levels} levels of {resolution_ms}ms")
-    digits = [str(ticks >> bit & 1) for bit in range(levels - 1, -1, -1)]
+    if delay_ms < 0 or ticks >= radix**levels:
+        raise ValueError(f"delay {delay_ms}ms does not fit {levels} levels of {resolution_ms}ms in radix {radix}")
+    digits = [str(ticks // radix**position % radix) for position in range(levels - 1, -1, -1)]
     return ".".join(([key] if key else []) + digits)
 
 
 if __name__ == "__main__":
-    # python3 delay_routing_key.py KEY DELAY_MS LEVELS RESOLUTION_MS [KEY DELAY_MS LEVELS RESOLUTION_MS ...]
+    # python3 delay_routing_key.py KEY DELAY_MS LEVELS RESOLUTION_MS RADIX [KEY DELAY_MS ...]
+    # prints one routing key per five arguments (an empty RADIX leaves the default),
+    # or "refused: " and why.
     args = sys.argv[1:]
-    for i in range(0, len(args), 4):
-        print(delay_routing_key(args[i], int(args[i + 1]), int(args[i + 2]), int(args[i + 3])))
+    for i in range(0, len(args), 5):
+        key, delay_ms, levels, resolution_ms, radix = args[i : i + 5]
+        extra = {"radix": int(radix)} if radix else {}
+        try:
+            print(delay_routing_key(key, int(delay_ms), int(levels), int(resolution_ms), **extra))
+        except ValueError as refusal:
+            print(f"refused: {refusal}")
