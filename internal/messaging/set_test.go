@@ -35,12 +35,12 @@ func TestSetRoutingKeyRadix(t *testing.T) {
 		delay time.Duration
 		want  string
 	}{
-		"radix 16, 255 ticks":        {Set{Levels: 2, Radix: 16, Resolution: 100 * time.Millisecond}, 25500 * time.Millisecond, "bench.15.15"},
-		"radix 16, 17 ticks":         {Set{Levels: 2, Radix: 16, Resolution: 100 * time.Millisecond}, 1700 * time.Millisecond, "bench.1.1"},
-		"radix 4, rounded up to 7":   {Set{Levels: 4, Radix: 4, Resolution: time.Second}, 6500 * time.Millisecond, "bench.0.0.1.3"},
-		"radix 8, zero":              {Set{Levels: 3, Radix: 8, Resolution: time.Second}, 0, "bench.0.0.0"},
-		"radix 2 named, 5 ticks":     {Set{Levels: 3, Radix: 2, Resolution: time.Second}, 5 * time.Second, "bench.1.0.1"},
-		"radix 16, three digits":     {Set{Levels: 3, Radix: 16, Resolution: time.Millisecond}, 4095 * time.Millisecond, "bench.15.15.15"},
+		"radix 16, 255 ticks":      {Set{Levels: 2, Radix: 16, Resolution: 100 * time.Millisecond}, 25500 * time.Millisecond, "bench.15.15"},
+		"radix 16, 17 ticks":       {Set{Levels: 2, Radix: 16, Resolution: 100 * time.Millisecond}, 1700 * time.Millisecond, "bench.1.1"},
+		"radix 4, rounded up to 7": {Set{Levels: 4, Radix: 4, Resolution: time.Second}, 6500 * time.Millisecond, "bench.0.0.1.3"},
+		"radix 8, zero":            {Set{Levels: 3, Radix: 8, Resolution: time.Second}, 0, "bench.0.0.0"},
+		"radix 2 named, 5 ticks":   {Set{Levels: 3, Radix: 2, Resolution: time.Second}, 5 * time.Second, "bench.1.0.1"},
+		"radix 16, three digits":   {Set{Levels: 3, Radix: 16, Resolution: time.Millisecond}, 4095 * time.Millisecond, "bench.15.15.15"},
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {
