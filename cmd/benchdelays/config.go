@@ -68,8 +68,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.StringVar(&cfg.Username, "username", envOr("RABBITMQ_USERNAME", "guest"), "management API user (default from $RABBITMQ_USERNAME)")
 	flags.StringVar(&cfg.Password, "password", envOr("RABBITMQ_PASSWORD", "guest"), "management API password (default from $RABBITMQ_PASSWORD)")
 	flags.StringVar(&cfg.VHost, "vhost", "/", "vhost of the sets; their names are unique to the run")
-	variantList := flags.String("variants", joinSlugs(variants), "comma-separated variants to measure")
-	flags.IntVar(&cfg.Levels, "levels", 8, "levels N of the measured sets")
+	variantList := flags.String("variants", joinSlugs(defaultVariants()), "comma-separated variants to measure: a queue kind ("+joinSlugs(queueKinds)+
+		") in radix 2, or with -r4, -r8 or -r16 in that radix")
+	flags.IntVar(&cfg.Levels, "levels", 8, "levels N of the radix-2 sets; every set, whatever its radix, holds their range, (2^N − 1)·R, with the fewest digits of its radix that do")
 	flags.DurationVar(&cfg.Resolution, "resolution", 100*time.Millisecond, "resolution R of the measured sets")
 	flags.DurationVar(&cfg.BaselineDelay, "baseline-delay", -1, "TTL of the one-hop baseline; default 2^(N−1)·R, the top level's; 0 for no baseline")
 	flags.Float64Var(&cfg.Rate, "rate", 1000, "main paced rate, messages per second")
@@ -117,6 +118,11 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	if err := topology.Validate(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: cfg.Levels, Resolution: cfg.Resolution}); err != nil {
 		return config{}, fmt.Errorf("-levels %d -resolution %s: %w", cfg.Levels, cfg.Resolution, err)
 	}
+	for _, v := range cfg.Variants {
+		if cfg.levelsIn(v.Radix) == 0 {
+			return config{}, fmt.Errorf("-variants %s: no set of radix %d holds %s at resolution %s", v.Slug, v.Radix, cfg.maxDelay(), cfg.Resolution)
+		}
+	}
 	if cfg.BaselineDelay < 0 {
 		cfg.BaselineDelay = cfg.Resolution << (cfg.Levels - 1)
 	}
@@ -137,6 +143,26 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return config{}, errors.New("-tick must be positive")
 	}
 	return cfg, nil
+}
+
+// maxDelay is the longest delay of the run: that of -levels binary digits
+// at -resolution.
+func (c config) maxDelay() time.Duration { return topology.MaxDelayFor(c.Levels, c.Resolution) }
+
+// levelsIn is the number of digits of radix a set needs to hold the run's
+// longest delay, as the planner picks it from a max_delay; 0 when it cannot.
+func (c config) levelsIn(radix int) int {
+	return levelsFor(c.maxDelay(), radix, c.Resolution)
+}
+
+// levelsFor is the planner's number of levels for a max_delay in radix at
+// resolution, or 0 when no valid set holds it.
+func levelsFor(maxDelay time.Duration, radix int, resolution time.Duration) int {
+	spec, err := topology.Resolve(topology.Spec{Name: "check", VHost: "/", MaxDelay: maxDelay, Radix: radix, Resolution: resolution})
+	if err != nil {
+		return 0
+	}
+	return spec.Levels
 }
 
 // commandLine writes a command as a shell would take it, quoting the

@@ -121,9 +121,20 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	fmt.Fprintf(stderr, "benchdelays: commit %s, RabbitMQ %s (pid %d), sets %s.*, N=%d R=%s, %s msg/s for %s\n",
 		env.Provenance.Revision(), env.Provenance.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, formatRate(cfg.Rate), cfg.Duration)
 
-	kinds := []bool{false}
-	if cfg.BaselineDelay > 0 {
-		kinds = append(kinds, true)
+	// Each variant's set, then its queue kind's one-hop baseline the first
+	// time the kind comes: variants of one kind in several radixes share it.
+	type measured struct {
+		variant  variant
+		baseline bool
+	}
+	var plans []measured
+	baselined := map[string]bool{}
+	for _, v := range cfg.Variants {
+		plans = append(plans, measured{variant: v})
+		if cfg.BaselineDelay > 0 && !baselined[v.Base] {
+			baselined[v.Base] = true
+			plans = append(plans, measured{variant: kindOf(v), baseline: true})
+		}
 	}
 	quiet := newQuietPolicy(env.BrokerIdleCPU, cfg.QuietMax)
 	runTrial := func(p trialPlan) (trialResult, error) {
@@ -150,35 +161,32 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	}
 
 	// The main trials first: they are the figures that matter most.
-	for _, v := range cfg.Variants {
-		for _, baseline := range kinds {
-			if _, err := runTrial(trialPlan{variant: v, baseline: baseline, rate: cfg.Rate, duration: cfg.Duration, main: true}); err != nil {
-				return 2, err
-			}
+	for _, m := range plans {
+		if _, err := runTrial(trialPlan{variant: m.variant, baseline: m.baseline, rate: cfg.Rate, duration: cfg.Duration, main: true}); err != nil {
+			return 2, err
 		}
 	}
 	if len(cfg.Steps) > 0 {
-		for _, v := range cfg.Variants {
-			for _, baseline := range kinds {
-				s := searchResult{Variant: v.Name, Baseline: baseline}
-				rate, ok := cfg.Rate, true
-				if main, found := rep.mainTrial(v.Name, baseline); found && cfg.SearchDuration == cfg.Duration {
-					s.Steps = append(s.Steps, stepOf(main, cfg))
-					rate, ok = nextRate(cfg.Steps, s.Steps)
-				}
-				for ; ok; rate, ok = nextRate(cfg.Steps, s.Steps) {
-					t, err := runTrial(trialPlan{variant: v, baseline: baseline, rate: rate, duration: cfg.SearchDuration})
-					s.Steps = append(s.Steps, stepOf(t, cfg))
-					if err != nil {
-						return 2, err
-					}
-				}
-				s.Highest = highestHeld(s.Steps)
-				s.Capped = len(cfg.Steps) > 0 && s.Highest >= cfg.Steps[len(cfg.Steps)-1]
-				rep.Searches = append(rep.Searches, s)
-				if err := writeReport(cfg.Out, rep); err != nil {
+		for _, m := range plans {
+			v, baseline := m.variant, m.baseline
+			s := searchResult{Variant: v.Name, Baseline: baseline}
+			rate, ok := cfg.Rate, true
+			if main, found := rep.mainTrial(v.Name, baseline); found && cfg.SearchDuration == cfg.Duration {
+				s.Steps = append(s.Steps, stepOf(main, cfg))
+				rate, ok = nextRate(cfg.Steps, s.Steps)
+			}
+			for ; ok; rate, ok = nextRate(cfg.Steps, s.Steps) {
+				t, err := runTrial(trialPlan{variant: v, baseline: baseline, rate: rate, duration: cfg.SearchDuration})
+				s.Steps = append(s.Steps, stepOf(t, cfg))
+				if err != nil {
 					return 2, err
 				}
+			}
+			s.Highest = highestHeld(s.Steps)
+			s.Capped = len(cfg.Steps) > 0 && s.Highest >= cfg.Steps[len(cfg.Steps)-1]
+			rep.Searches = append(rep.Searches, s)
+			if err := writeReport(cfg.Out, rep); err != nil {
+				return 2, err
 			}
 		}
 	}

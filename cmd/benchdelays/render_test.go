@@ -27,6 +27,10 @@ func fixtureReport() report {
 	trial := func(variantName string, baseline, main bool, rate float64, p99 time.Duration, byHops []hopStats) trialResult {
 		t := heldTrial(rate)
 		t.Variant, t.Baseline, t.Main, t.Started = variantName, baseline, main, start
+		t.Levels, t.Radix, t.Resolution = 4, 2, 100*ms
+		if baseline {
+			t.Levels, t.Resolution = 1, 800*ms
+		}
 		t.Duration, t.LoadBefore, t.LoadAfter = 30*time.Second, 0.52, 1.75
 		t.BrokerSettled, t.BrokerSettling = true, 3*time.Second
 		t.MachineBusy, t.BrokerCPU, t.OwnCPU = 61.4, rate*30*0.0005, rate*30*0.00004 // 0.5 and 0.04 ms per message
@@ -49,6 +53,9 @@ func fixtureReport() report {
 	}
 	lossy := trial("quorum at-least-once", false, false, 4000, 2500*ms, hops(300*ms))
 	lossy.Measurement.Lost, lossy.Measurement.Overdue, lossy.Measurement.Duplicates = 12, 2, 5
+	hex := trial("quorum at-most-once r16", false, true, 1000, 30*ms, hops(6*ms)[:3])
+	hex.Levels, hex.Radix = 2, 16
+	hex.BrokerCPU = 1000 * 30 * 0.0002 // 0.2 ms per message
 	return report{
 		Environment: environment{
 			Provenance: machine.Provenance{Commit: "0123456789ab", Date: start, CPUs: 2, CPUModel: "AMD EPYC", MemoryKiB: 24641536,
@@ -69,11 +76,13 @@ func fixtureReport() report {
 			trial("quorum at-least-once", false, true, 1000, 90*ms, hops(12*ms)),
 			trial("quorum at-least-once", true, true, 1000, 20*ms, oneHop(20*ms)),
 			lossy,
+			hex,
 		},
 		Searches: []searchResult{
 			{Variant: "classic", Steps: []step{{Rate: 1000, Held: true, P99: 40 * ms}, {Rate: 2000, Held: true, P99: 80 * ms}, {Rate: 4000, Held: true, P99: 200 * ms}}, Highest: 4000, Capped: true},
 			{Variant: "classic", Baseline: true, Steps: []step{{Rate: 1000, Held: true, P99: 8 * ms}, {Rate: 2000, Held: true, P99: 9 * ms}, {Rate: 4000, Held: true, P99: 30 * ms}}, Highest: 4000, Capped: true},
 			{Variant: "quorum at-least-once", Steps: []step{{Rate: 1000, Held: true, P99: 90 * ms}, {Rate: 2000, Held: true, P99: 400 * ms}, {Rate: 4000, Why: "12 lost", P99: 2500 * ms}}, Highest: 2000},
+			{Variant: "quorum at-most-once r16", Steps: []step{{Rate: 1000, Held: true, P99: 30 * ms}, {Rate: 2000, Held: true, P99: 60 * ms}, {Rate: 4000, Why: "p99 lateness 1.5s ≥ 1s", P99: 1500 * ms}}, Highest: 2000},
 			{Variant: "quorum at-least-once", Baseline: true, Steps: []step{{Rate: 1000, Held: true, P99: 20 * ms}, {Rate: 2000, Held: true, P99: 30 * ms}, {Rate: 4000, Held: true, P99: 90 * ms}}, Highest: 4000, Capped: true},
 		},
 	}
@@ -197,20 +206,21 @@ func TestSVGWellFormed(t *testing.T) {
 			texts = append(texts, string(el))
 		}
 	}
-	// 3 panels × 3 percentiles.
-	if counts["polyline"] != 9 {
-		t.Errorf("%d polylines, want 9", counts["polyline"])
+	// 4 panels × 3 percentiles.
+	if counts["polyline"] != 12 {
+		t.Errorf("%d polylines, want 12", counts["polyline"])
 	}
-	// 3 panels × 3 percentiles × 5 hop counts.
-	if counts["markers"] != 45 {
-		t.Errorf("%d markers, want 45", counts["markers"])
+	// 3 panels × 3 percentiles × 5 hop counts, and the radix-16 one's 3 hop counts.
+	if counts["markers"] != 45+9 {
+		t.Errorf("%d markers, want 54", counts["markers"])
 	}
-	// The legend's one, and a p50 and a p99 per panel.
-	if counts["dashed"] != 1+3*2 {
-		t.Errorf("%d dashed lines, want 7", counts["dashed"])
+	// The legend's one, and a p50 and a p99 per panel: the radix-16 one
+	// shows its queue kind's baseline.
+	if counts["dashed"] != 1+4*2 {
+		t.Errorf("%d dashed lines, want 9", counts["dashed"])
 	}
 	all := strings.Join(texts, "|")
-	for _, want := range []string{"classic", "quorum at-most-once", "quorum at-least-once", "RabbitMQ 3.10.8", "one-hop baseline (800ms TTL)"} {
+	for _, want := range []string{"classic", "quorum at-most-once", "quorum at-least-once", "quorum at-most-once r16", "RabbitMQ 3.10.8", "one-hop baseline (800ms TTL)"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the SVG's text lacks %q", want)
 		}
