@@ -53,7 +53,7 @@ func fixtureReport() report {
 	}
 	lossy := trial("quorum at-least-once", false, false, 4000, 2500*ms, hops(300*ms))
 	lossy.Measurement.Lost, lossy.Measurement.Overdue, lossy.Measurement.Duplicates = 12, 2, 5
-	hex := trial("quorum at-most-once r16", false, true, 1000, 30*ms, hops(6*ms)[:3])
+	hex := trial("quorum at-most-once r16", false, true, 1000, 30*ms, hops(6 * ms)[:3])
 	hex.Levels, hex.Radix = 2, 16
 	hex.BrokerCPU = 1000 * 30 * 0.0002 // 0.2 ms per message
 	return report{

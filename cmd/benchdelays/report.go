@@ -83,8 +83,8 @@ type trialResult struct {
 	Baseline bool   `json:"baseline"`
 	// Main marks the trials at the main rate and duration, which the main
 	// tables show; the others are rate-search steps.
-	Main       bool          `json:"main"`
-	Set        string        `json:"set"`
+	Main bool   `json:"main"`
+	Set  string `json:"set"`
 	// Levels are the set's delay digits, in Radix (2 when zero, as in runs
 	// from before sets had a radix).
 	Levels     int           `json:"levels"`

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-		"slices"
+	"slices"
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
