@@ -49,6 +49,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "benchdelays: %v\n", err)
 		return 2
 	}
+	for _, warning := range cfg.Warnings {
+		fmt.Fprintf(stderr, "benchdelays: warning: %s\n", warning)
+	}
 	if cfg.Render != "" {
 		if err := renderFromJSON(cfg.Render, cfg.Out); err != nil {
 			fmt.Fprintf(stderr, "benchdelays: %v\n", err)
@@ -113,7 +116,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		Levels: cfg.Levels, Resolution: cfg.Resolution, BaselineDelay: cfg.BaselineDelay,
 		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, SearchDuration: cfg.SearchDuration,
 		P99Limit: cfg.P99Limit, LossWindow: cfg.LossWindow, Tick: cfg.Tick, LagLimit: cfg.LagLimit,
-		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed,
+		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed, Warnings: cfg.Warnings,
 	}}
 	for _, v := range cfg.Variants {
 		rep.Settings.Variants = append(rep.Settings.Variants, v.Name)
@@ -121,21 +124,10 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	fmt.Fprintf(stderr, "benchdelays: commit %s, RabbitMQ %s (pid %d), sets %s.*, N=%d R=%s, %s msg/s for %s\n",
 		env.Provenance.Revision(), env.Provenance.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, formatRate(cfg.Rate), cfg.Duration)
 
-	// Each variant's set, then its queue kind's one-hop baseline the first
-	// time the kind comes: variants of one kind in several radixes share it.
-	type measured struct {
-		variant  variant
-		baseline bool
-	}
-	var plans []measured
-	baselined := map[string]bool{}
-	for _, v := range cfg.Variants {
-		plans = append(plans, measured{variant: v})
-		if cfg.BaselineDelay > 0 && !baselined[v.Base] {
-			baselined[v.Base] = true
-			plans = append(plans, measured{variant: kindOf(v), baseline: true})
-		}
-	}
+	plans := trialPlans(cfg)
+	lo, hi := estimateRun(cfg)
+	fmt.Fprintf(stderr, "benchdelays: %d sets and baselines, each publishing for %s; the run should take %s to %s (the rate searches' length depends on where the limits lie)\n",
+		len(plans), topology.FormatDuration(cfg.Duration), formatMinutes(lo), formatMinutes(hi))
 	quiet := newQuietPolicy(env.BrokerIdleCPU, cfg.QuietMax)
 	runTrial := func(p trialPlan) (trialResult, error) {
 		if len(rep.Trials) > 0 && cfg.Pause > 0 {

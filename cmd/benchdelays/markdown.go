@@ -36,6 +36,11 @@ func markdown(r report, svgName string) string {
 		"the next starts once the broker's CPU use has stayed near its idle level for 3 s, so that no trial measures the clean-up of the one before.\n\n",
 		topology.FormatDuration(s.maxDelay()), topology.FormatDuration(s.Resolution), digitsOfRun(r), topology.FormatDuration(s.Tick),
 		s.Prefetch, topology.FormatDuration(s.LossWindow), brokerIdle(e))
+	fmt.Fprintf(&b, "Each main trial publishes for %s and each search trial for %s. %s\n\n",
+		topology.FormatDuration(s.Duration), topology.FormatDuration(s.SearchDuration), steadyStateText(s))
+	for _, warning := range s.Warnings {
+		fmt.Fprintf(&b, "> **Warning:** %s.\n\n", warning)
+	}
 	fmt.Fprintf(&b, "The **baseline** of each queue type is a one-level set: one TTL queue of %s of that type and strategy, every message "+
 		"asking for exactly that delay, so one hop through the same exchanges as a hop of the set: the floor any layout can reach on this broker.\n\n",
 		topology.FormatDuration(s.BaselineDelay))
@@ -92,7 +97,9 @@ func markdown(r report, svgName string) string {
 	if len(r.Searches) > 0 {
 		fmt.Fprintf(&b, "\n## Highest rate with p99 lateness under %s\n\n", topology.FormatDuration(s.P99Limit))
 		fmt.Fprintf(&b, "Steps of %s msg/s, %s of publishing each, starting from the main run and going up while a rate holds "+
-			"(p99 under %s, nothing lost, early, refused or misrouted, and the publisher within 2 %% of its schedule).\n\n",
+			"(p99 under %s, nothing lost, early, refused or misrouted, and the publisher within 2 %% of its schedule), "+
+			"then up from the highest that held in steps of 10 %% while they stay below the lowest that failed, "+
+			"so each highest rate is within about 10 %% of the limit.\n\n",
 			joinRates(s.Steps), topology.FormatDuration(s.SearchDuration), topology.FormatDuration(s.P99Limit))
 		rows = [][]string{{"variant", "set: steps (p99)", "set", "baseline: steps (p99)", "baseline", "set / baseline"}}
 		for _, v := range variants {
@@ -167,6 +174,18 @@ func notes(r report) string {
 			"rather than lost. At-most-once dead-lettering never sends twice, and drops the message instead when the next queue refuses it.\n", duplicates)
 	}
 	return b.String()
+}
+
+// steadyStateText says whether the trials ran long enough to measure the
+// sets in steady state.
+func steadyStateText(s settings) string {
+	steady := steadyState(s.maxDelay())
+	if s.Duration >= steady && s.SearchDuration >= steady {
+		return fmt.Sprintf("Both are at least twice the longest delay (%s), so for the second half of each trial the broker holds messages "+
+			"of every delay while new ones keep arriving, as under a constant load: the figures are steady-state.", topology.FormatDuration(steady))
+	}
+	return fmt.Sprintf("**Not steady state:** steady state needs at least twice the longest delay (%s) of publishing; "+
+		"a shorter trial never loads the broker with every delay at once, and its figures flatter the layout.", topology.FormatDuration(steady))
 }
 
 // baseOf is the queue kind of a variant a table names, whose baseline it

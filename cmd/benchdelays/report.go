@@ -143,6 +143,9 @@ type settings struct {
 	Prefetch       int           `json:"prefetch"`
 	MaxInFlight    int           `json:"max_in_flight"`
 	Seed           uint64        `json:"seed"`
+	// Warnings say why the figures may not be what they seem, such as a
+	// duration too short for steady state.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // maxDelay is the longest delay of the sets measured.
