@@ -31,6 +31,7 @@ type config struct {
 	Duration       time.Duration
 	Steps          []float64 // empty: no search
 	SearchDuration time.Duration
+	Fine           bool // 10 % steps near the limit
 	P99Limit       time.Duration
 	LossWindow     time.Duration
 	Tick           time.Duration
@@ -61,6 +62,7 @@ var quickDefaults = map[string]string{
 	"rate":            "200",
 	"duration":        "3s",
 	"steps":           "200,400",
+	"fine":            "false",
 	"search-duration": "3s",
 	"loss-window":     "5s",
 	"settle":          "300ms",
@@ -86,6 +88,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.DurationVar(&cfg.Duration, "duration", 0, "how long the main trials publish; default twice the longest delay (steady state: "+
 		topology.FormatDuration(steadyState(topology.MaxDelayFor(8, 100*time.Millisecond)))+" at the default range); a shorter one is measured with a warning that the figures are not steady-state")
 	steps := flags.String("steps", "100,250,500,750,1000,1500,2000,3000,4000,6000,8000", "rates (msg/s) the search steps through, from the main rate up while p99 holds; empty for no search")
+	flags.BoolVar(&cfg.Fine, "fine", true, "once the steps bracket a limit, search up from the highest rate that held in steps of 10 % while they stay below the lowest that failed")
 	flags.DurationVar(&cfg.SearchDuration, "search-duration", 0, "how long each search trial publishes; default -duration, which lets the main trial count as the search's step at -rate")
 	flags.DurationVar(&cfg.P99Limit, "p99-limit", time.Second, "p99 lateness a rate must stay under to hold")
 	flags.DurationVar(&cfg.LossWindow, "loss-window", 10*time.Second, "a message not arrived this long after due is lost")
@@ -101,7 +104,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.DurationVar(&cfg.IdleWindow, "idle-window", 20*time.Second, "how long each idle measurement samples the broker, with and without the set")
 	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+svgFile+" and "+jsonFile+"; empty to write none")
 	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and "+svgFile+" again from a "+jsonFile+" a run wrote, into -out, without measuring")
-	quick := flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400, idle radixes 2,16 for 3s")
+	quick := flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400 without 10 % steps, idle radixes 2,16 for 3s")
 	if err := flags.Parse(args); err != nil {
 		return config{}, err
 	}

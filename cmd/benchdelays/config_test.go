@@ -126,7 +126,7 @@ func TestEstimateRun(t *testing.T) {
 	}
 	cfg.Steps = []float64{500, 1000, 2000}
 	least, most := estimateRun(cfg)
-	fewest, longest := searchTrialsRange(cfg.Steps, cfg.Rate)
+	fewest, longest := searchTrialsRange(cfg.Steps, cfg.Fine, cfg.Rate)
 	set, base := 5*time.Second+51*time.Second+25500*ms+time.Second+trialOverhead, 5*time.Second+51*time.Second+12800*ms+time.Second+trialOverhead
 	if least != want+time.Duration(fewest-1)*(set+base) || most != want+time.Duration(longest-1)*(set+base) {
 		t.Errorf("estimateRun with a search = %s, %s; want the main trials' plus %d to %d search trials each, the main trial being the first", least, most, fewest, longest)

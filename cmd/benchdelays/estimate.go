@@ -69,7 +69,7 @@ func estimateRun(cfg config) (least, most time.Duration) {
 		if len(cfg.Steps) == 0 {
 			continue
 		}
-		fewest, longest := searchTrialsRange(cfg.Steps, cfg.Rate)
+		fewest, longest := searchTrialsRange(cfg.Steps, cfg.Fine, cfg.Rate)
 		if cfg.SearchDuration == cfg.Duration { // the main trial is the search's first step
 			fewest, longest = fewest-1, longest-1
 		}

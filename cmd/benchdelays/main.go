@@ -114,12 +114,15 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	}
 	rep := report{Environment: env, Settings: settings{
 		Levels: cfg.Levels, Resolution: cfg.Resolution, BaselineDelay: cfg.BaselineDelay,
-		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, SearchDuration: cfg.SearchDuration,
+		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, Fine: cfg.Fine, SearchDuration: cfg.SearchDuration,
 		P99Limit: cfg.P99Limit, LossWindow: cfg.LossWindow, Tick: cfg.Tick, LagLimit: cfg.LagLimit,
 		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed, Warnings: cfg.Warnings,
 	}}
 	for _, v := range cfg.Variants {
 		rep.Settings.Variants = append(rep.Settings.Variants, v.Name)
+	}
+	if rep.Layouts, err = runLayouts(cfg); err != nil {
+		return 2, err
 	}
 	fmt.Fprintf(stderr, "benchdelays: commit %s, RabbitMQ %s (pid %d), sets %s.*, N=%d R=%s, %s msg/s for %s\n",
 		env.Provenance.Revision(), env.Provenance.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, formatRate(cfg.Rate), cfg.Duration)
@@ -158,6 +161,23 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 			return 2, err
 		}
 	}
+	// The idle cost of a set of each radix, before the long rate searches.
+	if len(cfg.IdleRadixes) > 0 {
+		memUsed := nodeMemUsed(cfg, node.Name)
+		for _, radix := range cfg.IdleRadixes {
+			started := time.Now()
+			i := r.idle(ctx, radix, quiet, memUsed)
+			rep.Idle = append(rep.Idle, i)
+			fmt.Fprintf(stderr, "  idle radix %-2d: broker CPU %s, RSS %s, mem_used %s%s (%s)\n", radix, formatCPUDelta(i.CPUWith, i.CPUWithout),
+				formatMemoryDelta(i.RSSWith, i.RSSWithout), formatMemoryDelta(i.MemUsedWith, i.MemUsedWithout), errorSuffix(i.Error), time.Since(started).Round(time.Second))
+			if err := writeReport(cfg.Out, rep); err != nil {
+				return 2, err
+			}
+			if ctx.Err() != nil {
+				return 2, context.Cause(ctx)
+			}
+		}
+	}
 	if len(cfg.Steps) > 0 {
 		for _, m := range plans {
 			v, baseline := m.variant, m.baseline
@@ -165,9 +185,9 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 			rate, ok := cfg.Rate, true
 			if main, found := rep.mainTrial(v.Name, baseline); found && cfg.SearchDuration == cfg.Duration {
 				s.Steps = append(s.Steps, stepOf(main, cfg))
-				rate, ok = nextRate(cfg.Steps, s.Steps)
+				rate, ok = nextRate(cfg.Steps, s.Steps, cfg.Fine)
 			}
-			for ; ok; rate, ok = nextRate(cfg.Steps, s.Steps) {
+			for ; ok; rate, ok = nextRate(cfg.Steps, s.Steps, cfg.Fine) {
 				t, err := runTrial(trialPlan{variant: v, baseline: baseline, rate: rate, duration: cfg.SearchDuration})
 				s.Steps = append(s.Steps, stepOf(t, cfg))
 				if err != nil {
@@ -188,6 +208,13 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "benchdelays: wrote %s, %s and %s in %s\n", markdownFile, svgFile, jsonFile, cfg.Out)
 	}
 	return exitCode(rep), nil
+}
+
+func errorSuffix(message string) string {
+	if message == "" {
+		return ""
+	}
+	return "; failed: " + message
 }
 
 // isLocal tells whether the AMQP URL names this machine, where the broker's

@@ -46,7 +46,7 @@ func markdown(r report, svgName string) string {
 		topology.FormatDuration(s.BaselineDelay))
 
 	fmt.Fprintf(&b, "## %s msg/s for %s\n\n", formatRate(s.Rate), topology.FormatDuration(s.Duration))
-	rows := [][]string{{"variant", "sent", "msg/s sent", "msg/s delivered", "p50 ms", "p90 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "machine CPU"}}
+	rows := [][]string{{"variant", "sent", "msg/s sent", "msg/s delivered", "p50 ms", "p90 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "broker CPU ms/delivered", "machine CPU"}}
 	for _, t := range r.Trials {
 		if !t.Main {
 			continue
@@ -55,9 +55,9 @@ func markdown(r report, svgName string) string {
 		rows = append(rows, []string{trialName(t), formatCount(t.Pacing.Sent), formatRate(t.Pacing.achieved()), formatOptionalRate(m.DeliveryRate),
 			formatMs(m.Lateness.P50), formatMs(m.Lateness.P90), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
-			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatPercent(t.MachineBusy)})
+			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perDelivered(t.BrokerCPU)), formatPercent(t.MachineBusy)})
 	}
-	writeTable(&b, rows, "lrrrrrrrrrrrrr")
+	writeTable(&b, rows, "lrrrrrrrrrrrrrr")
 
 	b.WriteString("\n## Lateness by hop count\n\n")
 	fmt.Fprintf(&b, "p50 / p90 / p99 / max in ms (messages) at %s msg/s.\n\n", formatRate(s.Rate))
@@ -97,10 +97,8 @@ func markdown(r report, svgName string) string {
 	if len(r.Searches) > 0 {
 		fmt.Fprintf(&b, "\n## Highest rate with p99 lateness under %s\n\n", topology.FormatDuration(s.P99Limit))
 		fmt.Fprintf(&b, "Steps of %s msg/s, %s of publishing each, starting from the main run and going up while a rate holds "+
-			"(p99 under %s, nothing lost, early, refused or misrouted, and the publisher within 2 %% of its schedule), "+
-			"then up from the highest that held in steps of 10 %% while they stay below the lowest that failed, "+
-			"so each highest rate is within about 10 %% of the limit.\n\n",
-			joinRates(s.Steps), topology.FormatDuration(s.SearchDuration), topology.FormatDuration(s.P99Limit))
+			"(p99 under %s, nothing lost, early, refused or misrouted, and the publisher within 2 %% of its schedule)%s\n\n",
+			joinRates(s.Steps), topology.FormatDuration(s.SearchDuration), topology.FormatDuration(s.P99Limit), fineText(s.Fine))
 		rows = [][]string{{"variant", "set: steps (p99)", "set", "baseline: steps (p99)", "baseline", "set / baseline"}}
 		for _, v := range variants {
 			set, okSet := r.search(v.Name, false)
@@ -112,6 +110,8 @@ func markdown(r report, svgName string) string {
 		}
 		writeTable(&b, rows, "llrlrr")
 	}
+
+	b.WriteString(radixMarkdown(r))
 
 	b.WriteString("\n## Every trial\n\n")
 	rows = [][]string{{"variant", "msg/s asked", "for", "sent", "msg/s sent", "max lag ms", "confirm p99 ms", "p50 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "own CPU ms/msg", "machine CPU", "load", "held"}}
@@ -174,6 +174,15 @@ func notes(r report) string {
 			"rather than lost. At-most-once dead-lettering never sends twice, and drops the message instead when the next queue refuses it.\n", duplicates)
 	}
 	return b.String()
+}
+
+// fineText ends the search's description: how it closes in on the limit.
+func fineText(fine bool) string {
+	if fine {
+		return ", then up from the highest that held in steps of 10 % while they stay below the lowest that failed, " +
+			"so each highest rate is within about 10 % of the limit unless the search reached its top step."
+	}
+	return ". Without 10 % steps near the limit (-fine=false), a highest rate is only as precise as the steps' spacing."
 }
 
 // steadyStateText says whether the trials ran long enough to measure the

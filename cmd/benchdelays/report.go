@@ -135,6 +135,7 @@ type settings struct {
 	Rate           float64       `json:"rate_per_s"`
 	Duration       time.Duration `json:"duration_ns"`
 	Steps          []float64     `json:"steps_per_s"`
+	Fine           bool          `json:"fine_steps"` // 10 % steps near the limit
 	SearchDuration time.Duration `json:"search_duration_ns"`
 	P99Limit       time.Duration `json:"p99_limit_ns"`
 	LossWindow     time.Duration `json:"loss_window_ns"`
@@ -172,6 +173,10 @@ type report struct {
 	Settings    settings       `json:"settings"`
 	Trials      []trialResult  `json:"trials"`
 	Searches    []searchResult `json:"searches"`
+	// Layouts are the planner's figures of a set of each radix the run
+	// measured, holding its range; Idle the idle cost of some of them.
+	Layouts []layoutFigures `json:"layouts,omitempty"`
+	Idle    []idleResult    `json:"idle,omitempty"`
 }
 
 // perMessage is CPU seconds per message sent, or -1 when unknown.

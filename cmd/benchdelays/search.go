@@ -53,10 +53,10 @@ const fineStep = 1.1
 // held, or, when none has held, the highest below the lowest that failed.
 // When no untried step lies between them and both are known, 10 % above the
 // highest that held while that stays clearly (2 %) below the lowest that
-// failed. ok is false when there is nothing left to try. So a search that
+// failed, unless fine is false. ok is false when there is nothing left to try. So a search that
 // starts at the main rate goes up while the rates hold and down while they
 // fail, then closes in on the limit from below.
-func nextRate(steps []float64, tried []step) (rate float64, ok bool) {
+func nextRate(steps []float64, tried []step, fine bool) (rate float64, ok bool) {
 	highestHeld, lowestFailed := highestHeld(tried), -1.0
 	for _, s := range tried {
 		if !s.Held && (lowestFailed < 0 || s.Rate < lowestFailed) {
@@ -78,8 +78,8 @@ func nextRate(steps []float64, tried []step) (rate float64, ok bool) {
 				return r, true
 			}
 		}
-		if fine := math.Round(highestHeld * fineStep); lowestFailed > 0 && fine < 0.98*lowestFailed && !isTried(fine) {
-			return fine, true
+		if next := math.Round(highestHeld * fineStep); fine && lowestFailed > 0 && next < 0.98*lowestFailed && !isTried(next) {
+			return next, true
 		}
 		return 0, false
 	}
@@ -91,13 +91,14 @@ func nextRate(steps []float64, tried []step) (rate float64, ok bool) {
 	return 0, false
 }
 
-// searchTrials is how many trials a search from start through steps runs
+// searchTrials is how many trials a search from start through steps (and
+// 10 % steps when fine) runs
 // when every rate up to limit holds and every rate above fails; the first
 // is the start itself.
-func searchTrials(steps []float64, start, limit float64) int {
+func searchTrials(steps []float64, fine bool, start, limit float64) int {
 	try := func(rate float64) step { return step{Rate: rate, Held: rate <= limit} }
 	tried := []step{try(start)}
-	for rate, ok := nextRate(steps, tried); ok; rate, ok = nextRate(steps, tried) {
+	for rate, ok := nextRate(steps, tried, fine); ok; rate, ok = nextRate(steps, tried, fine) {
 		tried = append(tried, try(rate))
 	}
 	return len(tried)
@@ -106,14 +107,14 @@ func searchTrials(steps []float64, start, limit float64) int {
 // searchTrialsRange is the fewest and the most trials a search from start
 // through steps runs, over every limit the broker may have: below the
 // lowest step, just under or at each step, above the highest.
-func searchTrialsRange(steps []float64, start float64) (fewest, most int) {
+func searchTrialsRange(steps []float64, fine bool, start float64) (fewest, most int) {
 	limits := []float64{0, math.Inf(1)}
 	for _, r := range append([]float64{start}, steps...) {
 		limits = append(limits, r, r*0.999)
 	}
 	fewest = math.MaxInt
 	for _, limit := range limits {
-		n := searchTrials(steps, start, limit)
+		n := searchTrials(steps, fine, start, limit)
 		fewest, most = min(fewest, n), max(most, n)
 	}
 	return fewest, most

@@ -63,7 +63,7 @@ func TestNextRateFindsThreshold(t *testing.T) {
 				t.Parallel()
 				try := func(rate float64) step { return step{Rate: rate, Held: rate <= threshold} }
 				tried := []step{try(startRate)}
-				for rate, ok := nextRate(steps, tried); ok; rate, ok = nextRate(steps, tried) {
+				for rate, ok := nextRate(steps, tried, true); ok; rate, ok = nextRate(steps, tried, true) {
 					if len(tried) > len(steps)+1+10 { // 10 steps of 10 % span the widest gap, 2×, with room
 						t.Fatalf("the search does not end: %v", tried)
 					}
@@ -96,7 +96,7 @@ func TestNextRateFindsThreshold(t *testing.T) {
 					}
 					seen[s.Rate] = true
 				}
-				if n := searchTrials(steps, startRate, threshold); n != len(tried) {
+				if n := searchTrials(steps, true, startRate, threshold); n != len(tried) {
 					t.Errorf("searchTrials = %d, the search ran %d", n, len(tried))
 				}
 			})
@@ -130,7 +130,7 @@ func TestNextRateOrder(t *testing.T) {
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			rate, ok := nextRate(steps, test.tried)
+			rate, ok := nextRate(steps, test.tried, true)
 			if rate != test.wantRate || ok != test.wantOK {
 				t.Errorf("nextRate(%v) = %g, %v; want %g, %v", test.tried, rate, ok, test.wantRate, test.wantOK)
 			}
@@ -141,12 +141,19 @@ func TestNextRateOrder(t *testing.T) {
 func TestSearchTrialsRange(t *testing.T) {
 	t.Parallel()
 	steps := []float64{500, 1000, 2000}
-	fewest, most := searchTrialsRange(steps, 1000)
+	fewest, most := searchTrialsRange(steps, true, 1000)
 	// Fewest: 1000 ✗, 500 ✗. Most, a limit just under 2000: 1000 ✓, 2000 ✗,
 	// then 1100, 1210, 1331, 1464, 1611, 1772 and 1949 ✓, and 2144 is not
 	// clearly below 2000: 9 in all.
 	if fewest != 2 || most != 9 {
 		t.Errorf("searchTrialsRange = %d, %d; want 2, 9", fewest, most)
+	}
+	// Without 10 % steps: at most 1000 ✓, 2000 ✗ or 1000 ✓, 2000 ✓ or 1000 ✗, 500 ✗/✓.
+	if fewest, most := searchTrialsRange(steps, false, 1000); fewest != 2 || most != 2 {
+		t.Errorf("searchTrialsRange without fine steps = %d, %d; want 2, 2", fewest, most)
+	}
+	if rate, ok := nextRate(steps, []step{{Rate: 1000, Held: true}, {Rate: 2000}}, false); ok {
+		t.Errorf("nextRate without fine steps went on to %g after the bracket", rate)
 	}
 }
 
