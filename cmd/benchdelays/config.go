@@ -48,6 +48,7 @@ type config struct {
 	IdleWindow  time.Duration
 	Out         string
 	Render      string // a delays.json to render instead of measuring
+	Estimate    bool   // print the run's estimated duration and exit
 	// Warnings say why the figures may not be what they seem, such as a
 	// duration too short for steady state; printed, and kept in the report.
 	Warnings []string
@@ -104,6 +105,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.DurationVar(&cfg.IdleWindow, "idle-window", 20*time.Second, "how long each idle measurement samples the broker, with and without the set")
 	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+svgFile+" and "+jsonFile+"; empty to write none")
 	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and "+svgFile+" again from a "+jsonFile+" a run wrote, into -out, without measuring")
+	flags.BoolVar(&cfg.Estimate, "estimate", false, "print what the run would measure and how long it should take, and exit without measuring")
 	quick := flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400 without 10 % steps, idle radixes 2,16 for 3s")
 	if err := flags.Parse(args); err != nil {
 		return config{}, err

@@ -188,3 +188,23 @@ func TestCommandLineQuotes(t *testing.T) {
 		t.Errorf("commandLine = %s, want %s", got, want)
 	}
 }
+
+func TestDescribeRun(t *testing.T) {
+	t.Parallel()
+	cfg, err := parseConfig([]string{"-variants", "quorum-at-most-once,quorum-at-most-once-r16", "-steps", "", "-idle-radixes", "2,16"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	least, _ := estimateRun(cfg)
+	got := describeRun(cfg)
+	for _, want := range []string{
+		"quorum at-most-once (8 digits), quorum at-most-once baseline, quorum at-most-once r16 (2 digits)",
+		"delays 0…25.5s, main trials at 1,000 msg/s for 51s",
+		"idle sets of radix 2, 16 for 20s",
+		"; about " + formatMinutes(least) + "\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("describeRun = %q, lacks %q", got, want)
+		}
+	}
+}

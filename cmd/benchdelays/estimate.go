@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 // measured is what one series of trials measures: a variant's set, or its
@@ -86,4 +89,35 @@ func formatMinutes(d time.Duration) string {
 		return fmt.Sprintf("%.0f s", math.Ceil(d.Seconds()))
 	}
 	return fmt.Sprintf("%.0f min", math.Ceil(d.Minutes()))
+}
+
+// describeRun says what the run measures and how long it should take.
+func describeRun(cfg config) string {
+	var b strings.Builder
+	plans := trialPlans(cfg)
+	var names []string
+	for _, p := range plans {
+		name := p.variant.Name
+		if p.baseline {
+			name += " baseline"
+		} else {
+			name += fmt.Sprintf(" (%d digits)", cfg.levelsIn(p.variant.Radix))
+		}
+		names = append(names, name)
+	}
+	fmt.Fprintf(&b, "benchdelays: %s; delays 0…%s, main trials at %s msg/s for %s", strings.Join(names, ", "),
+		topology.FormatDuration(cfg.maxDelay()), formatRate(cfg.Rate), topology.FormatDuration(cfg.Duration))
+	if len(cfg.Steps) > 0 {
+		fmt.Fprintf(&b, ", searches over %s msg/s for %s each", joinRates(cfg.Steps), topology.FormatDuration(cfg.SearchDuration))
+	}
+	if len(cfg.IdleRadixes) > 0 {
+		fmt.Fprintf(&b, ", idle sets of radix %s for %s", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cfg.IdleRadixes)), ", "), "[]"), topology.FormatDuration(cfg.IdleWindow))
+	}
+	least, most := estimateRun(cfg)
+	if least == most {
+		fmt.Fprintf(&b, "; about %s\n", formatMinutes(most))
+	} else {
+		fmt.Fprintf(&b, "; %s to %s (the searches' length depends on where the limits lie)\n", formatMinutes(least), formatMinutes(most))
+	}
+	return b.String()
 }

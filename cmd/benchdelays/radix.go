@@ -304,9 +304,10 @@ func costModelMarkdown(r report) string {
 		fmt.Fprintf(&b, "this program %.3f ms per message.\n\n", m.Own)
 		baseHops := averageHops(m.Baseline)
 		baseSearch, baseSearched := r.search(m.Kind, true)
+		// The columns against radix 2 when there is a set of radix 2 and another.
 		var binary *trialResult
 		for i := range m.Sets {
-			if radixOf(m.Sets[i].Radix) == 2 {
+			if radixOf(m.Sets[i].Radix) == 2 && len(m.Sets) > 1 {
 				binary = &m.Sets[i]
 			}
 		}
