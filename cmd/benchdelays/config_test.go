@@ -142,6 +142,9 @@ func TestParseConfigQuickKeepsGivenFlags(t *testing.T) {
 	if cfg.Levels != 4 || cfg.Duration != 3*time.Second || cfg.BaselineDelay != 800*ms {
 		t.Errorf("-quick gave N=%d, %s, baseline %s; want N=4, 3s, 800ms", cfg.Levels, cfg.Duration, cfg.BaselineDelay)
 	}
+	if cfg.Fine || cfg.IdleWindow != 3*time.Second || len(cfg.IdleRadixes) != 2 {
+		t.Errorf("-quick gave fine steps %t, idle radixes %v for %s; want none, 2 and 16 for 3s", cfg.Fine, cfg.IdleRadixes, cfg.IdleWindow)
+	}
 	if cfg.Rate != 300 || len(cfg.Steps) != 0 || len(cfg.Variants) != 1 || cfg.Variants[0].Slug != "classic" {
 		t.Errorf("-quick overrode given flags: rate %g, steps %v, variants %v", cfg.Rate, cfg.Steps, cfg.Variants)
 	}
