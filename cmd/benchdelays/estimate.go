@@ -32,11 +32,11 @@ func trialPlans(cfg config) []measured {
 	return plans
 }
 
-// trialOverhead is what a trial takes besides publishing and the delays:
-// declaring and deleting the set, the broker's quiet streak (3 s) before
-// it, draining the last arrivals. Measured runs on this kind of machine
-// take 5 to 10 s.
-const trialOverhead = 8 * time.Second
+// trialOverhead is what a trial takes besides publishing, the delays and
+// the settle time: declaring and deleting the set, the last arrivals, and
+// the broker's quiet streak (3 s) before it; more when the broker takes
+// longer to settle. Short runs on a 2-core machine took 4 to 5 s.
+const trialOverhead = 5 * time.Second
 
 // steadyState is the shortest publishing time that measures a set in
 // steady state: twice its longest delay, so that for at least half the
