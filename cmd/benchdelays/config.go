@@ -31,6 +31,7 @@ type config struct {
 	Duration       time.Duration
 	Steps          []float64 // empty: no search
 	SearchDuration time.Duration
+	Fine           bool // 10 % steps near the limit
 	P99Limit       time.Duration
 	LossWindow     time.Duration
 	Tick           time.Duration
@@ -41,17 +42,28 @@ type config struct {
 	Pause          time.Duration
 	QuietMax       time.Duration
 	Seed           uint64
-	Out            string
-	Render         string // a delays.json to render instead of measuring
+	// IdleRadixes are the radixes whose sets' idle cost is measured, over
+	// IdleWindow each, with the first variant's queue type and strategy.
+	IdleRadixes []int
+	IdleWindow  time.Duration
+	Out         string
+	Render      string // a delays.json to render instead of measuring
+	Estimate    bool   // print the run's estimated duration and exit
+	// Warnings say why the figures may not be what they seem, such as a
+	// duration too short for steady state; printed, and kept in the report.
+	Warnings []string
 }
 
 // quickDefaults replace the defaults under -quick, for flags not
 // given: a run of well under a minute per variant to try things with.
 var quickDefaults = map[string]string{
 	"levels":          "4",
+	"idle-radixes":    "2,16",
+	"idle-window":     "3s",
 	"rate":            "200",
 	"duration":        "3s",
 	"steps":           "200,400",
+	"fine":            "false",
 	"search-duration": "3s",
 	"loss-window":     "5s",
 	"settle":          "300ms",
@@ -68,13 +80,16 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.StringVar(&cfg.Username, "username", envOr("RABBITMQ_USERNAME", "guest"), "management API user (default from $RABBITMQ_USERNAME)")
 	flags.StringVar(&cfg.Password, "password", envOr("RABBITMQ_PASSWORD", "guest"), "management API password (default from $RABBITMQ_PASSWORD)")
 	flags.StringVar(&cfg.VHost, "vhost", "/", "vhost of the sets; their names are unique to the run")
-	variantList := flags.String("variants", joinSlugs(variants), "comma-separated variants to measure")
-	flags.IntVar(&cfg.Levels, "levels", 8, "levels N of the measured sets")
+	variantList := flags.String("variants", joinSlugs(defaultVariants()), "comma-separated variants to measure: a queue kind ("+joinSlugs(queueKinds)+
+		") in radix 2, or with -r4, -r8 or -r16 in that radix")
+	flags.IntVar(&cfg.Levels, "levels", 8, "levels N of the radix-2 sets; every set, whatever its radix, holds their range, (2^N − 1)·R, with the fewest digits of its radix that do")
 	flags.DurationVar(&cfg.Resolution, "resolution", 100*time.Millisecond, "resolution R of the measured sets")
 	flags.DurationVar(&cfg.BaselineDelay, "baseline-delay", -1, "TTL of the one-hop baseline; default 2^(N−1)·R, the top level's; 0 for no baseline")
 	flags.Float64Var(&cfg.Rate, "rate", 1000, "main paced rate, messages per second")
-	flags.DurationVar(&cfg.Duration, "duration", 30*time.Second, "how long the main trials publish")
+	flags.DurationVar(&cfg.Duration, "duration", 0, "how long the main trials publish; default twice the longest delay (steady state: "+
+		topology.FormatDuration(steadyState(topology.MaxDelayFor(8, 100*time.Millisecond)))+" at the default range); a shorter one is measured with a warning that the figures are not steady-state")
 	steps := flags.String("steps", "100,250,500,750,1000,1500,2000,3000,4000,6000,8000", "rates (msg/s) the search steps through, from the main rate up while p99 holds; empty for no search")
+	flags.BoolVar(&cfg.Fine, "fine", true, "once the steps bracket a limit, search up from the highest rate that held in steps of 10 % while they stay below the lowest that failed")
 	flags.DurationVar(&cfg.SearchDuration, "search-duration", 0, "how long each search trial publishes; default -duration, which lets the main trial count as the search's step at -rate")
 	flags.DurationVar(&cfg.P99Limit, "p99-limit", time.Second, "p99 lateness a rate must stay under to hold")
 	flags.DurationVar(&cfg.LossWindow, "loss-window", 10*time.Second, "a message not arrived this long after due is lost")
@@ -86,9 +101,12 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.DurationVar(&cfg.Pause, "pause", 5*time.Second, "pause between trials, so one trial's clean-up is over before the next")
 	flags.DurationVar(&cfg.QuietMax, "quiet-max", 2*time.Minute, "after the pause, wait up to this long for the broker's CPU use to settle near its idle level (a local broker only)")
 	flags.Uint64Var(&cfg.Seed, "seed", 1, "seed of the delays drawn")
+	idleRadixes := flags.String("idle-radixes", "2,4,16", "radixes whose sets' idle broker CPU and memory are measured, declared and empty, with the first variant's queue type; empty for none")
+	flags.DurationVar(&cfg.IdleWindow, "idle-window", 20*time.Second, "how long each idle measurement samples the broker, with and without the set")
 	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+svgFile+" and "+jsonFile+"; empty to write none")
 	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and "+svgFile+" again from a "+jsonFile+" a run wrote, into -out, without measuring")
-	quick := flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400")
+	flags.BoolVar(&cfg.Estimate, "estimate", false, "print what the run would measure and how long it should take, and exit without measuring")
+	quick := flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400 without 10 % steps, idle radixes 2,16 for 3s")
 	if err := flags.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -117,11 +135,38 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	if err := topology.Validate(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: cfg.Levels, Resolution: cfg.Resolution}); err != nil {
 		return config{}, fmt.Errorf("-levels %d -resolution %s: %w", cfg.Levels, cfg.Resolution, err)
 	}
+	for _, v := range cfg.Variants {
+		if cfg.levelsIn(v.Radix) == 0 {
+			return config{}, fmt.Errorf("-variants %s: no set of radix %d holds %s at resolution %s", v.Slug, v.Radix, cfg.maxDelay(), cfg.Resolution)
+		}
+	}
 	if cfg.BaselineDelay < 0 {
 		cfg.BaselineDelay = cfg.Resolution << (cfg.Levels - 1)
 	}
+	if cfg.IdleRadixes, err = parseRadixes(*idleRadixes); err != nil {
+		return config{}, fmt.Errorf("-idle-radixes: %w", err)
+	}
+	for _, radix := range cfg.IdleRadixes {
+		if cfg.levelsIn(radix) == 0 {
+			return config{}, fmt.Errorf("-idle-radixes: no set of radix %d holds %s at resolution %s", radix, cfg.maxDelay(), cfg.Resolution)
+		}
+	}
+	steady := steadyState(cfg.maxDelay())
+	if cfg.Duration == 0 {
+		cfg.Duration = steady
+	}
 	if cfg.SearchDuration == 0 {
 		cfg.SearchDuration = cfg.Duration
+	}
+	for _, d := range []struct {
+		flag  string
+		value time.Duration
+	}{{"-duration", cfg.Duration}, {"-search-duration", cfg.SearchDuration}} {
+		if d.value > 0 && d.value < steady && (d.flag == "-duration" || cfg.SearchDuration != cfg.Duration) {
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf(
+				"%s %s is shorter than twice the longest delay (%s): the broker never carries the full load of every delay at once, so these figures are not steady-state and flatter the layout",
+				d.flag, topology.FormatDuration(d.value), topology.FormatDuration(steady)))
+		}
 	}
 	if cfg.BaselineDelay > 0 {
 		if err := topology.Validate(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: 1, Resolution: cfg.BaselineDelay}); err != nil {
@@ -135,8 +180,30 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return config{}, errors.New("-duration and -search-duration must be positive")
 	case cfg.Tick <= 0:
 		return config{}, errors.New("-tick must be positive")
+	case len(cfg.IdleRadixes) > 0 && cfg.IdleWindow <= 0:
+		return config{}, errors.New("-idle-window must be positive")
 	}
 	return cfg, nil
+}
+
+// maxDelay is the longest delay of the run: that of -levels binary digits
+// at -resolution.
+func (c config) maxDelay() time.Duration { return topology.MaxDelayFor(c.Levels, c.Resolution) }
+
+// levelsIn is the number of digits of radix a set needs to hold the run's
+// longest delay, as the planner picks it from a max_delay; 0 when it cannot.
+func (c config) levelsIn(radix int) int {
+	return levelsFor(c.maxDelay(), radix, c.Resolution)
+}
+
+// levelsFor is the planner's number of levels for a max_delay in radix at
+// resolution, or 0 when no valid set holds it.
+func levelsFor(maxDelay time.Duration, radix int, resolution time.Duration) int {
+	spec, err := topology.Resolve(topology.Spec{Name: "check", VHost: "/", MaxDelay: maxDelay, Radix: radix, Resolution: resolution})
+	if err != nil {
+		return 0
+	}
+	return spec.Levels
 }
 
 // commandLine writes a command as a shell would take it, quoting the
@@ -182,6 +249,26 @@ func parseVariants(list string) ([]variant, error) {
 		chosen = append(chosen, variants[i])
 	}
 	return chosen, nil
+}
+
+// parseRadixes parses comma-separated radixes the planner allows, in the
+// order given, without repeats.
+func parseRadixes(list string) ([]int, error) {
+	var radixes []int
+	for _, field := range strings.Split(list, ",") {
+		field = strings.TrimSpace(field)
+		if field == "" {
+			continue
+		}
+		radix, err := strconv.Atoi(field)
+		if err != nil || !slices.Contains(topology.Radixes, radix) {
+			return nil, fmt.Errorf("%q is not a radix the planner allows (%v)", field, topology.Radixes)
+		}
+		if !slices.Contains(radixes, radix) {
+			radixes = append(radixes, radix)
+		}
+	}
+	return radixes, nil
 }
 
 // parseRates parses comma-separated positive rates, returned ascending.

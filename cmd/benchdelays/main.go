@@ -1,18 +1,25 @@
 // Command benchdelays measures the data path of delay queue sets on a real
 // broker: for each queue type and dead-letter strategy the resource offers,
+// in radix 2 or another radix (variants such as quorum-at-most-once-r16),
 // it declares a set through the provider's code path, publishes persistent
 // messages with confirms at a paced rate and delays drawn uniformly over the
-// set's range, consumes them from a route's queue and records, per message,
-// its lateness and hop count, and in total the early, lost, duplicated and
-// unroutable ones and the throughput. A one-level set of the same queue type
-// is the one-hop baseline. A search then finds, per variant, the highest
-// paced rate at which p99 lateness stays under a limit.
+// run's range (every set holds it with the fewest digits of its radix),
+// consumes them from a route's queue and records, per message, its lateness
+// and hop count, and in total the early, lost, duplicated and unroutable
+// ones, the throughput and the broker's CPU per message. A one-level set of
+// the same queue type is the one-hop baseline. Trials publish for twice the
+// longest delay by default, so the figures are steady-state. It measures
+// the broker's idle CPU and memory with a set of each of some radixes
+// declared and empty, then searches, per variant, the highest paced rate at
+// which p99 lateness stays under a limit, closing in on it in 10 % steps,
+// and holds the rates against a per-hop cost model fitted to the run.
 //
 // It prints the tables and writes them to -out as delays.md, with the plot
 // delays.svg and every figure in delays.json. It exits 1 when a main trial
 // lost a message or any trial delivered one early, and 2 when it cannot run.
 //
 //	benchdelays -quick -out /tmp/bench   # a short run to try it
+//	benchdelays -estimate                # what the run measures, and how long it takes
 //	benchdelays -out benchmarks          # what make bench-delays runs
 //	benchdelays -render benchmarks/delays.json -out benchmarks  # the text again, same figures
 package main
@@ -48,6 +55,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "benchdelays: %v\n", err)
 		return 2
+	}
+	for _, warning := range cfg.Warnings {
+		fmt.Fprintf(stderr, "benchdelays: warning: %s\n", warning)
+	}
+	if cfg.Estimate {
+		fmt.Fprint(stdout, describeRun(cfg))
+		return 0
 	}
 	if cfg.Render != "" {
 		if err := renderFromJSON(cfg.Render, cfg.Out); err != nil {
@@ -111,20 +125,21 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	}
 	rep := report{Environment: env, Settings: settings{
 		Levels: cfg.Levels, Resolution: cfg.Resolution, BaselineDelay: cfg.BaselineDelay,
-		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, SearchDuration: cfg.SearchDuration,
+		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, Fine: cfg.Fine, SearchDuration: cfg.SearchDuration,
 		P99Limit: cfg.P99Limit, LossWindow: cfg.LossWindow, Tick: cfg.Tick, LagLimit: cfg.LagLimit,
-		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed,
+		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed, Warnings: cfg.Warnings,
 	}}
 	for _, v := range cfg.Variants {
 		rep.Settings.Variants = append(rep.Settings.Variants, v.Name)
 	}
+	if rep.Layouts, err = runLayouts(cfg); err != nil {
+		return 2, err
+	}
 	fmt.Fprintf(stderr, "benchdelays: commit %s, RabbitMQ %s (pid %d), sets %s.*, N=%d R=%s, %s msg/s for %s\n",
 		env.Provenance.Revision(), env.Provenance.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, formatRate(cfg.Rate), cfg.Duration)
 
-	kinds := []bool{false}
-	if cfg.BaselineDelay > 0 {
-		kinds = append(kinds, true)
-	}
+	plans := trialPlans(cfg)
+	fmt.Fprint(stderr, describeRun(cfg))
 	quiet := newQuietPolicy(env.BrokerIdleCPU, cfg.QuietMax)
 	runTrial := func(p trialPlan) (trialResult, error) {
 		if len(rep.Trials) > 0 && cfg.Pause > 0 {
@@ -150,35 +165,49 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	}
 
 	// The main trials first: they are the figures that matter most.
-	for _, v := range cfg.Variants {
-		for _, baseline := range kinds {
-			if _, err := runTrial(trialPlan{variant: v, baseline: baseline, rate: cfg.Rate, duration: cfg.Duration, main: true}); err != nil {
+	for _, m := range plans {
+		if _, err := runTrial(trialPlan{variant: m.variant, baseline: m.baseline, rate: cfg.Rate, duration: cfg.Duration, main: true}); err != nil {
+			return 2, err
+		}
+	}
+	// The idle cost of a set of each radix, before the long rate searches.
+	if len(cfg.IdleRadixes) > 0 {
+		memUsed := nodeMemUsed(cfg, node.Name)
+		for _, radix := range cfg.IdleRadixes {
+			started := time.Now()
+			i := r.idle(ctx, radix, quiet, memUsed)
+			rep.Idle = append(rep.Idle, i)
+			fmt.Fprintf(stderr, "  idle radix %-2d: broker CPU %s, RSS %s, mem_used %s%s (%s)\n", radix, formatCPUDelta(i.CPUWith, i.CPUWithout),
+				formatMemoryDelta(i.RSSWith, i.RSSWithout), formatMemoryDelta(i.MemUsedWith, i.MemUsedWithout), errorSuffix(i.Error), time.Since(started).Round(time.Second))
+			if err := writeReport(cfg.Out, rep); err != nil {
 				return 2, err
+			}
+			if ctx.Err() != nil {
+				return 2, context.Cause(ctx)
 			}
 		}
 	}
 	if len(cfg.Steps) > 0 {
-		for _, v := range cfg.Variants {
-			for _, baseline := range kinds {
-				s := searchResult{Variant: v.Name, Baseline: baseline}
-				rate, ok := cfg.Rate, true
-				if main, found := rep.mainTrial(v.Name, baseline); found && cfg.SearchDuration == cfg.Duration {
-					s.Steps = append(s.Steps, stepOf(main, cfg))
-					rate, ok = nextRate(cfg.Steps, s.Steps)
-				}
-				for ; ok; rate, ok = nextRate(cfg.Steps, s.Steps) {
-					t, err := runTrial(trialPlan{variant: v, baseline: baseline, rate: rate, duration: cfg.SearchDuration})
-					s.Steps = append(s.Steps, stepOf(t, cfg))
-					if err != nil {
-						return 2, err
-					}
-				}
-				s.Highest = highestHeld(s.Steps)
-				s.Capped = len(cfg.Steps) > 0 && s.Highest >= cfg.Steps[len(cfg.Steps)-1]
-				rep.Searches = append(rep.Searches, s)
-				if err := writeReport(cfg.Out, rep); err != nil {
+		for _, m := range plans {
+			v, baseline := m.variant, m.baseline
+			s := searchResult{Variant: v.Name, Baseline: baseline}
+			rate, ok := cfg.Rate, true
+			if main, found := rep.mainTrial(v.Name, baseline); found && cfg.SearchDuration == cfg.Duration {
+				s.Steps = append(s.Steps, stepOf(main, cfg))
+				rate, ok = nextRate(cfg.Steps, s.Steps, cfg.Fine)
+			}
+			for ; ok; rate, ok = nextRate(cfg.Steps, s.Steps, cfg.Fine) {
+				t, err := runTrial(trialPlan{variant: v, baseline: baseline, rate: rate, duration: cfg.SearchDuration})
+				s.Steps = append(s.Steps, stepOf(t, cfg))
+				if err != nil {
 					return 2, err
 				}
+			}
+			s.Highest = highestHeld(s.Steps)
+			s.Capped = len(cfg.Steps) > 0 && s.Highest >= cfg.Steps[len(cfg.Steps)-1]
+			rep.Searches = append(rep.Searches, s)
+			if err := writeReport(cfg.Out, rep); err != nil {
+				return 2, err
 			}
 		}
 	}
@@ -188,6 +217,13 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "benchdelays: wrote %s, %s and %s in %s\n", markdownFile, svgFile, jsonFile, cfg.Out)
 	}
 	return exitCode(rep), nil
+}
+
+func errorSuffix(message string) string {
+	if message == "" {
+		return ""
+	}
+	return "; failed: " + message
 }
 
 // isLocal tells whether the AMQP URL names this machine, where the broker's

@@ -22,11 +22,11 @@ func markdown(r report, svgName string) string {
 	b.WriteString(e.Provenance.Markdown())
 	fmt.Fprintf(&b, "Command: `%s`; `make bench-delays` runs `benchdelays -out benchmarks $BENCH_DELAYS_ARGS`. %s\n\n", e.Command, brokerWhere(e))
 
-	fmt.Fprintf(&b, "Each set has N = %d levels at R = %s, so delays from 0 to %s. Every message is persistent, published with confirms "+
+	fmt.Fprintf(&b, "Each set holds delays from 0 to %s at R = %s: %s. Every message is persistent, published with confirms "+
 		"at a paced rate (a %s ticker sending what the schedule says is due, confirms collected asynchronously), asks for a whole number "+
 		"of ticks drawn uniformly, and is consumed from the route's queue (classic, prefetch %d). "+
 		"**Lateness** = arrival − publish − requested delay; since the delays are whole ticks it is the broker's alone "+
-		"(a delay between ticks is rounded up, adding up to R by design). **Hops** = TTL queues passed = set bits of the delay in ticks. "+
+		"(a delay between ticks is rounded up, adding up to R by design). **Hops** = TTL queues passed = nonzero digits of the delay in ticks in the set's radix (set bits in radix 2). "+
 		"**Lost** = not arrived %s after due. **Unroutable** = messages in the set's parking lot at the end. "+
 		"**msg/s delivered** counts arrivals while the load is steady (from the longest delay after the start to the end of publishing). "+
 		"**Broker CPU** is the CPU time of the broker's process during the trial (publishing and the delays after it) per message sent, "+
@@ -34,14 +34,19 @@ func markdown(r report, svgName string) string {
 		"**machine CPU** how busy all CPUs were during the trial: other work on the machine shows there. "+
 		"Each trial declares a fresh set (`internal/topology` Plan → Diff → `internal/broker` Apply, the provider's code path) and force-deletes it after; "+
 		"the next starts once the broker's CPU use has stayed near its idle level for 3 s, so that no trial measures the clean-up of the one before.\n\n",
-		s.Levels, topology.FormatDuration(s.Resolution), topology.FormatDuration(s.maxDelay()), topology.FormatDuration(s.Tick),
+		topology.FormatDuration(s.maxDelay()), topology.FormatDuration(s.Resolution), digitsOfRun(r), topology.FormatDuration(s.Tick),
 		s.Prefetch, topology.FormatDuration(s.LossWindow), brokerIdle(e))
+	fmt.Fprintf(&b, "Each main trial publishes for %s and each search trial for %s. %s\n\n",
+		topology.FormatDuration(s.Duration), topology.FormatDuration(s.SearchDuration), steadyStateText(s))
+	for _, warning := range s.Warnings {
+		fmt.Fprintf(&b, "> **Warning:** %s.\n\n", warning)
+	}
 	fmt.Fprintf(&b, "The **baseline** of each queue type is a one-level set: one TTL queue of %s of that type and strategy, every message "+
 		"asking for exactly that delay, so one hop through the same exchanges as a hop of the set: the floor any layout can reach on this broker.\n\n",
 		topology.FormatDuration(s.BaselineDelay))
 
 	fmt.Fprintf(&b, "## %s msg/s for %s\n\n", formatRate(s.Rate), topology.FormatDuration(s.Duration))
-	rows := [][]string{{"variant", "sent", "msg/s sent", "msg/s delivered", "p50 ms", "p90 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "machine CPU"}}
+	rows := [][]string{{"variant", "sent", "msg/s sent", "msg/s delivered", "p50 ms", "p90 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "broker CPU ms/delivered", "machine CPU"}}
 	for _, t := range r.Trials {
 		if !t.Main {
 			continue
@@ -50,21 +55,23 @@ func markdown(r report, svgName string) string {
 		rows = append(rows, []string{trialName(t), formatCount(t.Pacing.Sent), formatRate(t.Pacing.achieved()), formatOptionalRate(m.DeliveryRate),
 			formatMs(m.Lateness.P50), formatMs(m.Lateness.P90), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
-			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatPercent(t.MachineBusy)})
+			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perDelivered(t.BrokerCPU)), formatPercent(t.MachineBusy)})
 	}
-	writeTable(&b, rows, "lrrrrrrrrrrrrr")
+	writeTable(&b, rows, "lrrrrrrrrrrrrrr")
 
 	b.WriteString("\n## Lateness by hop count\n\n")
 	fmt.Fprintf(&b, "p50 / p90 / p99 / max in ms (messages) at %s msg/s.\n\n", formatRate(s.Rate))
 	var names []string
+	topHops := 0
 	for _, v := range variants {
-		if _, ok := r.mainTrial(v.Name, false); ok {
+		if t, ok := r.mainTrial(v.Name, false); ok {
 			names = append(names, v.Name)
+			topHops = max(topHops, t.Levels)
 		}
 	}
 	header := append([]string{"hops"}, names...)
 	rows = [][]string{header}
-	for hops := 0; hops <= s.Levels; hops++ {
+	for hops := 0; hops <= topHops; hops++ {
 		row := []string{strconv.Itoa(hops)}
 		for _, name := range names {
 			t, _ := r.mainTrial(name, false)
@@ -75,7 +82,7 @@ func markdown(r report, svgName string) string {
 	baselineRow := []string{"baseline (1)"}
 	anyBaseline := false
 	for _, name := range names {
-		t, ok := r.mainTrial(name, true)
+		t, ok := r.mainTrial(baseOf(name), true)
 		anyBaseline = anyBaseline || ok
 		baselineRow = append(baselineRow, formatHop(t.Measurement.ByHops, 1))
 	}
@@ -90,19 +97,21 @@ func markdown(r report, svgName string) string {
 	if len(r.Searches) > 0 {
 		fmt.Fprintf(&b, "\n## Highest rate with p99 lateness under %s\n\n", topology.FormatDuration(s.P99Limit))
 		fmt.Fprintf(&b, "Steps of %s msg/s, %s of publishing each, starting from the main run and going up while a rate holds "+
-			"(p99 under %s, nothing lost, early, refused or misrouted, and the publisher within 2 %% of its schedule).\n\n",
-			joinRates(s.Steps), topology.FormatDuration(s.SearchDuration), topology.FormatDuration(s.P99Limit))
+			"(p99 under %s, nothing lost, early, refused or misrouted, and the publisher within 2 %% of its schedule)%s\n\n",
+			joinRates(s.Steps), topology.FormatDuration(s.SearchDuration), topology.FormatDuration(s.P99Limit), fineText(s.Fine))
 		rows = [][]string{{"variant", "set: steps (p99)", "set", "baseline: steps (p99)", "baseline", "set / baseline"}}
 		for _, v := range variants {
 			set, okSet := r.search(v.Name, false)
-			base, okBase := r.search(v.Name, true)
-			if !okSet && !okBase {
+			base, okBase := r.search(v.Base, true)
+			if !okSet && (!okBase || v.Radix != 2) { // a baseline shows in its radix-2 row, or beside a set of its kind
 				continue
 			}
 			rows = append(rows, []string{v.Name, formatSteps(set.Steps), formatHighest(set), formatSteps(base.Steps), formatHighest(base), formatRatio(set, base, okSet && okBase)})
 		}
 		writeTable(&b, rows, "llrlrr")
 	}
+
+	b.WriteString(radixMarkdown(r))
 
 	b.WriteString("\n## Every trial\n\n")
 	rows = [][]string{{"variant", "msg/s asked", "for", "sent", "msg/s sent", "max lag ms", "confirm p99 ms", "p50 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "own CPU ms/msg", "machine CPU", "load", "held"}}
@@ -165,6 +174,61 @@ func notes(r report) string {
 			"rather than lost. At-most-once dead-lettering never sends twice, and drops the message instead when the next queue refuses it.\n", duplicates)
 	}
 	return b.String()
+}
+
+// fineText ends the search's description: how it closes in on the limit.
+func fineText(fine bool) string {
+	if fine {
+		return ", then up from the highest that held in steps of 10 % while they stay below the lowest that failed, " +
+			"so each highest rate is within about 10 % of the limit unless the search reached its top step."
+	}
+	return ". Without 10 % steps near the limit (-fine=false), a highest rate is only as precise as the steps' spacing."
+}
+
+// steadyStateText says whether the trials ran long enough to measure the
+// sets in steady state.
+func steadyStateText(s settings) string {
+	steady := steadyState(s.maxDelay())
+	if s.Duration >= steady && s.SearchDuration >= steady {
+		return fmt.Sprintf("Both are at least twice the longest delay (%s), so for the second half of each trial the broker holds messages "+
+			"of every delay while new ones keep arriving, as under a constant load: the figures are steady-state.", topology.FormatDuration(steady))
+	}
+	return fmt.Sprintf("**Not steady state:** steady state needs at least twice the longest delay (%s) of publishing; "+
+		"a shorter trial never loads the broker with every delay at once, and its figures flatter the layout.", topology.FormatDuration(steady))
+}
+
+// baseOf is the queue kind of a variant a table names, whose baseline it
+// shares: the name itself for radix 2 and names no variant has.
+func baseOf(name string) string {
+	if v, ok := variantNamed(name); ok {
+		return v.Base
+	}
+	return name
+}
+
+// digitsOfRun says how many digits of each radix the run's sets have:
+// "8 binary digits; radix 16: 2 digits".
+func digitsOfRun(r report) string {
+	byRadix := map[int]int{}
+	for _, t := range r.Trials {
+		if !t.Baseline {
+			byRadix[radixOf(t.Radix)] = t.Levels
+		}
+	}
+	if len(byRadix) == 0 {
+		byRadix[2] = r.Settings.Levels
+	}
+	var parts []string
+	for _, radix := range topology.Radixes {
+		switch digits, ok := byRadix[radix]; {
+		case !ok:
+		case radix == 2:
+			parts = append(parts, fmt.Sprintf("N = %d binary digits (levels)", digits))
+		default:
+			parts = append(parts, fmt.Sprintf("radix %d: %d digits", radix, digits))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func trialName(t trialResult) string {

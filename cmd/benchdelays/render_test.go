@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -27,6 +28,10 @@ func fixtureReport() report {
 	trial := func(variantName string, baseline, main bool, rate float64, p99 time.Duration, byHops []hopStats) trialResult {
 		t := heldTrial(rate)
 		t.Variant, t.Baseline, t.Main, t.Started = variantName, baseline, main, start
+		t.Levels, t.Radix, t.Resolution = 4, 2, 100*ms
+		if baseline {
+			t.Levels, t.Resolution = 1, 800*ms
+		}
 		t.Duration, t.LoadBefore, t.LoadAfter = 30*time.Second, 0.52, 1.75
 		t.BrokerSettled, t.BrokerSettling = true, 3*time.Second
 		t.MachineBusy, t.BrokerCPU, t.OwnCPU = 61.4, rate*30*0.0005, rate*30*0.00004 // 0.5 and 0.04 ms per message
@@ -49,7 +54,25 @@ func fixtureReport() report {
 	}
 	lossy := trial("quorum at-least-once", false, false, 4000, 2500*ms, hops(300*ms))
 	lossy.Measurement.Lost, lossy.Measurement.Overdue, lossy.Measurement.Duplicates = 12, 2, 5
+	hex := trial("quorum at-most-once r16", false, true, 1000, 30*ms, hops(6 * ms)[:2])
+	hex.Levels, hex.Radix = 1, 16      // 15 ticks are one hex digit
+	hex.BrokerCPU = 1000 * 30 * 0.0002 // 0.2 ms per message
+	var layouts []layoutFigures
+	for _, radix := range []int{2, 16} {
+		l, err := layoutOf(radix, 1500*ms, 100*ms, topology.QueueTypeQuorum, topology.AtMostOnce)
+		if err != nil {
+			panic(err)
+		}
+		layouts = append(layouts, l)
+	}
 	return report{
+		Layouts: layouts,
+		Idle: []idleResult{
+			{Radix: 2, Set: "bench.idle.r2", QueueType: topology.QueueTypeQuorum, Strategy: topology.AtMostOnce, Window: 20 * time.Second,
+				CPUWithout: 4.5, CPUWith: 6.25, RSSWithout: 200 << 20, RSSWith: 203 << 20, MemUsedWithout: 180 << 20, MemUsedWith: 182 << 20, Settled: true},
+			{Radix: 16, Set: "bench.idle.r16", QueueType: topology.QueueTypeQuorum, Strategy: topology.AtMostOnce, Window: 20 * time.Second,
+				CPUWithout: 4.5, CPUWith: 9.5, RSSWithout: 200 << 20, RSSWith: 211 << 20, MemUsedWithout: -1, MemUsedWith: -1},
+		},
 		Environment: environment{
 			Provenance: machine.Provenance{Commit: "0123456789ab", Date: start, CPUs: 2, CPUModel: "AMD EPYC", MemoryKiB: 24641536,
 				OS: "linux", Arch: "amd64", Go: "go1.26.8", RabbitMQ: "3.10.8", Erlang: "25.2.3"},
@@ -57,7 +80,7 @@ func fixtureReport() report {
 		},
 		Settings: settings{
 			Variants: []string{"classic", "quorum at-most-once", "quorum at-least-once"}, Levels: 4, Resolution: 100 * ms,
-			BaselineDelay: 800 * ms, Rate: 1000, Duration: 30 * time.Second, Steps: []float64{500, 1000, 2000, 4000},
+			BaselineDelay: 800 * ms, Rate: 1000, Duration: 30 * time.Second, Steps: []float64{500, 1000, 2000, 4000}, Fine: true,
 			SearchDuration: 30 * time.Second, P99Limit: time.Second, LossWindow: 10 * time.Second, Tick: 10 * ms,
 			LagLimit: 500 * ms, Prefetch: 256, MaxInFlight: 10000, Seed: 1,
 		},
@@ -69,11 +92,15 @@ func fixtureReport() report {
 			trial("quorum at-least-once", false, true, 1000, 90*ms, hops(12*ms)),
 			trial("quorum at-least-once", true, true, 1000, 20*ms, oneHop(20*ms)),
 			lossy,
+			hex,
 		},
 		Searches: []searchResult{
 			{Variant: "classic", Steps: []step{{Rate: 1000, Held: true, P99: 40 * ms}, {Rate: 2000, Held: true, P99: 80 * ms}, {Rate: 4000, Held: true, P99: 200 * ms}}, Highest: 4000, Capped: true},
 			{Variant: "classic", Baseline: true, Steps: []step{{Rate: 1000, Held: true, P99: 8 * ms}, {Rate: 2000, Held: true, P99: 9 * ms}, {Rate: 4000, Held: true, P99: 30 * ms}}, Highest: 4000, Capped: true},
 			{Variant: "quorum at-least-once", Steps: []step{{Rate: 1000, Held: true, P99: 90 * ms}, {Rate: 2000, Held: true, P99: 400 * ms}, {Rate: 4000, Why: "12 lost", P99: 2500 * ms}}, Highest: 2000},
+			{Variant: "quorum at-most-once", Baseline: true, Steps: []step{{Rate: 1000, Held: true, P99: 12 * ms}, {Rate: 2000, Held: true, P99: 20 * ms}, {Rate: 4000, Why: "p99 lateness 1.2s ≥ 1s", P99: 1200 * ms}, {Rate: 2200, Held: true, P99: 25 * ms}, {Rate: 2420, Why: "p99 lateness 1.1s ≥ 1s", P99: 1100 * ms}}, Highest: 2200},
+			{Variant: "quorum at-most-once", Steps: []step{{Rate: 1000, Held: true, P99: 60 * ms}, {Rate: 2000, Why: "p99 lateness 1.3s ≥ 1s", P99: 1300 * ms}, {Rate: 1100, Held: true, P99: 300 * ms}, {Rate: 1210, Why: "p99 lateness 1s ≥ 1s", P99: time.Second}}, Highest: 1100},
+			{Variant: "quorum at-most-once r16", Steps: []step{{Rate: 1000, Held: true, P99: 30 * ms}, {Rate: 2000, Held: true, P99: 60 * ms}, {Rate: 4000, Why: "p99 lateness 1.5s ≥ 1s", P99: 1500 * ms}}, Highest: 2000},
 			{Variant: "quorum at-least-once", Baseline: true, Steps: []step{{Rate: 1000, Held: true, P99: 20 * ms}, {Rate: 2000, Held: true, P99: 30 * ms}, {Rate: 4000, Held: true, P99: 90 * ms}}, Highest: 4000, Capped: true},
 		},
 	}
@@ -115,7 +142,11 @@ func TestMarkdownSays(t *testing.T) {
 		"Command: `benchdelays -levels 4`",
 		"![Lateness percentiles by hop count](delays.svg)",
 		// The main row of classic: sent, rates, p50, p90, p99, max, counts.
-		"| classic | 30,000 | 1,000 | 999 | 10.0 | 20.0 | 40.0 | 80.0 | 0 | 0 | 0 | 0 | 0.50 | 61 % |",
+		"| classic | 30,000 | 1,000 | 999 | 10.0 | 20.0 | 40.0 | 80.0 | 0 | 0 | 0 | 0 | 0.50 | 0.50 | 61 % |",
+		// The radix table: the planner's figures, the trials' CPU, the idle cost.
+		"| 16 | 1 | 16 | 18 | 0.938 | 0.20 quorum at-most-once | 9.5 % (+5.0) | +11.0 MiB | ? |",
+		// The cost model beside the measured ratios: radix 16 ÷ radix 2 measured 2,000 / 1,100.
+		"| radix 16 | 0.667 | 0.20 | 0.321 | 2,000 | 1.50 | 1.09 | 0.91 | 0.83 | 4.00 | 1.56 | 1.82 |",
 		// Capped searches give bounds, not ratios.
 		"? (both ≥ top step)",
 		"≤ 0.50",
@@ -197,20 +228,21 @@ func TestSVGWellFormed(t *testing.T) {
 			texts = append(texts, string(el))
 		}
 	}
-	// 3 panels × 3 percentiles.
-	if counts["polyline"] != 9 {
-		t.Errorf("%d polylines, want 9", counts["polyline"])
+	// 4 panels × 3 percentiles.
+	if counts["polyline"] != 12 {
+		t.Errorf("%d polylines, want 12", counts["polyline"])
 	}
-	// 3 panels × 3 percentiles × 5 hop counts.
-	if counts["markers"] != 45 {
-		t.Errorf("%d markers, want 45", counts["markers"])
+	// 3 panels × 3 percentiles × 5 hop counts, and the radix-16 one's 2 hop counts.
+	if counts["markers"] != 45+6 {
+		t.Errorf("%d markers, want 51", counts["markers"])
 	}
-	// The legend's one, and a p50 and a p99 per panel.
-	if counts["dashed"] != 1+3*2 {
-		t.Errorf("%d dashed lines, want 7", counts["dashed"])
+	// The legend's one, and a p50 and a p99 per panel: the radix-16 one
+	// shows its queue kind's baseline.
+	if counts["dashed"] != 1+4*2 {
+		t.Errorf("%d dashed lines, want 9", counts["dashed"])
 	}
 	all := strings.Join(texts, "|")
-	for _, want := range []string{"classic", "quorum at-most-once", "quorum at-least-once", "RabbitMQ 3.10.8", "one-hop baseline (800ms TTL)"} {
+	for _, want := range []string{"classic", "quorum at-most-once", "quorum at-least-once", "quorum at-most-once r16", "RabbitMQ 3.10.8", "one-hop baseline (800ms TTL)"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the SVG's text lacks %q", want)
 		}

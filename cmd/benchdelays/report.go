@@ -1,25 +1,80 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// variant is a queue type and dead-letter strategy a set can be declared with.
+// variant is a queue type, dead-letter strategy and radix a set can be
+// declared with.
 type variant struct {
 	Slug      string // in flags and object names
 	Name      string // in tables
 	QueueType topology.QueueType
 	Strategy  topology.DeadLetterStrategy
+	Radix     int
+	// Base is the name of the radix-2 variant of the same queue type and
+	// strategy, whose one-hop baseline this variant shares.
+	Base string
 }
 
-// variants are the ones the resource offers, in the order the tables show them.
-var variants = []variant{
+// queueKinds are the queue types and strategies the resource offers, in the
+// order the tables show them; their radix-2 variants keep these names.
+var queueKinds = []variant{
 	{Slug: "classic", Name: "classic", QueueType: topology.QueueTypeClassic, Strategy: topology.AtMostOnce},
 	{Slug: "quorum-at-most-once", Name: "quorum at-most-once", QueueType: topology.QueueTypeQuorum, Strategy: topology.AtMostOnce},
 	{Slug: "quorum-at-least-once", Name: "quorum at-least-once", QueueType: topology.QueueTypeQuorum, Strategy: topology.AtLeastOnce},
+}
+
+// variants are every queue kind in every radix the planner allows, radix 2
+// first: "quorum-at-most-once", then "quorum-at-most-once-r4" (in tables
+// "quorum at-most-once r4") and so on.
+var variants = func() []variant {
+	var all []variant
+	for _, kind := range queueKinds {
+		for _, radix := range topology.Radixes {
+			v := kind
+			v.Radix, v.Base = radix, kind.Name
+			if radix != 2 {
+				v.Slug += fmt.Sprintf("-r%d", radix)
+				v.Name += fmt.Sprintf(" r%d", radix)
+			}
+			all = append(all, v)
+		}
+	}
+	return all
+}()
+
+// defaultVariants are the queue kinds in radix 2, today's layout.
+func defaultVariants() []variant {
+	var chosen []variant
+	for _, v := range variants {
+		if v.Radix == 2 {
+			chosen = append(chosen, v)
+		}
+	}
+	return chosen
+}
+
+// kindOf is the radix-2 variant of v's queue kind, whose baseline v shares.
+func kindOf(v variant) variant {
+	if kind, ok := variantNamed(v.Base); ok {
+		return kind
+	}
+	return v
+}
+
+// variantNamed is the variant a table names, or false.
+func variantNamed(name string) (variant, bool) {
+	for _, v := range variants {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return variant{}, false
 }
 
 // trialResult is one paced run through one freshly declared set.
@@ -28,9 +83,12 @@ type trialResult struct {
 	Baseline bool   `json:"baseline"`
 	// Main marks the trials at the main rate and duration, which the main
 	// tables show; the others are rate-search steps.
-	Main       bool          `json:"main"`
-	Set        string        `json:"set"`
+	Main bool   `json:"main"`
+	Set  string `json:"set"`
+	// Levels are the set's delay digits, in Radix (2 when zero, as in runs
+	// from before sets had a radix).
 	Levels     int           `json:"levels"`
+	Radix      int           `json:"radix,omitempty"`
 	Resolution time.Duration `json:"resolution_ns"`
 	Rate       float64       `json:"rate_per_s"`
 	Duration   time.Duration `json:"duration_ns"`
@@ -77,6 +135,7 @@ type settings struct {
 	Rate           float64       `json:"rate_per_s"`
 	Duration       time.Duration `json:"duration_ns"`
 	Steps          []float64     `json:"steps_per_s"`
+	Fine           bool          `json:"fine_steps"` // 10 % steps near the limit
 	SearchDuration time.Duration `json:"search_duration_ns"`
 	P99Limit       time.Duration `json:"p99_limit_ns"`
 	LossWindow     time.Duration `json:"loss_window_ns"`
@@ -85,6 +144,9 @@ type settings struct {
 	Prefetch       int           `json:"prefetch"`
 	MaxInFlight    int           `json:"max_in_flight"`
 	Seed           uint64        `json:"seed"`
+	// Warnings say why the figures may not be what they seem, such as a
+	// duration too short for steady state.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // maxDelay is the longest delay of the sets measured.
@@ -111,6 +173,10 @@ type report struct {
 	Settings    settings       `json:"settings"`
 	Trials      []trialResult  `json:"trials"`
 	Searches    []searchResult `json:"searches"`
+	// Layouts are the planner's figures of a set of each radix the run
+	// measured, holding its range; Idle the idle cost of some of them.
+	Layouts []layoutFigures `json:"layouts,omitempty"`
+	Idle    []idleResult    `json:"idle,omitempty"`
 }
 
 // perMessage is CPU seconds per message sent, or -1 when unknown.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -39,13 +40,23 @@ type step struct {
 	P99  time.Duration `json:"p99_ns"`
 }
 
-// nextRate is the next rate of steps (ascending) a search should try, given
-// the steps tried so far, assuming that a rate that holds means every lower
-// one holds: the lowest step above the highest that held, or, when none has
-// held, the highest below the lowest that failed; ok is false when there is
-// no untried step between them. So a search that starts at the main rate
-// goes up while the rates hold and down while they fail.
-func nextRate(steps []float64, tried []step) (rate float64, ok bool) {
+// fineStep is the ratio between the rates a search tries near the limit:
+// once the steps have bracketed it, between the highest rate that held and
+// the lowest that failed, it goes up from the one that held in steps of
+// 10 %, so the highest rate found is within 10 % of the limit whatever the
+// steps' spacing, and ratios of two limits are not artefacts of the steps.
+const fineStep = 1.1
+
+// nextRate is the next rate a search should try, given the steps (ascending)
+// and the rates tried so far, assuming that a rate that holds means every
+// lower one holds. First the steps: the lowest step above the highest that
+// held, or, when none has held, the highest below the lowest that failed.
+// When no untried step lies between them and both are known, 10 % above the
+// highest that held while that stays clearly (2 %) below the lowest that
+// failed, unless fine is false. ok is false when there is nothing left to try. So a search that
+// starts at the main rate goes up while the rates hold and down while they
+// fail, then closes in on the limit from below.
+func nextRate(steps []float64, tried []step, fine bool) (rate float64, ok bool) {
 	highestHeld, lowestFailed := highestHeld(tried), -1.0
 	for _, s := range tried {
 		if !s.Held && (lowestFailed < 0 || s.Rate < lowestFailed) {
@@ -67,6 +78,9 @@ func nextRate(steps []float64, tried []step) (rate float64, ok bool) {
 				return r, true
 			}
 		}
+		if next := math.Round(highestHeld * fineStep); fine && lowestFailed > 0 && next < 0.98*lowestFailed && !isTried(next) {
+			return next, true
+		}
 		return 0, false
 	}
 	for i := len(steps) - 1; i >= 0; i-- {
@@ -75,6 +89,35 @@ func nextRate(steps []float64, tried []step) (rate float64, ok bool) {
 		}
 	}
 	return 0, false
+}
+
+// searchTrials is how many trials a search from start through steps (and
+// 10 % steps when fine) runs
+// when every rate up to limit holds and every rate above fails; the first
+// is the start itself.
+func searchTrials(steps []float64, fine bool, start, limit float64) int {
+	try := func(rate float64) step { return step{Rate: rate, Held: rate <= limit} }
+	tried := []step{try(start)}
+	for rate, ok := nextRate(steps, tried, fine); ok; rate, ok = nextRate(steps, tried, fine) {
+		tried = append(tried, try(rate))
+	}
+	return len(tried)
+}
+
+// searchTrialsRange is the fewest and the most trials a search from start
+// through steps runs, over every limit the broker may have: below the
+// lowest step, just under or at each step, above the highest.
+func searchTrialsRange(steps []float64, fine bool, start float64) (fewest, most int) {
+	limits := []float64{0, math.Inf(1)}
+	for _, r := range append([]float64{start}, steps...) {
+		limits = append(limits, r, r*0.999)
+	}
+	fewest = math.MaxInt
+	for _, limit := range limits {
+		n := searchTrials(steps, fine, start, limit)
+		fewest, most = min(fewest, n), max(most, n)
+	}
+	return fewest, most
 }
 
 // highestHeld is the highest rate that held, or 0 when none did.

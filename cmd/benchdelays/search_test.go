@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -49,39 +50,54 @@ func TestVerdict(t *testing.T) {
 }
 
 // TestNextRateFindsThreshold runs the search against every threshold and
-// every starting rate: where rates up to a threshold hold, it must find the
-// highest step that holds, trying only steps next to what it knows.
+// every starting rate: where rates up to a threshold hold, it must find at
+// least the highest step that holds, never a rate above the threshold, and
+// stop only within 10 % of the lowest rate that failed, trying each rate
+// once.
 func TestNextRateFindsThreshold(t *testing.T) {
 	t.Parallel()
 	steps := []float64{500, 1000, 2000, 4000, 8000}
-	for _, threshold := range []float64{0, 300, 500, 1500, 2000, 4000, 8000, 10000} {
+	for _, threshold := range []float64{0, 300, 500, 1500, 1999, 2000, 2150, 4000, 8000, 10000} {
 		for _, startRate := range []float64{500, 1000, 3000, 8000} {
 			t.Run(fmt.Sprintf("threshold %g from %g", threshold, startRate), func(t *testing.T) {
 				t.Parallel()
 				try := func(rate float64) step { return step{Rate: rate, Held: rate <= threshold} }
 				tried := []step{try(startRate)}
-				for rate, ok := nextRate(steps, tried); ok; rate, ok = nextRate(steps, tried) {
-					if len(tried) > len(steps)+1 {
+				for rate, ok := nextRate(steps, tried, true); ok; rate, ok = nextRate(steps, tried, true) {
+					if len(tried) > len(steps)+1+10 { // 10 steps of 10 % span the widest gap, 2×, with room
 						t.Fatalf("the search does not end: %v", tried)
 					}
 					tried = append(tried, try(rate))
 				}
-				want := 0.0
+				coarse := 0.0
 				for _, r := range append([]float64{startRate}, steps...) {
 					if r <= threshold {
-						want = max(want, r)
+						coarse = max(coarse, r)
 					}
 				}
-				if got := highestHeld(tried); got != want {
-					t.Errorf("tried %v: highest held %g, want %g", tried, got, want)
+				got := highestHeld(tried)
+				if got < coarse || got > threshold {
+					t.Errorf("tried %v: highest held %g, want between the highest step that holds, %g, and the threshold", tried, got, coarse)
 				}
-				// A step is tried once at most.
+				lowestFailed := math.Inf(1)
+				for _, s := range tried {
+					if !s.Held {
+						lowestFailed = min(lowestFailed, s.Rate)
+					}
+				}
+				if got > 0 && !math.IsInf(lowestFailed, 1) && got*fineStep < 0.98*lowestFailed {
+					t.Errorf("tried %v: stopped at %g, more than 10 %% below the failure at %g", tried, got, lowestFailed)
+				}
+				// A rate is tried once at most.
 				seen := map[float64]bool{}
 				for _, s := range tried {
 					if seen[s.Rate] {
 						t.Errorf("tried %g twice: %v", s.Rate, tried)
 					}
 					seen[s.Rate] = true
+				}
+				if n := searchTrials(steps, true, startRate, threshold); n != len(tried) {
+					t.Errorf("searchTrials = %d, the search ran %d", n, len(tried))
 				}
 			})
 		}
@@ -96,24 +112,48 @@ func TestNextRateOrder(t *testing.T) {
 		wantRate float64
 		wantOK   bool
 	}{
-		"nothing tried starts at the top":     {tried: nil, wantRate: 8000, wantOK: true},
-		"held at 1000 goes up":                {tried: []step{{Rate: 1000, Held: true}}, wantRate: 2000, wantOK: true},
-		"failed at 1000 goes down":            {tried: []step{{Rate: 1000}}, wantRate: 500, wantOK: true},
-		"held below a failure: done":          {tried: []step{{Rate: 1000, Held: true}, {Rate: 2000}}, wantOK: false},
-		"failed at the lowest: done":          {tried: []step{{Rate: 1000}, {Rate: 500}}, wantOK: false},
-		"held at the top: done":               {tried: []step{{Rate: 4000, Held: true}, {Rate: 8000, Held: true}}, wantOK: false},
-		"a start off the steps goes up":       {tried: []step{{Rate: 1500, Held: true}}, wantRate: 2000, wantOK: true},
-		"a start off the steps goes down":     {tried: []step{{Rate: 1500}}, wantRate: 1000, wantOK: true},
-		"a failure above the start bounds it": {tried: []step{{Rate: 500, Held: true}, {Rate: 1000, Held: true}, {Rate: 2000}}, wantOK: false},
+		"nothing tried starts at the top":      {tried: nil, wantRate: 8000, wantOK: true},
+		"held at 1000 goes up":                 {tried: []step{{Rate: 1000, Held: true}}, wantRate: 2000, wantOK: true},
+		"failed at 1000 goes down":             {tried: []step{{Rate: 1000}}, wantRate: 500, wantOK: true},
+		"held below a failure: 10 % up":        {tried: []step{{Rate: 1000, Held: true}, {Rate: 2000}}, wantRate: 1100, wantOK: true},
+		"10 % up from a held fine step":        {tried: []step{{Rate: 1000, Held: true}, {Rate: 2000}, {Rate: 1100, Held: true}}, wantRate: 1210, wantOK: true},
+		"within 10 % of a failure: done":       {tried: []step{{Rate: 1000, Held: true}, {Rate: 2000}, {Rate: 1100}}, wantOK: false},
+		"a fine step near the failure: done":   {tried: []step{{Rate: 1000, Held: true}, {Rate: 1110}}, wantOK: false},
+		"failed at the lowest: done":           {tried: []step{{Rate: 1000}, {Rate: 500}}, wantOK: false},
+		"held at the top: done":                {tried: []step{{Rate: 4000, Held: true}, {Rate: 8000, Held: true}}, wantOK: false},
+		"a start off the steps goes up":        {tried: []step{{Rate: 1500, Held: true}}, wantRate: 2000, wantOK: true},
+		"a start off the steps goes down":      {tried: []step{{Rate: 1500}}, wantRate: 1000, wantOK: true},
+		"a failure above the start: 10 % up":   {tried: []step{{Rate: 500, Held: true}, {Rate: 1000, Held: true}, {Rate: 2000}}, wantRate: 1100, wantOK: true},
+		"down to a held step, then 10 % up":    {tried: []step{{Rate: 1000}, {Rate: 500, Held: true}}, wantRate: 550, wantOK: true},
+		"steps between come before fine steps": {tried: []step{{Rate: 500, Held: true}, {Rate: 4000}}, wantRate: 1000, wantOK: true},
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			rate, ok := nextRate(steps, test.tried)
+			rate, ok := nextRate(steps, test.tried, true)
 			if rate != test.wantRate || ok != test.wantOK {
 				t.Errorf("nextRate(%v) = %g, %v; want %g, %v", test.tried, rate, ok, test.wantRate, test.wantOK)
 			}
 		})
+	}
+}
+
+func TestSearchTrialsRange(t *testing.T) {
+	t.Parallel()
+	steps := []float64{500, 1000, 2000}
+	fewest, most := searchTrialsRange(steps, true, 1000)
+	// Fewest: 1000 ✗, 500 ✗. Most, a limit just under 2000: 1000 ✓, 2000 ✗,
+	// then 1100, 1210, 1331, 1464, 1611, 1772 and 1949 ✓, and 2144 is not
+	// clearly below 2000: 9 in all.
+	if fewest != 2 || most != 9 {
+		t.Errorf("searchTrialsRange = %d, %d; want 2, 9", fewest, most)
+	}
+	// Without 10 % steps: at most 1000 ✓, 2000 ✗ or 1000 ✓, 2000 ✓ or 1000 ✗, 500 ✗/✓.
+	if fewest, most := searchTrialsRange(steps, false, 1000); fewest != 2 || most != 2 {
+		t.Errorf("searchTrialsRange without fine steps = %d, %d; want 2, 2", fewest, most)
+	}
+	if rate, ok := nextRate(steps, []step{{Rate: 1000, Held: true}, {Rate: 2000}}, false); ok {
+		t.Errorf("nextRate without fine steps went on to %g after the bracket", rate)
 	}
 }
 

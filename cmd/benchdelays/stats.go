@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math/bits"
 	"slices"
 	"time"
 
@@ -42,28 +41,49 @@ type hopStats struct {
 	latenessStats
 }
 
-// hopsOf is the number of TTL queues a delivered message passed through in a
-// set of levels at resolution: the set bits of its delay in ticks, which its
-// routing key (kept by dead-lettering) spells. It fails when the routing
-// key is not one of the set's, or says another delay than the message asked
-// for, rounded up to ticks.
-func hopsOf(a messaging.Arrival, levels int, resolution time.Duration) (int, error) {
-	key, delay, err := topology.DecodeKey(a.RoutingKey, levels, resolution)
+// hopsOf is the number of TTL queues a delivered message passed through in
+// a set whose keys have format: the nonzero digits of its delay in ticks,
+// which its routing key (kept by dead-lettering) spells. It fails when the
+// routing key is not one of the set's, or says another delay than the
+// message asked for, rounded up to ticks: the key the planner's
+// [topology.KeyFormat.Encode] writes for it.
+func hopsOf(a messaging.Arrival, format topology.KeyFormat) (int, error) {
+	key, delay, err := format.Decode(a.RoutingKey)
 	if err != nil {
 		return 0, err
 	}
 	// The key the publisher wrote for the delay asked, rounded by the encoder.
-	if want, err := topology.EncodeKey(key, a.Message.Delay, levels, resolution); err != nil || want != a.RoutingKey {
+	if want, err := format.Encode(key, a.Message.Delay); err != nil || want != a.RoutingKey {
 		return 0, fmt.Errorf("message %s asked for %s and arrived with routing key %q, which says %s",
 			a.Message.ID, a.Message.Delay, a.RoutingKey, delay)
 	}
-	return bits.OnesCount64(uint64(delay / resolution)), nil
+	return nonzeroDigits(uint64(delay/format.Resolution), radixOf(format.Radix)), nil
+}
+
+// nonzeroDigits is the number of nonzero digits of ticks in radix: the TTL
+// queues a message of that delay passes.
+func nonzeroDigits(ticks uint64, radix int) int {
+	hops := 0
+	for ; ticks > 0; ticks /= uint64(radix) {
+		if ticks%uint64(radix) != 0 {
+			hops++
+		}
+	}
+	return hops
+}
+
+// radixOf reads a zero radix, a set's or a trial's from before sets had
+// one, as 2.
+func radixOf(radix int) int {
+	if radix == 0 {
+		return 2
+	}
+	return radix
 }
 
 // observations are what one trial saw, for measure to count.
 type observations struct {
-	levels     int
-	resolution time.Duration
+	format topology.KeyFormat // of the set's routing keys
 
 	confirmations []messaging.Confirmation // one per message sent, acked or not
 	arrivals      []messaging.Arrival      // first arrivals
@@ -136,7 +156,7 @@ func measure(o observations) measurement {
 			m.Early++
 		}
 		lateness = append(lateness, a.Lateness)
-		if hops, err := hopsOf(a, o.levels, o.resolution); err != nil {
+		if hops, err := hopsOf(a, o.format); err != nil {
 			if m.Misrouted == 0 {
 				m.FirstMisroute = err.Error()
 			}
@@ -150,7 +170,7 @@ func measure(o observations) measurement {
 	}
 	m.Delivered = len(o.arrivals)
 	m.Lateness = summarize(lateness)
-	for hops := 0; hops <= o.levels; hops++ {
+	for hops := 0; hops <= o.format.Levels; hops++ {
 		if values := byHops[hops]; len(values) > 0 {
 			m.ByHops = append(m.ByHops, hopStats{Hops: hops, latenessStats: summarize(values)})
 		}

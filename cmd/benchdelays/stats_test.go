@@ -62,7 +62,7 @@ func TestHopsOf(t *testing.T) {
 	start := time.Unix(1_700_000_000, 0)
 	for ticks := range 16 {
 		a := arrival(t, "m", start, time.Duration(ticks)*100*ms, ms, 4)
-		hops, err := hopsOf(a, 4, 100*ms)
+		hops, err := hopsOf(a, binary4)
 		want := strings.Count(fmt.Sprintf("%b", ticks), "1")
 		if err != nil || hops != want {
 			t.Errorf("hopsOf(%d ticks) = %d, %v; want %d", ticks, hops, err, want)
@@ -70,18 +70,65 @@ func TestHopsOf(t *testing.T) {
 	}
 	// A delay between ticks is rounded up, as the publisher's key says.
 	a := arrival(t, "m", start, 250*ms, ms, 4) // 3 ticks: 0.0.1.1
-	if hops, err := hopsOf(a, 4, 100*ms); err != nil || hops != 2 {
+	if hops, err := hopsOf(a, binary4); err != nil || hops != 2 {
 		t.Errorf("hopsOf(250ms at 100ms) = %d, %v; want 2 hops", hops, err)
 	}
 	wrongDelay := a
 	wrongDelay.RoutingKey = "bench.0.1.1.1"
-	if _, err := hopsOf(wrongDelay, 4, 100*ms); err == nil || !strings.Contains(err.Error(), "700ms") {
+	if _, err := hopsOf(wrongDelay, binary4); err == nil || !strings.Contains(err.Error(), "700ms") {
 		t.Errorf("hopsOf with another delay's key = %v; want an error saying the key's 700ms", err)
 	}
 	malformed := a
 	malformed.RoutingKey = "bench.x"
-	if _, err := hopsOf(malformed, 4, 100*ms); err == nil {
+	if _, err := hopsOf(malformed, binary4); err == nil {
 		t.Error("hopsOf with a malformed key succeeded")
+	}
+}
+
+// binary4 is the key format of a radix-2 set of 4 levels at 100ms.
+var binary4 = topology.KeyFormat{Levels: 4, Resolution: 100 * ms}
+
+// TestHopsOfRadix16 checks every delay of the benchmark's range in radix
+// 16 (2 digits): the hops are the nonzero hex digits, and a key written
+// in binary for the same delay is refused.
+func TestHopsOfRadix16(t *testing.T) {
+	t.Parallel()
+	hex := topology.KeyFormat{Levels: 2, Radix: 16, Resolution: 100 * ms}
+	start := time.Unix(1_700_000_000, 0)
+	for ticks := range 256 {
+		m := messaging.Message{ID: "m", PublishedAt: start, Delay: time.Duration(ticks) * 100 * ms}
+		key, err := hex.Encode(routeKey, m.Delay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hops, err := hopsOf(messaging.Arrival{Message: m, RoutingKey: key, ArrivedAt: m.Due()}, hex)
+		want := strings.Count(fmt.Sprintf("%02x", ticks), "0")
+		if err != nil || hops != 2-want {
+			t.Errorf("hopsOf(%d ticks, key %q) = %d, %v; want %d", ticks, key, hops, err, 2-want)
+		}
+	}
+	binaryKey, err := topology.EncodeKey(routeKey, 300*ms, 8, 100*ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := messaging.Message{ID: "m", PublishedAt: start, Delay: 300 * ms}
+	if _, err := hopsOf(messaging.Arrival{Message: m, RoutingKey: binaryKey}, hex); err == nil {
+		t.Errorf("hopsOf in radix 16 took the binary key %q", binaryKey)
+	}
+}
+
+func TestNonzeroDigits(t *testing.T) {
+	t.Parallel()
+	for _, test := range []struct {
+		ticks uint64
+		radix int
+		want  int
+	}{
+		{0, 2, 0}, {255, 2, 8}, {128, 2, 1}, {255, 16, 2}, {16, 16, 1}, {15, 16, 1}, {17, 16, 2}, {255, 4, 4}, {64, 4, 1}, {255, 8, 3}, {256, 16, 1},
+	} {
+		if got := nonzeroDigits(test.ticks, test.radix); got != test.want {
+			t.Errorf("nonzeroDigits(%d, %d) = %d, want %d", test.ticks, test.radix, got, test.want)
+		}
 	}
 }
 
@@ -100,7 +147,7 @@ func TestMeasure(t *testing.T) {
 	misrouted := on("x", 100*ms, 5*ms)
 	misrouted.RoutingKey = "bench.1.1"
 	o := observations{
-		levels: levels, resolution: resolution,
+		format: topology.KeyFormat{Levels: levels, Resolution: resolution},
 		confirmations: []messaging.Confirmation{
 			acked("a", 0), acked("b", 100*ms), acked("c", 300*ms), acked("d", 200*ms),
 			acked("early", 100*ms), acked("never", 300*ms), acked("overdue", 0), acked("x", 100*ms), nacked,
@@ -141,7 +188,7 @@ func TestMeasure(t *testing.T) {
 func TestMeasureShortRunHasNoSteadyWindow(t *testing.T) {
 	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
-	got := measure(observations{levels: 2, resolution: 100 * ms, start: start, duration: time.Second, longestDelay: 300 * ms,
+	got := measure(observations{format: topology.KeyFormat{Levels: 2, Resolution: 100 * ms}, start: start, duration: time.Second, longestDelay: 300 * ms,
 		arrivals: []messaging.Arrival{arrival(t, "a", start, 300*ms, ms, 2)}})
 	if got.DeliveryRate != 0 {
 		t.Errorf("DeliveryRate over a 0.7s window = %g, want 0 (no figure)", got.DeliveryRate)

@@ -57,7 +57,7 @@ func svgPlot(r report) string {
 		for _, h := range set.Measurement.ByHops {
 			top = max(top, h.P99)
 		}
-		if base, ok := r.mainTrial(v.Name, true); ok {
+		if base, ok := r.mainTrial(v.Base, true); ok {
 			p.baseline = &base
 			top = max(top, base.Measurement.Lateness.P99)
 		}
@@ -67,7 +67,6 @@ func svgPlot(r report) string {
 		return ""
 	}
 	yMax, yStep := niceScale(float64(top) / float64(time.Millisecond))
-	levels := r.Settings.Levels
 	innerHeight := float64(plotHeight - plotTop - plotBottom)
 	panelWidth := (float64(plotWidth-plotLeft-plotRight) - float64(panelGap*(len(panels)-1))) / float64(len(panels))
 	y := func(d time.Duration) float64 {
@@ -79,8 +78,8 @@ func svgPlot(r report) string {
 	s.raw(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
 		plotWidth, plotHeight, plotWidth, plotHeight)
 	s.raw(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
-	title := fmt.Sprintf("Lateness by hop count at %s msg/s, N = %d, R = %s — RabbitMQ %s",
-		formatRate(r.Settings.Rate), levels, topology.FormatDuration(r.Settings.Resolution), orUnknown(r.Environment.Provenance.RabbitMQ))
+	title := fmt.Sprintf("Lateness by hop count at %s msg/s, delays 0…%s, R = %s — RabbitMQ %s",
+		formatRate(r.Settings.Rate), topology.FormatDuration(r.Settings.maxDelay()), topology.FormatDuration(r.Settings.Resolution), orUnknown(r.Environment.Provenance.RabbitMQ))
 	s.text(plotWidth/2, 22, "middle", `font-size="15" font-weight="bold"`, title)
 
 	// Legend.
@@ -101,6 +100,10 @@ func svgPlot(r report) string {
 	for i, p := range panels {
 		left := float64(plotLeft) + float64(i)*(panelWidth+panelGap)
 		right := left + panelWidth
+		levels := max(p.set.Levels, 1) // the x axis: every hop count the set's digits allow
+		for _, h := range p.set.Measurement.ByHops {
+			levels = max(levels, h.Hops)
+		}
 		xOf := func(hops int) float64 { return left + 8 + float64(hops)/float64(levels)*(panelWidth-16) }
 		s.text(left+panelWidth/2, float64(plotTop)-8, "middle", `font-weight="bold"`, p.name)
 		// Grid and y labels.

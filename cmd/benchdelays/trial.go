@@ -41,19 +41,20 @@ type trialPlan struct {
 	main     bool
 }
 
-// spec is the set a trial declares: the measured layout, or for the
+// spec is the set a trial declares: the measured layout in the variant's
+// radix, with the fewest digits that hold the run's range, or for the
 // baseline a one-level set whose only TTL queue holds every message for the
 // baseline delay, both of the variant's queue type and strategy and with one
 // route to a queue of their own.
 func (r *runner) spec(p trialPlan) topology.Spec {
 	kind := "set"
-	levels, resolution := r.cfg.Levels, r.cfg.Resolution
+	levels, radix, resolution := r.cfg.levelsIn(p.variant.Radix), p.variant.Radix, r.cfg.Resolution
 	if p.baseline {
-		kind, levels, resolution = "baseline", 1, r.cfg.BaselineDelay
+		kind, levels, radix, resolution = "baseline", 1, 2, r.cfg.BaselineDelay
 	}
 	name := fmt.Sprintf("%s.%s.%s.%d", r.prefix, p.variant.Slug, kind, int(p.rate))
 	return topology.Spec{
-		Name: name, VHost: r.cfg.VHost, Levels: levels, Resolution: resolution,
+		Name: name, VHost: r.cfg.VHost, Levels: levels, Radix: radix, Resolution: resolution,
 		QueueType: p.variant.QueueType, DeadLetterStrategy: p.variant.Strategy,
 		Routes: []topology.Route{{Destination: name + ".work", Key: routeKey}},
 	}
@@ -67,7 +68,7 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	route := spec.Routes[0].Destination
 	result = trialResult{
 		Variant: p.variant.Name, Baseline: p.baseline, Main: p.main, Set: spec.Name,
-		Levels: spec.Levels, Resolution: spec.Resolution, Rate: p.rate, Duration: p.duration,
+		Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution, Rate: p.rate, Duration: p.duration,
 		Started: time.Now().UTC(), LoadBefore: loadAverage(),
 	}
 	cpuBefore := sampleCPU(r.brokerPID)
@@ -123,6 +124,7 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		return result
 	}
 	delays := r.delays(p, spec)
+	set := messaging.Set{IngestExchange: topology.Names(spec.Name).Ingest(), Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution}
 	start := time.Now()
 	send := func(ctx context.Context, routingKey string, m messaging.Message) error {
 		_, err := publisher.Publish(ctx, routingKey, m)
@@ -130,7 +132,7 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	}
 	result.Pacing, err = publishPaced(ctx, send, newSchedule(p.rate, p.duration), r.cfg.Tick, start, func(i int) (string, messaging.Message) {
 		delay := delays()
-		key, _ := topology.EncodeKey(routeKey, delay, spec.Levels, spec.Resolution) // delays() stays within the set's range
+		key, _ := set.RoutingKey(routeKey, delay) // delays() stays within the set's range
 		return key, messaging.Message{ID: fmt.Sprintf("%s-%07d", spec.Name, i), Delay: delay}
 	})
 	if err != nil {
@@ -180,28 +182,36 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	mu.Lock()
 	defer mu.Unlock()
 	result.Measurement = measure(observations{
-		levels: spec.Levels, resolution: spec.Resolution,
+		format:        set.KeyFormat(),
 		confirmations: confirmations, arrivals: consumer.Arrivals(), duplicates: consumer.Duplicates(),
 		foreign: len(consumer.Foreign()), unroutable: unroutable,
-		start: start, duration: p.duration, longestDelay: topology.MaxDelayFor(spec.Levels, spec.Resolution),
+		start: start, duration: p.duration, longestDelay: r.delayRange(p, spec),
 		lossWindow: r.cfg.LossWindow,
 	})
 	return result
 }
 
 // delays returns a generator of the delays a trial asks for: whole ticks,
-// uniform over the set's range, or for the baseline always its one tick.
-// Every trial draws the same sequence from the run's seed, so the variants
-// carry the same load.
+// uniform over the run's range (that of -levels binary digits, whatever the
+// set's radix), or for the baseline always its one tick. Every trial draws
+// the same sequence from the run's seed, so the variants carry the same load.
 func (r *runner) delays(p trialPlan, spec topology.Spec) func() time.Duration {
 	if p.baseline {
 		return func() time.Duration { return spec.Resolution }
 	}
 	random := rand.New(rand.NewPCG(r.cfg.Seed, 0))
-	ticks := uint64(1) << spec.Levels // 0 … 2^N − 1
+	ticks := uint64(1) << r.cfg.Levels // 0 … 2^N − 1
 	return func() time.Duration {
 		return time.Duration(random.Uint64N(ticks)) * spec.Resolution
 	}
+}
+
+// delayRange is the longest delay a trial asks for.
+func (r *runner) delayRange(p trialPlan, spec topology.Spec) time.Duration {
+	if p.baseline {
+		return spec.Resolution
+	}
+	return r.cfg.maxDelay()
 }
 
 // remove deletes a trial's set the way the provider destroys one with

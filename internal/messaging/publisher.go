@@ -34,18 +34,25 @@ func RedactURL(raw string) string {
 }
 
 // Set says where and how a set takes delayed messages: its ingest exchange
-// and the levels, resolution and radix its routing keys are written with.
+// and the levels, radix and resolution its routing keys are written with.
 type Set struct {
 	IngestExchange string
 	Levels         int
 	Resolution     time.Duration
-	// Radix is the base of the delay digits; zero means 2, binary.
+	// Radix is the base of the delay digits, 2 when zero, as in [topology.Spec].
 	Radix int
 }
 
-// keyFormat is how the set's routing keys write a delay.
-func (s Set) keyFormat() topology.KeyFormat {
+// KeyFormat is how the set's routing keys write a delay.
+func (s Set) KeyFormat() topology.KeyFormat {
 	return topology.KeyFormat{Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution}
+}
+
+// RoutingKey is the routing key that delays a message with key by delay in
+// the set: [topology.KeyFormat.Encode] of its format. A [StreamPublisher],
+// which takes routing keys as they are, publishes with it.
+func (s Set) RoutingKey(key string, delay time.Duration) (string, error) {
+	return s.KeyFormat().Encode(key, delay)
 }
 
 // Publisher publishes persistent delayed messages on its own channel in
@@ -63,7 +70,7 @@ type Publisher struct {
 
 // NewPublisher opens a confirm-mode channel on conn for publishing to set.
 func NewPublisher(conn *amqp.Connection, set Set) (*Publisher, error) {
-	if _, err := set.keyFormat().Encode("", 0); err != nil {
+	if _, err := set.RoutingKey("", 0); err != nil {
 		return nil, fmt.Errorf("publisher for %q: %w", set.IngestExchange, err)
 	}
 	ch, err := conn.Channel()
@@ -110,7 +117,7 @@ func (p *Publisher) Publish(ctx context.Context, d Delayed) (Message, error) {
 func (p *Publisher) PublishBatch(ctx context.Context, batch []Delayed) ([]Message, error) {
 	keys := make([]string, len(batch))
 	for i, d := range batch {
-		key, err := p.set.keyFormat().Encode(d.Key, d.Delay)
+		key, err := p.set.RoutingKey(d.Key, d.Delay)
 		if err != nil {
 			return nil, fmt.Errorf("message %s: %w", d.ID, err)
 		}

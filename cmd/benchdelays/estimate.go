@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// measured is what one series of trials measures: a variant's set, or its
+// queue kind's one-hop baseline.
+type measured struct {
+	variant  variant
+	baseline bool
+}
+
+// trialPlans are the run's series in order: each variant's set, then its
+// queue kind's baseline the first time the kind comes, so variants of one
+// kind in several radixes share it.
+func trialPlans(cfg config) []measured {
+	var plans []measured
+	baselined := map[string]bool{}
+	for _, v := range cfg.Variants {
+		plans = append(plans, measured{variant: v})
+		if cfg.BaselineDelay > 0 && !baselined[v.Base] {
+			baselined[v.Base] = true
+			plans = append(plans, measured{variant: kindOf(v), baseline: true})
+		}
+	}
+	return plans
+}
+
+// trialOverhead is what a trial takes besides publishing, the delays and
+// the settle time: declaring and deleting the set, the last arrivals, and
+// the broker's quiet streak (3 s) before it; more when the broker takes
+// longer to settle. Short runs on a 2-core machine took 4 to 5 s.
+const trialOverhead = 5 * time.Second
+
+// steadyState is the shortest publishing time that measures a set in
+// steady state: twice its longest delay, so that for at least half the
+// trial the broker holds messages of every delay while new ones arrive,
+// as it would under a constant load.
+func steadyState(longestDelay time.Duration) time.Duration { return 2 * longestDelay }
+
+// trialTime estimates one trial: the pause before it, the publishing, the
+// longest delay after it, the settle time and the overhead.
+func trialTime(cfg config, baseline bool, duration time.Duration) time.Duration {
+	longest := cfg.maxDelay()
+	if baseline {
+		longest = cfg.BaselineDelay
+	}
+	return cfg.Pause + duration + longest + cfg.Settle + trialOverhead
+}
+
+// idleTime estimates the idle measurement of one radix: the broker's CPU
+// and memory over the window without the set and with it, each after the
+// broker has settled.
+func idleTime(cfg config) time.Duration { return 2*cfg.IdleWindow + 2*trialOverhead }
+
+// estimateRun is how long the run should take, at least and at most: the
+// main trials, the idle measurements, and each rate search as short or as
+// long as it can be given the steps (searchTrialsRange).
+func estimateRun(cfg config) (least, most time.Duration) {
+	total := 5 * time.Second // the broker's idle CPU, before the first trial
+	total += time.Duration(len(cfg.IdleRadixes)) * idleTime(cfg)
+	least, most = total, total
+	for _, p := range trialPlans(cfg) {
+		main := trialTime(cfg, p.baseline, cfg.Duration)
+		least, most = least+main, most+main
+		if len(cfg.Steps) == 0 {
+			continue
+		}
+		fewest, longest := searchTrialsRange(cfg.Steps, cfg.Fine, cfg.Rate)
+		if cfg.SearchDuration == cfg.Duration { // the main trial is the search's first step
+			fewest, longest = fewest-1, longest-1
+		}
+		step := trialTime(cfg, p.baseline, cfg.SearchDuration)
+		least += time.Duration(fewest) * step
+		most += time.Duration(longest) * step
+	}
+	return least, most
+}
+
+// formatMinutes writes a duration in whole minutes, or seconds under two.
+func formatMinutes(d time.Duration) string {
+	if d < 2*time.Minute {
+		return fmt.Sprintf("%.0f s", math.Ceil(d.Seconds()))
+	}
+	return fmt.Sprintf("%.0f min", math.Ceil(d.Minutes()))
+}
+
+// describeRun says what the run measures and how long it should take.
+func describeRun(cfg config) string {
+	var b strings.Builder
+	plans := trialPlans(cfg)
+	var names []string
+	for _, p := range plans {
+		name := p.variant.Name
+		if p.baseline {
+			name += " baseline"
+		} else {
+			name += fmt.Sprintf(" (%d digits)", cfg.levelsIn(p.variant.Radix))
+		}
+		names = append(names, name)
+	}
+	fmt.Fprintf(&b, "benchdelays: %s; delays 0…%s, main trials at %s msg/s for %s", strings.Join(names, ", "),
+		topology.FormatDuration(cfg.maxDelay()), formatRate(cfg.Rate), topology.FormatDuration(cfg.Duration))
+	if len(cfg.Steps) > 0 {
+		fmt.Fprintf(&b, ", searches over %s msg/s for %s each", joinRates(cfg.Steps), topology.FormatDuration(cfg.SearchDuration))
+	}
+	if len(cfg.IdleRadixes) > 0 {
+		fmt.Fprintf(&b, ", idle sets of radix %s for %s", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cfg.IdleRadixes)), ", "), "[]"), topology.FormatDuration(cfg.IdleWindow))
+	}
+	least, most := estimateRun(cfg)
+	if least == most {
+		fmt.Fprintf(&b, "; about %s\n", formatMinutes(most))
+	} else {
+		fmt.Fprintf(&b, "; %s to %s (the searches' length depends on where the limits lie)\n", formatMinutes(least), formatMinutes(most))
+	}
+	return b.String()
+}

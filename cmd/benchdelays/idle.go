@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// runLayouts are the planner's figures for every radix the run measures,
+// in its trials or idle, ascending, with the first variant's queue kind.
+func runLayouts(cfg config) ([]layoutFigures, error) {
+	var radixes []int
+	for _, v := range cfg.Variants {
+		radixes = append(radixes, v.Radix)
+	}
+	radixes = append(radixes, cfg.IdleRadixes...)
+	slices.Sort(radixes)
+	kind := cfg.idleKind()
+	var layouts []layoutFigures
+	for _, radix := range slices.Compact(radixes) {
+		l, err := layoutOf(radix, cfg.maxDelay(), cfg.Resolution, kind.QueueType, kind.Strategy)
+		if err != nil {
+			return nil, fmt.Errorf("plan a set of radix %d: %w", radix, err)
+		}
+		layouts = append(layouts, l)
+	}
+	return layouts, nil
+}
+
+// idleKind is the queue kind of the idle sets: the first variant's.
+func (c config) idleKind() variant {
+	if len(c.Variants) == 0 {
+		return queueKinds[1]
+	}
+	return kindOf(c.Variants[0])
+}
+
+// idle measures the broker's idle cost of a set of radix: after it has
+// settled, its CPU use over the window and its memory without the set,
+// then the same with the set declared and empty, which it deletes after.
+func (r *runner) idle(ctx context.Context, radix int, quiet quietPolicy, memUsed func() int64) (result idleResult) {
+	kind := r.cfg.idleKind()
+	spec := topology.Spec{
+		Name: fmt.Sprintf("%s.idle.r%d", r.prefix, radix), VHost: r.cfg.VHost, MaxDelay: r.cfg.maxDelay(), Radix: radix,
+		Resolution: r.cfg.Resolution, QueueType: kind.QueueType, DeadLetterStrategy: kind.Strategy,
+	}
+	result = idleResult{Radix: radix, Set: spec.Name, QueueType: kind.QueueType, Strategy: kind.Strategy, Window: r.cfg.IdleWindow,
+		CPUWithout: -1, CPUWith: -1, RSSWithout: -1, RSSWith: -1, MemUsedWithout: -1, MemUsedWith: -1}
+	planned, err := topology.Plan(spec)
+	if err != nil {
+		result.Error = err.Error()
+		return result
+	}
+	settledBefore := r.waitQuiet(ctx, quiet)
+	result.CPUWithout, result.RSSWithout, result.MemUsedWithout = r.sampleIdle(ctx, memUsed)
+	if ctx.Err() != nil {
+		result.Error = context.Cause(ctx).Error()
+		return result
+	}
+	defer func() {
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if err := r.client.DeleteSet(cleanup, spec.VHost, spec.Name, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
+			result.Error = errors.Join(errorOrNil(result.Error), fmt.Errorf("remove set %s: %w", spec.Name, err)).Error()
+		}
+	}()
+	if err := r.client.Apply(ctx, spec.VHost, topology.Diff(planned, topology.Topology{VHost: spec.VHost}), broker.ApplyOptions{}); err != nil {
+		result.Error = fmt.Sprintf("declare set %s: %v", spec.Name, err)
+		return result
+	}
+	settledWith := r.waitQuiet(ctx, quiet)
+	result.CPUWith, result.RSSWith, result.MemUsedWith = r.sampleIdle(ctx, memUsed)
+	result.Settled = settledBefore && settledWith
+	if ctx.Err() != nil {
+		result.Error = context.Cause(ctx).Error()
+	}
+	return result
+}
+
+// waitQuiet waits for the broker to settle, when its CPU can be seen.
+func (r *runner) waitQuiet(ctx context.Context, quiet quietPolicy) bool {
+	if r.brokerPID == 0 {
+		return false
+	}
+	_, settled := quiet.waitQuiet(ctx, brokerCPUSampler(r.brokerPID))
+	return settled
+}
+
+// sampleIdle is the broker's CPU use over the idle window in percent of
+// one CPU, then its RSS and mem_used; -1 for what is unknown.
+func (r *runner) sampleIdle(ctx context.Context, memUsed func() int64) (cpu float64, rss, used int64) {
+	cpu, rss = -1, -1
+	before, started := sampleCPU(r.brokerPID), time.Now()
+	select {
+	case <-time.After(r.cfg.IdleWindow):
+	case <-ctx.Done():
+		return -1, -1, -1
+	}
+	if _, seconds := before.cpuUse(sampleCPU(r.brokerPID)); seconds >= 0 {
+		cpu = 100 * seconds / time.Since(started).Seconds()
+	}
+	if r.brokerPID != 0 {
+		rss = residentBytes(r.brokerPID)
+	}
+	return cpu, rss, memUsed()
+}
+
+// residentBytes is a process's resident memory, VmRSS of /proc/<pid>/status,
+// or -1 when unknown.
+func residentBytes(pid int) int64 {
+	text, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	return parseVmRSS(string(text))
+}
+
+// parseVmRSS reads the "VmRSS:  123456 kB" line of a /proc status file in bytes, or -1.
+func parseVmRSS(text string) int64 {
+	for line := range strings.Lines(text) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) != 2 || fields[1] != "kB" {
+				return -1
+			}
+			kib, err := strconv.ParseInt(fields[0], 10, 64)
+			if err != nil {
+				return -1
+			}
+			return kib << 10
+		}
+	}
+	return -1
+}
+
+// nodeMemUsed returns a function that asks the management API for the
+// node's mem_used, in bytes, or -1 when it cannot. The broker updates it
+// at each statistics interval (5 s by default), within the idle window.
+func nodeMemUsed(cfg config, node string) func() int64 {
+	client, err := rabbithole.NewClient(cfg.Endpoint, cfg.Username, cfg.Password)
+	if err != nil || node == "" {
+		return func() int64 { return -1 }
+	}
+	return func() int64 {
+		info, err := client.GetNode(node)
+		if err != nil {
+			return -1
+		}
+		return int64(info.MemUsed)
+	}
+}
