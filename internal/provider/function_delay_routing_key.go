@@ -118,7 +118,7 @@ func delayRoutingKey(key, delayText string, levels int64, resolutionText string,
 		}
 	}
 	if radix == 0 { // the planner would read it as the default
-		problems.add(routingKeyArgRadix, explicitZeroRadix().Message)
+		problems.add(routingKeyArgRadix, topology.ExplicitZero("radix").Message)
 		return "", problems.err
 	}
 	routingKey, err := topology.KeyFormat{Levels: int(levels), Radix: int(radix), Resolution: resolution}.Encode(key, delay)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -119,7 +118,7 @@ func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagn
 	}
 	spec.Radix = int(m.Radix.ValueInt64())
 	if !m.Radix.IsNull() && !m.Radix.IsUnknown() && spec.Radix == 0 {
-		diags.AddAttributeError(path.Root("radix"), "Invalid Delay Queue Set", explicitZeroRadix().Error())
+		explicitZero("radix")
 	}
 	for field, v := range map[string]types.String{"max_delay": m.MaxDelay, "resolution": m.Resolution} {
 		s := str(v, field)
@@ -154,19 +153,6 @@ func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagn
 		})
 	}
 	return spec, unknown, diags
-}
-
-// explicitZeroRadix refuses a configured radix of zero, which the planner
-// reads as its default. topology.ExplicitZero knows levels, max_delay and
-// resolution only, so this writes the planner's refusal of any other radix
-// outside the allowed ones (a test holds the two to the same words).
-func explicitZeroRadix() *topology.FieldError {
-	allowed := make([]string, len(topology.Radixes))
-	for i, radix := range topology.Radixes {
-		allowed[i] = strconv.Itoa(radix)
-	}
-	return &topology.FieldError{Field: "radix", Route: -1,
-		Message: fmt.Sprintf("must be one of %s, got 0", strings.Join(allowed, ", "))}
 }
 
 func routeField(index int, field string) string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,17 +22,6 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
-
-// TestExplicitZeroRadix_plannerWords holds the provider's refusal of a
-// configured zero radix to the planner's refusal of any other bad radix.
-func TestExplicitZeroRadix_plannerWords(t *testing.T) {
-	t.Parallel()
-	err := topology.Validate(topology.Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 3})
-	want := strings.Replace(err.Error(), "got 3", "got 0", 1)
-	if got := explicitZeroRadix().Error(); got != want {
-		t.Errorf("explicitZeroRadix() = %q, the planner says %q", got, want)
-	}
-}
 
 // TestDelayQueueSet_modifyPlanRadix calls ModifyPlan with a prior state and
 // a plan that differ only in radix: a change replaces the set, and a state

@@ -181,6 +181,8 @@ func ExplicitZero(field string) *FieldError {
 		return maxDelayNotPositive(0)
 	case "resolution":
 		return checkResolution(0)
+	case "radix":
+		return checkRadix(0)
 	}
 	return nil
 }
