@@ -104,8 +104,10 @@ func (p Provenance) Markdown() string {
 
 // Commit returns the abbreviated hash of HEAD of the git checkout that
 // holds dir, and whether its tracked files differ from HEAD (untracked
-// files do not count; when git status fails, they are taken to differ);
-// UnknownCommit when dir is in no checkout or git cannot be run.
+// files do not count, nor do results files under the checkout's
+// benchmarks/, which one measurement rewrites before the next starts;
+// when git status fails, they are taken to differ); UnknownCommit when dir
+// is in no checkout or git cannot be run.
 func Commit(ctx context.Context, dir string) (hash string, dirty bool) {
 	git := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, "git", args...)
@@ -117,7 +119,7 @@ func Commit(ctx context.Context, dir string) (hash string, dirty bool) {
 	if err != nil || hash == "" {
 		return UnknownCommit, false
 	}
-	status, err := git("status", "--porcelain", "--untracked-files=no")
+	status, err := git("status", "--porcelain", "--untracked-files=no", "--", ":/", ":(top,exclude)benchmarks")
 	return hash, err != nil || status != ""
 }
 

@@ -113,7 +113,11 @@ func TestCommit(t *testing.T) {
 	}
 	git("init", "-q")
 	writeFile(t, filepath.Join(repo, "tracked"), "one\n")
-	git("add", "tracked")
+	if err := os.Mkdir(filepath.Join(repo, "benchmarks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(repo, "benchmarks", "results.md"), "old\n")
+	git("add", "tracked", "benchmarks/results.md")
 	git("commit", "-q", "-m", "first")
 	head := git("rev-parse", "HEAD")
 
@@ -132,7 +136,14 @@ func TestCommit(t *testing.T) {
 	if _, dirty := Commit(ctx, repo); dirty {
 		t.Error("an untracked file counts as an uncommitted change")
 	}
+	writeFile(t, filepath.Join(repo, "benchmarks", "results.md"), "new\n")
+	if _, dirty := Commit(ctx, sub); dirty {
+		t.Error("a results file rewritten under benchmarks/ counts as an uncommitted change")
+	}
 	writeFile(t, filepath.Join(repo, "tracked"), "two\n")
+	if got, dirty := Commit(ctx, sub); got != hash || !dirty {
+		t.Errorf("Commit of a subdirectory with a changed tracked file = %q, %t; want %q, true", got, dirty, hash)
+	}
 	if got, dirty := Commit(ctx, repo); got != hash || !dirty {
 		t.Errorf("Commit with a changed tracked file = %q, %t; want %q, true", got, dirty, hash)
 	}
