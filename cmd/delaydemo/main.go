@@ -119,16 +119,16 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return cfg, nil
 	}
 	for _, d := range cfg.Delays {
-		if _, err := cfg.keyFormat().Encode(cfg.Key, d); err != nil {
+		if _, err := cfg.set().RoutingKey(cfg.Key, d); err != nil {
 			return cfg, fmt.Errorf("-delays %s with -levels %d -radix %d -resolution %s: %w", d, cfg.Levels, cfg.Radix, cfg.Resolution, err)
 		}
 	}
 	return cfg, nil
 }
 
-// keyFormat is how the set's routing keys write a delay.
-func (cfg config) keyFormat() topology.KeyFormat {
-	return topology.KeyFormat{Levels: cfg.Levels, Radix: cfg.Radix, Resolution: cfg.Resolution}
+// set is the delay queue set the demo publishes to, with its key format.
+func (cfg config) set() messaging.Set {
+	return messaging.Set{IngestExchange: cfg.Exchange, Levels: cfg.Levels, Radix: cfg.Radix, Resolution: cfg.Resolution}
 }
 
 func parseDelays(list string) ([]time.Duration, error) {
@@ -294,7 +294,7 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 		return 2, err
 	}
 	defer func() { _ = consumer.Close() }()
-	publisher, err := messaging.NewPublisher(conn, messaging.Set{IngestExchange: cfg.Exchange, Levels: cfg.Levels, Radix: cfg.Radix, Resolution: cfg.Resolution})
+	publisher, err := messaging.NewPublisher(conn, cfg.set())
 	if err != nil {
 		return 2, err
 	}
@@ -321,11 +321,11 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	ids := make([]string, len(published))
 	for i, m := range published {
 		// PublishBatch checked every key already; these cannot fail.
-		key, err := cfg.keyFormat().Encode(cfg.Key, m.Delay)
+		key, err := cfg.set().RoutingKey(cfg.Key, m.Delay)
 		if err != nil {
 			return 2, err
 		}
-		_, rounded, err := cfg.keyFormat().Decode(key)
+		_, rounded, err := cfg.set().KeyFormat().Decode(key)
 		if err != nil {
 			return 2, err
 		}
