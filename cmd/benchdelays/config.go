@@ -36,6 +36,7 @@ type config struct {
 	LossWindow     time.Duration
 	Tick           time.Duration
 	LagLimit       time.Duration
+	AbandonLag     time.Duration
 	Prefetch       int
 	MaxInFlight    int
 	Settle         time.Duration
@@ -95,6 +96,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.DurationVar(&cfg.LossWindow, "loss-window", 10*time.Second, "a message not arrived this long after due is lost")
 	flags.DurationVar(&cfg.Tick, "tick", 10*time.Millisecond, "pacing tick: each sends the messages due by then")
 	flags.DurationVar(&cfg.LagLimit, "lag-limit", 500*time.Millisecond, "a publisher further behind its schedule than this has not kept the rate")
+	flags.DurationVar(&cfg.AbandonLag, "abandon-lag", 5*time.Second, "a publisher further behind than this stops publishing: the rate has failed (0: never stop)")
 	flags.IntVar(&cfg.Prefetch, "prefetch", 256, "consumer prefetch")
 	flags.IntVar(&cfg.MaxInFlight, "max-in-flight", messaging.DefaultMaxInFlight, "unconfirmed messages the publisher allows before it waits")
 	flags.DurationVar(&cfg.Settle, "settle", time.Second, "quiet time after the last arrival, for late duplicates")
@@ -180,6 +182,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return config{}, errors.New("-duration and -search-duration must be positive")
 	case cfg.Tick <= 0:
 		return config{}, errors.New("-tick must be positive")
+	case cfg.AbandonLag != 0 && cfg.AbandonLag <= cfg.LagLimit:
+		return config{}, fmt.Errorf("-abandon-lag %s must be longer than -lag-limit %s, or 0", cfg.AbandonLag, cfg.LagLimit)
 	case len(cfg.IdleRadixes) > 0 && cfg.IdleWindow <= 0:
 		return config{}, errors.New("-idle-window must be positive")
 	}

@@ -38,7 +38,6 @@ import (
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -92,16 +91,12 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		return 2, fmt.Errorf("ask the broker's version: %w", err)
 	}
 	env.Provenance.RabbitMQ, env.Provenance.Erlang = node.RabbitMQVersion, node.ErlangVersion
-	publishConn, err := messaging.Dial(cfg.URL, 10*time.Second)
+	// The broker takes AMQP connections before the trials need them.
+	conns, err := dialTrial(cfg.URL)
 	if err != nil {
 		return 2, err
 	}
-	defer func() { _ = publishConn.Close() }()
-	consumeConn, err := messaging.Dial(cfg.URL, 10*time.Second)
-	if err != nil {
-		return 2, err
-	}
-	defer func() { _ = consumeConn.Close() }()
+	conns.close()
 
 	if isLocal(cfg.URL) {
 		env.BrokerPID = node.OSPID
@@ -120,13 +115,13 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		}
 	}
 	r := &runner{
-		cfg: cfg, client: client, publishConn: publishConn, consumeConn: consumeConn, brokerPID: env.BrokerPID,
+		cfg: cfg, client: client, brokerPID: env.BrokerPID,
 		prefix: fmt.Sprintf("benchdelays-%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff),
 	}
 	rep := report{Environment: env, Settings: settings{
 		Levels: cfg.Levels, Resolution: cfg.Resolution, BaselineDelay: cfg.BaselineDelay,
 		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, Fine: cfg.Fine, SearchDuration: cfg.SearchDuration,
-		P99Limit: cfg.P99Limit, LossWindow: cfg.LossWindow, Tick: cfg.Tick, LagLimit: cfg.LagLimit,
+		P99Limit: cfg.P99Limit, LossWindow: cfg.LossWindow, Tick: cfg.Tick, LagLimit: cfg.LagLimit, AbandonLag: cfg.AbandonLag,
 		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed, Warnings: cfg.Warnings,
 	}}
 	for _, v := range cfg.Variants {

@@ -52,32 +52,42 @@ type pacingReport struct {
 	Elapsed   time.Duration `json:"elapsed_ns"`   // from the start to the last send
 	MaxLag    time.Duration `json:"max_lag_ns"`   // the worst lag seen at a tick, before its sends
 	Scheduled time.Duration `json:"scheduled_ns"` // when the last message was due
+	// Abandoned is set when the publisher stopped before the end of the
+	// schedule because it had fallen too far behind.
+	Abandoned bool `json:"abandoned,omitempty"`
 }
 
 // achieved is the rate the publisher really sent at: messages per second
 // from the start to the last send. A schedule that sends its first message
 // at once and its last at (n−1)/rate has sent n messages in n/rate seconds,
 // so that is the span it is measured over, with the last send's lateness
-// added.
+// added. A publish abandoned before its end sent over the time it ran.
 func (r pacingReport) achieved() float64 {
 	if r.Sent == 0 || r.Target <= 0 {
 		return 0
+	}
+	if r.Abandoned {
+		return float64(r.Sent) / r.Elapsed.Seconds()
 	}
 	span := time.Duration(float64(r.Sent)/r.Target*float64(time.Second)) + max(0, r.Elapsed-r.Scheduled)
 	return float64(r.Sent) / span.Seconds()
 }
 
-// keptUp reports whether the publisher held its schedule: it sent at 98 %
-// of the target rate or better, and never fell more than lagLimit behind.
+// keptUp reports whether the publisher held its schedule: it sent every
+// message at 98 % of the target rate or better, and never fell more than
+// lagLimit behind.
 func (r pacingReport) keptUp(lagLimit time.Duration) bool {
-	return r.Sent > 0 && r.achieved() >= 0.98*r.Target && r.MaxLag <= lagLimit
+	return r.Sent > 0 && !r.Abandoned && r.achieved() >= 0.98*r.Target && r.MaxLag <= lagLimit
 }
 
 // publishPaced sends sched's messages, made by next, on a ticker: at
 // each tick it sends every message due by then, so a late tick is made up
 // at the next and the rate holds while the publisher can keep up; how far
-// it fell behind is in the report.
-func publishPaced(ctx context.Context, send func(ctx context.Context, routingKey string, m messaging.Message) error, sched schedule, tick time.Duration, start time.Time,
+// it fell behind is in the report. Once it is more than abandonLag behind
+// (when abandonLag > 0) it stops: the rate has failed, and publishing on
+// would only pile up a backlog that the broker takes minutes to drain
+// before the next trial can start.
+func publishPaced(ctx context.Context, send func(ctx context.Context, routingKey string, m messaging.Message) error, sched schedule, tick, abandonLag time.Duration, start time.Time,
 	next func(i int) (routingKey string, m messaging.Message),
 ) (pacingReport, error) {
 	report := pacingReport{Target: sched.rate}
@@ -91,6 +101,12 @@ func publishPaced(ctx context.Context, send func(ctx context.Context, routingKey
 		elapsed := time.Since(start)
 		report.MaxLag = max(report.MaxLag, sched.lag(report.Sent, elapsed))
 		for due := sched.dueBy(elapsed); report.Sent < due; report.Sent++ {
+			// A send the broker holds up can leave it far behind within one tick.
+			if abandonLag > 0 && sched.lag(report.Sent, time.Since(start)) > abandonLag {
+				report.Elapsed, report.Abandoned = time.Since(start), true
+				report.MaxLag = max(report.MaxLag, sched.lag(report.Sent, report.Elapsed))
+				return report, nil
+			}
 			key, m := next(report.Sent)
 			if err := send(ctx, key, m); err != nil {
 				report.Elapsed = time.Since(start)

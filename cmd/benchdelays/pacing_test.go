@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,7 +127,7 @@ func TestPublishPacedSpreadsMessages(t *testing.T) {
 		ids = append(ids, m.ID+"/"+routingKey)
 		return nil
 	}
-	report, err := publishPaced(context.Background(), send, sched, tick, start, func(i int) (string, messaging.Message) {
+	report, err := publishPaced(context.Background(), send, sched, tick, 0, start, func(i int) (string, messaging.Message) {
 		return fmt.Sprintf("key%d", i), messaging.Message{ID: fmt.Sprint(i)}
 	})
 	if err != nil {
@@ -161,7 +162,7 @@ func TestPublishPacedReportsSlowPublisher(t *testing.T) {
 		time.Sleep(2 * time.Millisecond) // 500/s at best
 		return nil
 	}
-	report, err := publishPaced(context.Background(), send, sched, 5*time.Millisecond, time.Now(), func(int) (string, messaging.Message) {
+	report, err := publishPaced(context.Background(), send, sched, 5*time.Millisecond, 0, time.Now(), func(int) (string, messaging.Message) {
 		return "k", messaging.Message{ID: "m"}
 	})
 	if err != nil {
@@ -172,6 +173,34 @@ func TestPublishPacedReportsSlowPublisher(t *testing.T) {
 	}
 	if report.achieved() > 600 || report.keptUp(20*time.Millisecond) {
 		t.Errorf("a 500/s publisher asked for 1000/s: achieved %.0f/s, kept up %v; want it reported as behind", report.achieved(), report.keptUp(20*time.Millisecond))
+	}
+}
+
+// TestPublishPacedAbandonsWhenFarBehind checks that a publisher that falls
+// further behind than the abandon lag stops there, says so, and does not
+// count as having kept up, while the same publisher without an abandon lag
+// sends everything.
+func TestPublishPacedAbandonsWhenFarBehind(t *testing.T) {
+	t.Parallel()
+	sched := newSchedule(1000, time.Second)
+	send := func(context.Context, string, messaging.Message) error {
+		time.Sleep(2 * time.Millisecond) // 500/s at best: 40 ms behind after 80 ms
+		return nil
+	}
+	next := func(int) (string, messaging.Message) { return "k", messaging.Message{ID: "m"} }
+	report, err := publishPaced(context.Background(), send, sched, 5*time.Millisecond, 40*time.Millisecond, time.Now(), next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !report.Abandoned || report.Sent == 0 || report.Sent >= sched.total/2 || report.MaxLag <= 40*time.Millisecond {
+		t.Errorf("report %+v; want it abandoned after a few sends, once more than 40ms behind", report)
+	}
+	if report.keptUp(time.Hour) || report.achieved() > 600 {
+		t.Errorf("an abandoned publish counts as having kept up, or at %.0f/s: %+v", report.achieved(), report)
+	}
+	held, why := verdict(trialResult{Pacing: report}, time.Second, time.Hour)
+	if held || !strings.Contains(why, "stopped after") {
+		t.Errorf("verdict of an abandoned publish = %v, %q; want it failed as stopped", held, why)
 	}
 }
 
@@ -186,7 +215,7 @@ func TestPublishPacedStopsOnError(t *testing.T) {
 		}
 		return nil
 	}
-	report, err := publishPaced(context.Background(), send, newSchedule(1000, time.Second), time.Millisecond, time.Now(), func(int) (string, messaging.Message) {
+	report, err := publishPaced(context.Background(), send, newSchedule(1000, time.Second), time.Millisecond, 0, time.Now(), func(int) (string, messaging.Message) {
 		return "k", messaging.Message{ID: "m"}
 	})
 	if !errors.Is(err, refused) || report.Sent != 2 {
@@ -199,7 +228,7 @@ func TestPublishPacedStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	send := func(context.Context, string, messaging.Message) error { return nil }
-	report, err := publishPaced(ctx, send, newSchedule(100, time.Hour), 5*time.Millisecond, time.Now(), func(int) (string, messaging.Message) {
+	report, err := publishPaced(ctx, send, newSchedule(100, time.Hour), 5*time.Millisecond, 0, time.Now(), func(int) (string, messaging.Message) {
 		return "k", messaging.Message{ID: "m"}
 	})
 	if !errors.Is(err, context.DeadlineExceeded) || report.Sent == 0 || report.Sent > 10 {

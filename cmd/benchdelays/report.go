@@ -141,6 +141,7 @@ type settings struct {
 	LossWindow     time.Duration `json:"loss_window_ns"`
 	Tick           time.Duration `json:"tick_ns"`
 	LagLimit       time.Duration `json:"lag_limit_ns"`
+	AbandonLag     time.Duration `json:"abandon_lag_ns,omitempty"`
 	Prefetch       int           `json:"prefetch"`
 	MaxInFlight    int           `json:"max_in_flight"`
 	Seed           uint64        `json:"seed"`

@@ -15,6 +15,9 @@ func verdict(t trialResult, limit time.Duration, lagLimit time.Duration) (held b
 	switch {
 	case t.Error != "":
 		return false, "the trial failed: " + t.Error
+	case t.Pacing.Abandoned:
+		return false, fmt.Sprintf("the publisher fell more than %s behind and stopped after %d messages",
+			t.Pacing.MaxLag.Truncate(time.Second), t.Pacing.Sent)
 	case !t.Pacing.keptUp(lagLimit):
 		return false, fmt.Sprintf("the publisher fell behind: %.0f msg/s of %.0f, up to %s late",
 			t.Pacing.achieved(), t.Pacing.Target, t.Pacing.MaxLag.Round(time.Millisecond))

@@ -23,9 +23,6 @@ const routeKey = "bench"
 type runner struct {
 	cfg    config
 	client *broker.Client
-	// Publishing and consuming use separate connections, so that the
-	// broker's flow control of a busy publisher never holds up deliveries.
-	publishConn, consumeConn *amqp.Connection
 	// prefix makes the run's object names and message ids unique.
 	prefix string
 	// brokerPID is the broker's process when it runs here, or 0.
@@ -82,13 +79,19 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		result.Error = errors.Join(errorOrNil(result.Error), err).Error()
 	}
 
+	conns, err := dialTrial(r.cfg.URL)
+	if err != nil {
+		fail(err)
+		return result
+	}
+	defer conns.close()
 	planned, err := topology.Plan(spec)
 	if err != nil {
 		fail(err)
 		return result
 	}
 	// The route's queue exists before the set's binding to it, as a user's would.
-	if err := messaging.DeclareQueue(r.consumeConn, route); err != nil {
+	if err := messaging.DeclareQueue(conns.consume, route); err != nil {
 		fail(err)
 		return result
 	}
@@ -102,7 +105,7 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		return result
 	}
 
-	consumer, err := messaging.NewConsumer(r.consumeConn, route, messaging.ConsumerOptions{IDPrefix: spec.Name + "-", Prefetch: r.cfg.Prefetch})
+	consumer, err := messaging.NewConsumer(conns.consume, route, messaging.ConsumerOptions{IDPrefix: spec.Name + "-", Prefetch: r.cfg.Prefetch})
 	if err != nil {
 		fail(err)
 		return result
@@ -111,7 +114,7 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 
 	var mu sync.Mutex
 	var confirmations []messaging.Confirmation
-	publisher, err := messaging.NewStreamPublisher(r.publishConn, topology.Names(spec.Name).Ingest(), messaging.StreamOptions{
+	publisher, err := messaging.NewStreamPublisher(conns.publish, topology.Names(spec.Name).Ingest(), messaging.StreamOptions{
 		MaxInFlight: r.cfg.MaxInFlight,
 		OnConfirm: func(c messaging.Confirmation) {
 			mu.Lock()
@@ -130,7 +133,7 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		_, err := publisher.Publish(ctx, routingKey, m)
 		return err
 	}
-	result.Pacing, err = publishPaced(ctx, send, newSchedule(p.rate, p.duration), r.cfg.Tick, start, func(i int) (string, messaging.Message) {
+	result.Pacing, err = publishPaced(ctx, send, newSchedule(p.rate, p.duration), r.cfg.Tick, r.cfg.AbandonLag, start, func(i int) (string, messaging.Message) {
 		delay := delays()
 		key, _ := set.RoutingKey(routeKey, delay) // delays() stays within the set's range
 		return key, messaging.Message{ID: fmt.Sprintf("%s-%07d", spec.Name, i), Delay: delay}
@@ -174,7 +177,7 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	if err := consumer.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
 		fail(err)
 	}
-	unroutable, err := messaging.ReadyMessages(r.consumeConn, topology.Names(spec.Name).Unroutable())
+	unroutable, err := messaging.ReadyMessages(conns.consume, topology.Names(spec.Name).Unroutable())
 	if err != nil {
 		fail(err)
 	}
@@ -214,10 +217,37 @@ func (r *runner) delayRange(p trialPlan, spec topology.Spec) time.Duration {
 	return r.cfg.maxDelay()
 }
 
+// trialConns are a trial's own connections. Publishing and consuming use
+// separate ones, so that the broker's flow control of a busy publisher
+// never holds up deliveries; each trial dials its own, so a trial that
+// overloads the broker until it closes a connection fails alone, not every
+// trial after it.
+type trialConns struct {
+	publish, consume *amqp.Connection
+}
+
+func dialTrial(amqpURL string) (trialConns, error) {
+	publish, err := messaging.Dial(amqpURL, 10*time.Second)
+	if err != nil {
+		return trialConns{}, err
+	}
+	consume, err := messaging.Dial(amqpURL, 10*time.Second)
+	if err != nil {
+		_ = publish.Close()
+		return trialConns{}, err
+	}
+	return trialConns{publish: publish, consume: consume}, nil
+}
+
+func (c trialConns) close() {
+	_ = c.publish.Close()
+	_ = c.consume.Close()
+}
+
 // remove deletes a trial's set the way the provider destroys one with
 // force_destroy (read it, diff against nothing, apply), then the route's
-// queue. It runs even when ctx has ended, so an interrupted run leaves
-// nothing behind.
+// queue, over a connection of its own since the trial's may be closed. It
+// runs even when ctx has ended, so an interrupted run leaves nothing behind.
 func (r *runner) remove(ctx context.Context, spec topology.Spec, route string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
@@ -225,7 +255,12 @@ func (r *runner) remove(ctx context.Context, spec topology.Spec, route string) e
 	if err != nil {
 		err = fmt.Errorf("remove set %s: %w", spec.Name, err)
 	}
-	return errors.Join(err, messaging.DeleteQueue(r.consumeConn, route))
+	conn, dialErr := messaging.Dial(r.cfg.URL, 10*time.Second)
+	if dialErr != nil {
+		return errors.Join(err, fmt.Errorf("remove queue %s: %w", route, dialErr))
+	}
+	defer func() { _ = conn.Close() }()
+	return errors.Join(err, messaging.DeleteQueue(conn, route))
 }
 
 func latest(a, b time.Time) time.Time {
