@@ -13,8 +13,15 @@ import (
 //
 //  1. create the exchanges desired has and actual lacks;
 //  2. create the queues it lacks;
-//  3. create the bindings it lacks, so that new paths exist before old ones go;
-//  4. delete the bindings desired does not have;
+//  3. create the bindings it lacks, so that new paths exist before old ones
+//     go, those from entry exchanges (the ingest) last, once the paths they
+//     lead into are complete;
+//     a binding that moves (same source and key, another destination, as
+//     the ingest bindings do when a new generation takes over) is deleted
+//     right after its successor is created, so that a message published in
+//     between is routed to both for the time of one request, never to
+//     neither;
+//  4. delete the other bindings desired does not have;
 //  5. delete the queues desired does not have, each with its own change —
 //     but a parking lot (a set's <name>.unroutable queue) goes last, its
 //     binding from the exchange of the same name deleted just before it, not
@@ -91,19 +98,51 @@ func Diff(desired, actual Topology) []Change {
 			changes = append(changes, Change{Kind: CreateQueue, Queue: &q, Reason: missingReason(q.Name, "queue")})
 		}
 	}
+	// Bindings from an entry exchange (one that no binding leads to, no
+	// queue dead-letters into and no exchange has for alternate: an ingest)
+	// come last, once every path they open exists downstream, so that a
+	// message a new binding lets in never finds a chain without its bindings.
+	inner := map[string]bool{}
+	for _, e := range want.exchanges {
+		inner[e.Arguments.AlternateExchange] = true
+	}
+	for _, b := range want.bindings {
+		if b.DestinationType == DestinationExchange {
+			inner[b.Destination] = true
+		}
+	}
+	for _, q := range want.queues {
+		inner[q.Arguments.DeadLetterExchange] = true
+	}
+	var fromEntries []Change
 	for _, b := range want.bindings {
 		if i := lastReplaced(b); i >= 0 {
 			replacements[i].bindings = append(replacements[i].bindings, b)
 		} else if !have.hasBinding[b] {
-			changes = append(changes, Change{Kind: CreateBinding, Binding: &b, Reason: "the binding is missing"})
+			change := Change{Kind: CreateBinding, Binding: &b, Reason: "the binding is missing"}
+			if inner[b.Source] {
+				changes = append(changes, change)
+			} else {
+				fromEntries = append(fromEntries, change)
+			}
 		}
 	}
+	changes = append(changes, fromEntries...)
 
 	deletedQueue := func(name string) bool {
 		_, had := have.queueByName[name]
 		_, wanted := want.queueByName[name]
 		return had && !wanted
 	}
+	// A created binding's (source, key), for the deletions that follow it.
+	type route struct{ source, key string }
+	successor := map[route]Binding{}
+	for _, c := range changes {
+		if c.Kind == CreateBinding {
+			successor[route{c.Binding.Source, c.Binding.RoutingKey}] = *c.Binding
+		}
+	}
+	moved := map[route][]Change{}
 	parkingBindings := map[string][]Change{} // parking lot → deletions of its bindings, held back
 	for _, b := range have.bindings {
 		if !want.hasBinding[b] {
@@ -112,8 +151,28 @@ func Diff(desired, actual Topology) []Change {
 				parkingBindings[b.Destination] = append(parkingBindings[b.Destination], change)
 				continue
 			}
+			if next, ok := successor[route{b.Source, b.RoutingKey}]; ok {
+				r := route{b.Source, b.RoutingKey}
+				change.Reason = fmt.Sprintf("moves to %s %s", next.DestinationType, next.Destination)
+				moved[r] = append(moved[r], change)
+				continue
+			}
 			changes = append(changes, change)
 		}
+	}
+	if len(moved) > 0 {
+		changes = slices.Collect(func(yield func(Change) bool) {
+			for _, c := range changes {
+				yield(c)
+				if c.Kind == CreateBinding {
+					r := route{c.Binding.Source, c.Binding.RoutingKey}
+					for _, deletion := range moved[r] {
+						yield(deletion)
+					}
+					delete(moved, r)
+				}
+			}
+		})
 	}
 	var parkingLots []Change
 	for _, q := range have.queues {
@@ -331,9 +390,9 @@ func recreationReason(differences []argumentChange) string {
 // levelObject tells whether name is a TTL queue or done exchange of some
 // set, from its name alone (Diff knows no set name), and which.
 func levelObject(name string) (objectName, bool) {
-	// The set's name ends two or three words before the end.
+	// The set's name ends two to four words before the end.
 	end := len(name)
-	for range 3 {
+	for range 4 {
 		dot := strings.LastIndexByte(name[:end], '.')
 		if dot < 0 {
 			break
@@ -348,15 +407,22 @@ func levelObject(name string) (objectName, bool) {
 
 // label names a TTL queue or done exchange in a reason: "level 03" in radix
 // 2, "level 03 digit 15 of radix 16" for a queue of another radix, "level 03
-// of radix 16" for its done exchange.
+// of radix 16" for its done exchange, each followed by " of generation 2"
+// in a generation other than 0.
 func (o objectName) label() string {
+	var label string
 	switch {
 	case o.radix == 2:
-		return fmt.Sprintf("level %02d", o.level)
+		label = fmt.Sprintf("level %02d", o.level)
 	case o.kind == kindLevel:
-		return fmt.Sprintf("level %02d digit %d of radix %d", o.level, o.digit, o.radix)
+		label = fmt.Sprintf("level %02d digit %d of radix %d", o.level, o.digit, o.radix)
+	default:
+		label = fmt.Sprintf("level %02d of radix %d", o.level, o.radix)
 	}
-	return fmt.Sprintf("level %02d of radix %d", o.level, o.radix)
+	if o.generation != 0 {
+		label += fmt.Sprintf(" of generation %d", o.generation)
+	}
+	return label
 }
 
 // topologyRadix is the radix of the first TTL queue of t, or 0 when it has

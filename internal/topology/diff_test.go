@@ -179,22 +179,22 @@ func TestDiff(t *testing.T) {
 				`create_exchange delay.level.01.done: level 01 is missing`,
 				`create_exchange delay.out: the exchange is missing`,
 				`create_queue delay.unroutable: the queue is missing`,
-				`create_binding delay.ingest → exchange delay.out "#.0.0": the binding is missing`,
 				`create_binding delay.level.00.done → exchange delay.out "#": the binding is missing`,
 				`create_binding delay.level.01.done → queue delay.level.00 "#.1": the binding is missing`,
 				`create_binding delay.level.01.done → exchange delay.out "#.0": the binding is missing`,
 				`create_binding delay.unroutable → queue delay.unroutable "": the binding is missing`,
 				`create_binding delay.out → queue orders "orders.*.*": the binding is missing`,
+				`create_binding delay.ingest → exchange delay.out "#.0.0": the binding is missing`,
 			},
 		},
 		"extra level: new keys first, then bindings deleted before their queue and exchange": {
 			desired: desired,
 			actual:  withSpec(func(s *Spec) { s.Levels = 3 }),
 			want: []string{
+				`create_binding delay.out → queue orders "orders.*.*": the binding is missing`,
 				`create_binding delay.ingest → queue delay.level.01 "#.1.*": the binding is missing`,
 				`create_binding delay.ingest → queue delay.level.00 "#.0.1": the binding is missing`,
 				`create_binding delay.ingest → exchange delay.out "#.0.0": the binding is missing`,
-				`create_binding delay.out → queue orders "orders.*.*": the binding is missing`,
 				`delete_binding delay.ingest → queue delay.level.02 "#.1.*.*": level 02 is no longer in the set`,
 				`delete_binding delay.ingest → queue delay.level.01 "#.0.1.*": the set has no such binding`,
 				`delete_binding delay.ingest → queue delay.level.00 "#.0.0.1": the set has no such binding`,
@@ -379,11 +379,11 @@ func TestDiff(t *testing.T) {
 				`create_queue d.r4.00.1: level 00 digit 1 of radix 4 is missing`,
 				`create_queue d.r4.00.2: level 00 digit 2 of radix 4 is missing`,
 				`create_queue d.r4.00.3: level 00 digit 3 of radix 4 is missing`,
+				`create_binding d.r4.00.done → exchange d.out "#": the binding is missing`,
 				`create_binding d.ingest → queue d.r4.00.1 "#.1": the binding is missing`,
 				`create_binding d.ingest → queue d.r4.00.2 "#.2": the binding is missing`,
 				`create_binding d.ingest → queue d.r4.00.3 "#.3": the binding is missing`,
 				`create_binding d.ingest → exchange d.out "#.0": the binding is missing`,
-				`create_binding d.r4.00.done → exchange d.out "#": the binding is missing`,
 				`delete_binding d.ingest → queue d.level.01 "#.1.*": level 01 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
 				`delete_binding d.ingest → queue d.level.00 "#.0.1": level 00 goes: the set changes from radix 2 to radix 4, which replaces its delay queues`,
 				`delete_binding d.ingest → exchange d.out "#.0.0": the set has no such binding`,
@@ -409,13 +409,13 @@ func TestDiff(t *testing.T) {
 				for v := 1; v < 15; v++ {
 					want = append(want, fmt.Sprintf(`create_queue d.r16.00.%d: level 00 digit %d of radix 16 is missing`, v, v))
 				}
-				want = append(want, `create_queue d.unroutable: the queue is missing`)
+				want = append(want, `create_queue d.unroutable: the queue is missing`,
+					`create_binding d.r16.00.done → exchange d.out "#": the binding is missing`,
+					`create_binding d.unroutable → queue d.unroutable "": the binding is missing`)
 				for v := 1; v < 16; v++ {
 					want = append(want, fmt.Sprintf(`create_binding d.ingest → queue d.r16.00.%d "#.%d": the binding is missing`, v, v))
 				}
-				want = append(want, `create_binding d.ingest → exchange d.out "#.0": the binding is missing`,
-					`create_binding d.r16.00.done → exchange d.out "#": the binding is missing`,
-					`create_binding d.unroutable → queue d.unroutable "": the binding is missing`)
+				want = append(want, `create_binding d.ingest → exchange d.out "#.0": the binding is missing`)
 				for v := 1; v < 16; v++ {
 					want = append(want, fmt.Sprintf(`delete_binding d.r16.01.done → queue d.r16.00.%d "#.%d": level 01 of radix 16 is no longer in the set`, v, v))
 				}
@@ -425,7 +425,7 @@ func TestDiff(t *testing.T) {
 					`delete_exchange d.r16.01.done: level 01 of radix 16 is no longer in the set`)
 			}(),
 		},
-		"nothing exists yet: the whole plan, in plan order": {
+		"nothing exists yet: the whole plan, in plan order but the ingest bindings last": {
 			desired: mustPlan(t, Spec{Name: "d", VHost: "/", Levels: 1, QueueType: QueueTypeClassic}),
 			actual:  Topology{VHost: "/"},
 			want: []string{
@@ -435,10 +435,10 @@ func TestDiff(t *testing.T) {
 				`create_exchange d.unroutable: the exchange is missing`,
 				`create_queue d.level.00: level 00 is missing`,
 				`create_queue d.unroutable: the queue is missing`,
-				`create_binding d.ingest → queue d.level.00 "#.1": the binding is missing`,
-				`create_binding d.ingest → exchange d.out "#.0": the binding is missing`,
 				`create_binding d.level.00.done → exchange d.out "#": the binding is missing`,
 				`create_binding d.unroutable → queue d.unroutable "": the binding is missing`,
+				`create_binding d.ingest → queue d.level.00 "#.1": the binding is missing`,
+				`create_binding d.ingest → exchange d.out "#.0": the binding is missing`,
 			},
 		},
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -34,8 +35,9 @@ func (e *InferError) Error() string {
 //     (a level beyond [MaxLevels] cannot belong to any set and is ignored);
 //   - the resolution is x-message-ttl / (v·radix^k) of the TTL queues that
 //     have one (x-message-ttl / 2^k in radix 2);
-//   - the queue type is the x-queue-type of the level and unroutable queues,
-//     classic when absent;
+//   - the queue type is the x-queue-type of the level queues, classic when
+//     absent (the parking lot's type does not count: one of another type is
+//     drift);
 //   - the dead-letter strategy is the level queues' x-dead-letter-strategy,
 //     at-most-once (the broker's default) for a quorum queue without one and
 //     for classic queues;
@@ -46,81 +48,112 @@ func (e *InferError) Error() string {
 //
 // It fails with an [*InferError] when no level object exists, when the
 // level objects are of different radixes, when no level queue has a TTL, or
-// when the queues disagree on what they should share.
+// when the level queues disagree on what they should share.
 func Infer(name string, actual Topology) (Spec, error) {
+	spec, _, err := InferGenerations(name, actual)
+	return spec, err
+}
+
+// InferGenerations is [Infer] for a set with several generations
+// ([Spec.Generation]): the spec describes the current generation, the
+// highest-numbered one found, and draining lists the older ones in
+// ascending order, each inferred from its own objects as Infer infers a
+// set; the routes are read from the out exchange of the current one's
+// format. A generation's format ([Generation.Format]) is that of the ingest
+// exchange bound to its queues or the out exchange its done exchanges are
+// bound to (the highest-numbered when several are), or when none is, that
+// of the generation before it when both have the same key format, and
+// otherwise its own: so a set cut off in the middle of a change still gets
+// the exchanges it was being given.
+func InferGenerations(name string, actual Topology) (spec Spec, draining []Generation, err error) {
 	names := Names(name)
-	var levelQueues []levelQueue
-	var unroutable []Queue
-	highest := map[int]int{}      // radix → highest level
-	byRadix := map[int][]string{} // radix → names of its level objects
-	var radixes []int             // distinct, in order of appearance
-	seenLevelObject := func(o objectName, name string) {
-		if _, seen := byRadix[o.radix]; !seen {
-			radixes = append(radixes, o.radix)
-			highest[o.radix] = -1
+	chains := map[int]*chainObjects{}
+	chain := func(generation int) *chainObjects {
+		if chains[generation] == nil {
+			chains[generation] = &chainObjects{highest: map[int]int{}, byRadix: map[int][]string{}}
 		}
-		byRadix[o.radix] = append(byRadix[o.radix], name)
-		highest[o.radix] = max(highest[o.radix], o.level)
+		return chains[generation]
 	}
+	queueGeneration := map[string]int{}
+	doneGeneration := map[string]int{}
+	formatExchanges := map[string]int{} // ingest and out exchanges → their generation
 	seenQueue := map[string]bool{}
 	for _, q := range actual.Queues {
 		if seenQueue[q.Name] {
 			continue
 		}
 		seenQueue[q.Name] = true
-		switch o := names.parse(q.Name); {
-		case o.kind == kindLevel && o.level < MaxLevels:
-			levelQueues = append(levelQueues, levelQueue{o, q})
-			seenLevelObject(o, q.Name)
-		case o.kind == kindUnroutable:
-			unroutable = append(unroutable, q)
+		if o := names.parse(q.Name); o.kind == kindLevel && o.level < MaxLevels {
+			chain(o.generation).add(o, q.Name, &q)
+			queueGeneration[q.Name] = o.generation
 		}
 	}
 	for _, e := range actual.Exchanges {
-		if o := names.parse(e.Name); o.kind == kindDone && o.level < MaxLevels {
-			seenLevelObject(o, e.Name)
+		switch o := names.parse(e.Name); {
+		case o.kind == kindDone && o.level < MaxLevels:
+			chain(o.generation).add(o, e.Name, nil)
+			doneGeneration[e.Name] = o.generation
+		case o.kind == kindIngest || o.kind == kindOut:
+			formatExchanges[e.Name] = o.generation
 		}
 	}
-	switch {
-	case len(radixes) == 0:
-		return Spec{}, &InferError{Name: name, Reasons: []string{fmt.Sprintf(
+	if len(chains) == 0 {
+		return Spec{}, nil, &InferError{Name: name, Reasons: []string{fmt.Sprintf(
 			"no level queue (%s …) nor done exchange (%s …) exists, so the number of levels is unknown",
 			names.Level(0), names.Done(0))}}
-	case len(radixes) > 1:
-		slices.Sort(radixes)
-		groups := make([]string, len(radixes))
-		for i, radix := range radixes {
-			groups[i] = fmt.Sprintf("%s of radix %d", listNames(byRadix[radix]), radix)
+	}
+	// The exchanges a chain is bound to say its format: an ingest bound to
+	// its queues, or an out its done exchanges are bound to.
+	boundFormat := map[int]int{} // generation → the highest format bound to it
+	for _, b := range actual.Bindings {
+		format, fromIngest := formatExchanges[b.Source]
+		generation, toQueue := queueGeneration[b.Destination]
+		if !fromIngest || !toQueue || b.DestinationType == DestinationExchange {
+			format, fromIngest = formatExchanges[b.Destination]
+			generation, toQueue = doneGeneration[b.Source]
+			if !fromIngest || !toQueue || b.DestinationType != DestinationExchange {
+				continue
+			}
 		}
-		return Spec{}, &InferError{Name: name, Reasons: []string{
-			"the level queues and done exchanges disagree on the radix: " + strings.Join(groups, "; ")}}
+		if known, ok := boundFormat[generation]; !ok || format > known {
+			boundFormat[generation] = format
+		}
 	}
-	radix := radixes[0]
-	levels := highest[radix] + 1
-	slices.SortFunc(levelQueues, func(a, b levelQueue) int {
-		return cmp.Or(cmp.Compare(a.level, b.level), cmp.Compare(a.digit, b.digit))
-	})
 
+	numbers := slices.Sorted(maps.Keys(chains))
 	var reasons []string
-	resolution, problems := inferResolution(names, radix, levelQueues)
-	reasons = append(reasons, problems...)
-	queueType, problems := inferQueueType(levelQueues, unroutable)
-	reasons = append(reasons, problems...)
-	strategy, problems := inferStrategy(queueType, levelQueues)
-	reasons = append(reasons, problems...)
+	generations := make([]Generation, len(numbers))
+	for i, number := range numbers {
+		g, problems := chains[number].infer(names, number)
+		reasons = append(reasons, problems...)
+		g.Format = number
+		if format, bound := boundFormat[number]; bound && format <= number {
+			g.Format = format
+		} else if i > 0 && generations[i-1].KeyFormat() == g.KeyFormat() {
+			g.Format = generations[i-1].Format
+		}
+		generations[i] = g
+	}
 	if len(reasons) > 0 {
-		return Spec{}, &InferError{Name: name, Reasons: reasons}
+		return Spec{}, nil, &InferError{Name: name, Reasons: reasons}
+	}
+	current := generations[len(generations)-1]
+	draining = generations[:len(generations)-1]
+	if len(draining) == 0 {
+		draining = nil
 	}
 
-	spec := Spec{
+	spec = Spec{
 		Name:               name,
 		VHost:              actual.VHost,
-		Levels:             levels,
-		Radix:              radix,
-		Resolution:         resolution,
-		QueueType:          queueType,
-		DeadLetterStrategy: strategy,
-		Routes:             inferRoutes(names, levels, actual.Bindings),
+		Levels:             current.Levels,
+		Radix:              current.Radix,
+		Resolution:         current.Resolution,
+		QueueType:          current.QueueType,
+		DeadLetterStrategy: current.DeadLetterStrategy,
+		Routes:             inferRoutes(names.Generation(current.Format).Out(), current.Levels, actual.Bindings),
+		Generation:         current.Number,
+		FormatGeneration:   current.Format,
 	}
 	resolved, err := Resolve(spec)
 	var invalid ValidationErrors
@@ -145,9 +178,58 @@ func Infer(name string, actual Topology) (Spec, error) {
 		}
 	}
 	if err != nil {
-		return Spec{}, &InferError{Name: name, Reasons: []string{"the inferred spec is invalid: " + err.Error()}}
+		return Spec{}, nil, &InferError{Name: name, Reasons: []string{"the inferred spec is invalid: " + err.Error()}}
 	}
-	return resolved, nil
+	return resolved, draining, nil
+}
+
+// chainObjects are the TTL queues and done exchanges of one generation.
+type chainObjects struct {
+	levelQueues []levelQueue
+	highest     map[int]int      // radix → highest level
+	byRadix     map[int][]string // radix → names of its level objects
+	radixes     []int            // distinct, in order of appearance
+}
+
+// add records a TTL queue (q set) or a done exchange.
+func (c *chainObjects) add(o objectName, name string, q *Queue) {
+	if _, seen := c.byRadix[o.radix]; !seen {
+		c.radixes = append(c.radixes, o.radix)
+		c.highest[o.radix] = -1
+	}
+	c.byRadix[o.radix] = append(c.byRadix[o.radix], name)
+	c.highest[o.radix] = max(c.highest[o.radix], o.level)
+	if q != nil {
+		c.levelQueues = append(c.levelQueues, levelQueue{o, *q})
+	}
+}
+
+// infer reads a generation's radix, levels, resolution, queue type and
+// strategy from its objects.
+func (c *chainObjects) infer(names Names, number int) (Generation, []string) {
+	if len(c.radixes) > 1 {
+		slices.Sort(c.radixes)
+		groups := make([]string, len(c.radixes))
+		for i, radix := range c.radixes {
+			groups[i] = fmt.Sprintf("%s of radix %d", listNames(c.byRadix[radix]), radix)
+		}
+		return Generation{}, []string{"the level queues and done exchanges disagree on the radix: " + strings.Join(groups, "; ")}
+	}
+	radix := c.radixes[0]
+	slices.SortFunc(c.levelQueues, func(a, b levelQueue) int {
+		return cmp.Or(cmp.Compare(a.level, b.level), cmp.Compare(a.digit, b.digit))
+	})
+	var reasons []string
+	resolution, problems := inferResolution(names.Generation(number), radix, c.levelQueues)
+	reasons = append(reasons, problems...)
+	queueType, problems := inferQueueType(c.levelQueues)
+	reasons = append(reasons, problems...)
+	strategy, problems := inferStrategy(queueType, c.levelQueues)
+	reasons = append(reasons, problems...)
+	return Generation{
+		Number: number, Levels: c.highest[radix] + 1, Radix: radix, Resolution: resolution,
+		QueueType: queueType, DeadLetterStrategy: strategy,
+	}, reasons
 }
 
 type levelQueue struct {
@@ -157,12 +239,12 @@ type levelQueue struct {
 
 // inferResolution reads the tick from the TTL queues' TTLs: the queue of
 // digit v at level k waits Resolution·v·radix^k (Resolution·2^k in radix 2).
-func inferResolution(names Names, radix int, levelQueues []levelQueue) (time.Duration, []string) {
+func inferResolution(names GenerationNames, radix int, levelQueues []levelQueue) (time.Duration, []string) {
 	if len(levelQueues) == 0 {
 		return 0, []string{fmt.Sprintf(
 			"no level queue (%s …) exists, so the resolution cannot be read from an x-message-ttl", names.Queue(radix, 0, 1))}
 	}
-	l := layout{names: names, radix: radix}
+	l := layout{radix: radix}
 	var reasons, usable []string
 	var resolutions []int64 // distinct, in level order
 	var without []string
@@ -198,14 +280,15 @@ func inferResolution(names Names, radix int, levelQueues []levelQueue) (time.Dur
 	return time.Duration(resolutions[0]) * time.Millisecond, nil
 }
 
-// inferQueueType reads x-queue-type from the level and unroutable queues; a
-// queue without it is classic, the broker's default.
-func inferQueueType(levelQueues []levelQueue, unroutable []Queue) (QueueType, []string) {
-	queues := make([]Queue, 0, len(levelQueues)+len(unroutable))
+// inferQueueType reads x-queue-type from the level queues; a queue without
+// it is classic, the broker's default. The unroutable queue does not count:
+// a set's parking lot outlives the changes of its queue type, and one of
+// another type shows as drift.
+func inferQueueType(levelQueues []levelQueue) (QueueType, []string) {
+	queues := make([]Queue, 0, len(levelQueues))
 	for _, lq := range levelQueues {
 		queues = append(queues, lq.queue)
 	}
-	queues = append(queues, unroutable...)
 	var reasons []string
 	var types []QueueType // distinct, in queue order
 	byType := map[QueueType][]string{}
@@ -229,7 +312,7 @@ func inferQueueType(levelQueues []levelQueue, unroutable []Queue) (QueueType, []
 		for i, queueType := range types {
 			groups[i] = fmt.Sprintf("%s %s", listNames(byType[queueType]), queueType)
 		}
-		reasons = append(reasons, "the queues disagree on x-queue-type: "+strings.Join(groups, "; "))
+		reasons = append(reasons, "the level queues disagree on x-queue-type: "+strings.Join(groups, "; "))
 	}
 	if len(reasons) > 0 || len(types) == 0 {
 		// No type without a queue: inferResolution has said so already.
@@ -279,22 +362,19 @@ func inferStrategy(queueType QueueType, levelQueues []levelQueue) (DeadLetterStr
 	if len(reasons) > 0 {
 		return "", reasons
 	}
-	// A quorum type comes from at least one queue; when that is only the
-	// unroutable queue, inferResolution has refused already.
-	if len(strategies) == 0 {
-		return "", nil
-	}
+	// A quorum type comes from a level queue, whose strategy is either
+	// among strategies or a reason.
 	return strategies[0], nil
 }
 
 // inferRoutes reads the routes from the out exchange's bindings, whose keys
 // are "<route key>.*^levels", or "#.*^levels" for the empty route key.
-func inferRoutes(names Names, levels int, bindings []Binding) []Route {
+func inferRoutes(out string, levels int, bindings []Binding) []Route {
 	ticks := strings.Repeat(".*", levels)
 	var routes []Route
 	seen := map[Route]bool{}
 	for _, b := range bindings {
-		if b.Source != names.Out() || len(b.RoutingKey) <= len(ticks) || !strings.HasSuffix(b.RoutingKey, ticks) {
+		if b.Source != out || len(b.RoutingKey) <= len(ticks) || !strings.HasSuffix(b.RoutingKey, ticks) {
 			continue
 		}
 		route := Route{Destination: b.Destination, DestinationType: b.DestinationType, Key: strings.TrimSuffix(b.RoutingKey, ticks)}

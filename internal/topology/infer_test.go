@@ -186,6 +186,10 @@ func TestInferDrift(t *testing.T) {
 					{Destination: "orders", DestinationType: DestinationQueue, Key: "orders"},
 				}},
 		},
+		"an unroutable queue of another type is drift, not a vote": {
+			edit: func(t *Topology) { queueNamed(t, "delay.unroutable").Arguments.QueueType = QueueTypeClassic },
+			want: mustResolve(t, base),
+		},
 		"queues listed twice count once": {
 			edit: func(t *Topology) { t.Queues = append(t.Queues, t.Queues...) },
 			want: mustResolve(t, base),
@@ -308,15 +312,7 @@ func TestInferErrors(t *testing.T) {
 				queueNamed(t, "delay.unroutable").Arguments.QueueType = QueueTypeClassic
 			}),
 			reasons: []string{
-				"the queues disagree on x-queue-type: delay.level.00, delay.level.02 are quorum; delay.level.01, delay.unroutable are classic",
-			},
-		},
-		"unroutable queue of another type": {
-			actual: editTopology(full, func(t *Topology) {
-				queueNamed(t, "delay.unroutable").Arguments.QueueType = QueueTypeClassic
-			}),
-			reasons: []string{
-				"the queues disagree on x-queue-type: delay.level.00, delay.level.01, delay.level.02 are quorum; delay.unroutable is classic",
+				"the level queues disagree on x-queue-type: delay.level.00, delay.level.02 are quorum; delay.level.01 is classic",
 			},
 		},
 		"unknown queue type": {
@@ -349,7 +345,7 @@ func TestInferErrors(t *testing.T) {
 			}),
 			reasons: []string{
 				"the level queues disagree on the resolution: delay.level.00 x-message-ttl 999 (resolution 999ms), delay.level.01 x-message-ttl 2002 (resolution 1.001s), delay.level.02 x-message-ttl 4000 (resolution 1s)",
-				"the queues disagree on x-queue-type: delay.level.00, delay.level.01, delay.unroutable are quorum; delay.level.02 is classic",
+				"the level queues disagree on x-queue-type: delay.level.00, delay.level.01 are quorum; delay.level.02 is classic",
 			},
 		},
 		"top level beyond the broker's largest TTL": {

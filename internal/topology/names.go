@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -48,21 +49,65 @@ func (n Names) LevelDone(radix, k int) string {
 	return fmt.Sprintf("%s.%s.%02d.done", string(n), radixWord(radix), k)
 }
 
+// GenerationNames are the names of one generation of the set's TTL queues
+// and done exchanges, and of the ingest and out exchanges a generation of a
+// new key format brings. Generation 0 has the names above; generation g ≥ 1
+// the same names followed by ".g<g>" ("delay.level.03.g2",
+// "delay.r16.03.15.g2", "delay.ingest.g2"): a last word that no suffix of a
+// set ends with, so no generation's object is ever another set's object.
+// The parking lot has no generation: every generation parks in it.
+type GenerationNames struct {
+	set    Names
+	number int
+}
+
+// Generation gives the names of generation number.
+func (n Names) Generation(number int) GenerationNames {
+	return GenerationNames{set: n, number: number}
+}
+
+// Queue is [Names.Queue] in this generation.
+func (g GenerationNames) Queue(radix, k, digit int) string {
+	return g.suffixed(g.set.Queue(radix, k, digit))
+}
+
+// LevelDone is [Names.LevelDone] in this generation.
+func (g GenerationNames) LevelDone(radix, k int) string {
+	return g.suffixed(g.set.LevelDone(radix, k))
+}
+
+// Ingest is [Names.Ingest] in this generation.
+func (g GenerationNames) Ingest() string { return g.suffixed(g.set.Ingest()) }
+
+// Out is [Names.Out] in this generation.
+func (g GenerationNames) Out() string { return g.suffixed(g.set.Out()) }
+
+func (g GenerationNames) suffixed(name string) string {
+	if g.number == 0 {
+		return name
+	}
+	return name + "." + generationWord(g.number)
+}
+
+// generationWord is the last word of generation number's names: "g2".
+func generationWord(number int) string { return "g" + strconv.Itoa(number) }
+
 // longestSuffix is the length of ".level.NN.done", the longest suffix a set
-// adds to its name (".r16.NN.done" is shorter).
+// of generation 0 adds to its name (".r16.NN.done" is shorter); a later
+// generation adds ".g<g>" to it.
 const longestSuffix = len(".level.00.done")
 
 // MaxSetNameLength is the longest set name whose every object name fits AMQP's 255 bytes.
 const MaxSetNameLength = MaxNameLength - longestSuffix
 
 // ObjectNamePattern is a regular expression that matches the names of the
-// set's own exchanges and queues, of any radix, and nothing else, not even
+// set's own exchanges and queues, of any radix and generation, and nothing else, not even
 // the objects of a set whose name extends this one ("delay" never matches
 // "delay.level.ingest" nor "delay.out.ingest" nor "delay.r16.ingest"). It
 // suits the management API's use_regex filters.
 func (n Names) ObjectNamePattern() string {
-	return "^" + regexp.QuoteMeta(string(n)) + `\.(ingest|out|unroutable|level\.[0-9]{2}(\.done)?` +
-		`|r4\.[0-9]{2}\.([1-3]|done)|r8\.[0-9]{2}\.([1-7]|done)|r16\.[0-9]{2}\.([1-9]|1[0-5]|done))$`
+	return "^" + regexp.QuoteMeta(string(n)) + `\.(unroutable|(ingest|out|level\.[0-9]{2}(\.done)?` +
+		`|r4\.[0-9]{2}\.([1-3]|done)|r8\.[0-9]{2}\.([1-7]|done)|r16\.[0-9]{2}\.([1-9]|1[0-5]|done))(\.g[1-9][0-9]*)?)$`
 }
 
 // objectKind tells which role a name plays in the set.
@@ -78,15 +123,47 @@ const (
 )
 
 // objectName is what a name is in the set: its kind and, for TTL queues and
-// done exchanges, the radix and level, and the digit a TTL queue holds.
+// done exchanges, the radix and level, and the digit a TTL queue holds;
+// for those and the ingest exchange, the generation.
 type objectName struct {
 	kind         objectKind
 	radix, level int
 	digit        int // TTL queues only; 1 in radix 2
+	generation   int
 }
 
 // parse tells which of the set's objects name is.
 func (n Names) parse(name string) objectName {
+	if rest, number, ok := cutGeneration(name); ok {
+		o := n.parseGenerationZero(rest)
+		if o.kind != kindNone && o.kind != kindUnroutable {
+			o.generation = number
+			return o
+		}
+		return objectName{}
+	}
+	return n.parseGenerationZero(name)
+}
+
+// cutGeneration splits a name ending in ".g<number>", number ≥ 1 written
+// without leading zeros, into the rest and number.
+func cutGeneration(name string) (rest string, number int, ok bool) {
+	dot := strings.LastIndexByte(name, '.')
+	word := name[dot+1:]
+	if dot < 0 || len(word) < 2 || len(word) > 10 || word[0] != 'g' || word[1] == '0' {
+		return "", 0, false
+	}
+	for _, c := range []byte(word[1:]) {
+		if c < '0' || c > '9' {
+			return "", 0, false
+		}
+		number = number*10 + int(c-'0')
+	}
+	return name[:dot], number, true
+}
+
+// parseGenerationZero tells which of generation 0's objects name is.
+func (n Names) parseGenerationZero(name string) objectName {
 	switch name {
 	case n.Ingest():
 		return objectName{kind: kindIngest}

@@ -47,6 +47,21 @@ func TestObjectNamePattern(t *testing.T) {
 		"delay.level.0x":            false,
 		"delay.r16.a0.1":            false,
 		"delay.r16.000.1":           false,
+		"delay.level.00.g1":         true,
+		"delay.level.31.done.g12":   true,
+		"delay.r16.08.15.g2":        true,
+		"delay.r4.00.done.g3":       true,
+		"delay.ingest.g2":           true,
+		"delay.out.g1":              true,
+		"delay.unroutable.g1":       false, // every generation parks in the one parking lot
+		"delay.level.00.g0":         false, // generation 0 has no suffix
+		"delay.level.00.g01":        false,
+		"delay.level.00.g":          false,
+		"delay.level.00.gx":         false,
+		"delay.level.00.g1.g2":      false,
+		"delay.g1.ingest":           false, // set "delay.g1"
+		"delay.g1.level.00":         false,
+		"delay.level.00.g1.done":    false,
 	}
 	for name, want := range tests {
 		if got := pattern.MatchString(name); got != want {
@@ -82,6 +97,87 @@ func TestObjectNamePatternEveryRadix(t *testing.T) {
 			want := objectName{kind: kindLevel, radix: radix, level: i / (radix - 1), digit: 1 + i%(radix-1)}
 			if got := names.parse(q.Name); !pattern.MatchString(q.Name) || got != want {
 				t.Errorf("radix %d: queue %s: pattern %v, parse %+v, want %+v", radix, q.Name, pattern.MatchString(q.Name), got, want)
+			}
+		}
+	}
+}
+
+// TestGenerationNames checks the names of a later generation, and that
+// generation 0's are the set's.
+func TestGenerationNames(t *testing.T) {
+	t.Parallel()
+	names := Names("delay")
+	tests := []struct{ got, want string }{
+		{names.Generation(0).Queue(2, 3, 1), "delay.level.03"},
+		{names.Generation(0).LevelDone(16, 3), "delay.r16.03.done"},
+		{names.Generation(0).Ingest(), "delay.ingest"},
+		{names.Generation(2).Queue(2, 3, 1), "delay.level.03.g2"},
+		{names.Generation(2).LevelDone(2, 3), "delay.level.03.done.g2"},
+		{names.Generation(12).Queue(16, 1, 15), "delay.r16.01.15.g12"},
+		{names.Generation(12).LevelDone(16, 1), "delay.r16.01.done.g12"},
+		{names.Generation(7).Ingest(), "delay.ingest.g7"},
+		{names.Generation(7).Out(), "delay.out.g7"},
+		{names.Generation(0).Out(), "delay.out"},
+	}
+	for _, test := range tests {
+		if test.got != test.want {
+			t.Errorf("got %s, want %s", test.got, test.want)
+		}
+	}
+	for _, test := range []struct {
+		name string
+		want objectName
+	}{
+		{"delay.level.03.g2", objectName{kind: kindLevel, radix: 2, level: 3, digit: 1, generation: 2}},
+		{"delay.r16.01.done.g12", objectName{kind: kindDone, radix: 16, level: 1, generation: 12}},
+		{"delay.ingest.g7", objectName{kind: kindIngest, generation: 7}},
+		{"delay.out.g7", objectName{kind: kindOut, generation: 7}},
+	} {
+		if got := names.parse(test.name); got != test.want {
+			t.Errorf("parse(%q) = %+v, want %+v", test.name, got, test.want)
+		}
+	}
+}
+
+// TestGenerationNamesStayApart checks that no object of any generation of
+// one set has the name of another set's object (neighbours chosen to
+// extend each other's names and suffixes), and that parse and the pattern
+// give every object to its own set only.
+func TestGenerationNamesStayApart(t *testing.T) {
+	t.Parallel()
+	sets := []string{"delay", "delay.g1", "delay.g2", "delay.level", "delay.level.00", "delay.r16", "delay.r16.00",
+		"delay.ingest", "delay.level.00.done", "delay.r16.00.15", "delay.level.00.g1"}
+	owner := map[string]string{}
+	for _, set := range sets {
+		for generation := range 13 {
+			for _, radix := range Radixes {
+				top, err := Plan(Spec{Name: set, VHost: "/", Levels: 2, Radix: radix, Resolution: time.Millisecond,
+					Generation: generation, FormatGeneration: generation})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var objects []string
+				for _, e := range top.Exchanges {
+					objects = append(objects, e.Name)
+				}
+				for _, q := range top.Queues {
+					objects = append(objects, q.Name)
+				}
+				for _, name := range objects {
+					if other, taken := owner[name]; taken && other != set {
+						t.Fatalf("%s is an object of set %s and of set %s", name, other, set)
+					}
+					owner[name] = set
+				}
+			}
+		}
+	}
+	for name, set := range owner {
+		for _, other := range sets {
+			matches := regexp.MustCompile(Names(other).ObjectNamePattern()).MatchString(name)
+			parsed := Names(other).parse(name).kind != kindNone
+			if want := other == set; matches != want || parsed != want {
+				t.Errorf("%s (of set %s): set %s's pattern matches %v, parse knows it %v", name, set, other, matches, parsed)
 			}
 		}
 	}

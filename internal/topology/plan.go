@@ -17,7 +17,7 @@ func Plan(s Spec) (Topology, error) {
 	}
 	l := layout{names: Names(s.Name), radix: s.Radix, levels: s.Levels}
 	n := s.Levels
-	objects := newPlanNames(l)
+	objects := newPlanNames(l, s.Generation, s.FormatGeneration)
 	alternate := ExchangeArguments{AlternateExchange: objects.unroutable}
 
 	exchanges := make([]Exchange, 0, n+3)
@@ -30,24 +30,8 @@ func Plan(s Spec) (Topology, error) {
 		Exchange{Name: objects.unroutable, Type: ExchangeFanout},
 	)
 
-	stages := l.stages()
-	queues := make([]Queue, 0, len(stages)+1)
-	ttl := s.Resolution.Milliseconds()
-	for _, st := range stages {
-		args := QueueArguments{
-			MessageTTL:         ttl * l.ttlTicks(st), // within MaxTTL: Resolve checked the top queue
-			DeadLetterExchange: objects.done[st.level],
-			QueueType:          s.QueueType,
-		}
-		if s.QueueType == QueueTypeQuorum {
-			args.DeadLetterStrategy = s.DeadLetterStrategy
-			if s.DeadLetterStrategy == AtLeastOnce {
-				args.Overflow = overflowRejectPublish
-			}
-		}
-		queues = append(queues, Queue{Name: objects.queues[st.level][st.digit], Arguments: args})
-	}
-	queues = append(queues, Queue{Name: objects.unroutable, Arguments: QueueArguments{QueueType: s.QueueType}})
+	queues := append(chainQueues(l, objects, s.CurrentGeneration()),
+		Queue{Name: objects.unroutable, Arguments: QueueArguments{QueueType: s.QueueType}})
 
 	bindings := make([]Binding, 0, l.delayBindings()+1+len(s.Routes))
 	// A message at ingest still has all N digits ahead of it; after a queue
@@ -61,14 +45,44 @@ func Plan(s Spec) (Topology, error) {
 	bindings = append(bindings, Binding{
 		Source: objects.unroutable, Destination: objects.unroutable, DestinationType: DestinationQueue,
 	})
-	for _, r := range s.Routes {
-		bindings = append(bindings, Binding{
-			Source: objects.out, Destination: r.Destination, DestinationType: r.DestinationType,
-			RoutingKey: routeBindingKey(r.Key, n),
-		})
-	}
+	bindings = appendRouteBindings(bindings, objects.out, s.Routes, n)
 
 	return Topology{VHost: s.VHost, Exchanges: exchanges, Queues: queues, Bindings: bindings}, nil
+}
+
+// chainQueues are the TTL queues of generation g, by level, then digit;
+// g's fields are resolved and its top TTL within MaxTTL.
+func chainQueues(l layout, objects planNames, g Generation) []Queue {
+	stages := l.stages()
+	queues := make([]Queue, 0, len(stages)+1)
+	ttl := g.Resolution.Milliseconds()
+	for _, st := range stages {
+		args := QueueArguments{
+			MessageTTL:         ttl * l.ttlTicks(st),
+			DeadLetterExchange: objects.done[st.level],
+			QueueType:          g.QueueType,
+		}
+		if g.QueueType == QueueTypeQuorum {
+			args.DeadLetterStrategy = g.DeadLetterStrategy
+			if g.DeadLetterStrategy == AtLeastOnce {
+				args.Overflow = overflowRejectPublish
+			}
+		}
+		queues = append(queues, Queue{Name: objects.queues[st.level][st.digit], Arguments: args})
+	}
+	return queues
+}
+
+// appendRouteBindings appends the bindings of out to each route, for
+// messages with levels delay digits.
+func appendRouteBindings(bindings []Binding, out string, routes []Route, levels int) []Binding {
+	for _, r := range routes {
+		bindings = append(bindings, Binding{
+			Source: out, Destination: r.Destination, DestinationType: r.DestinationType,
+			RoutingKey: routeBindingKey(r.Key, levels),
+		})
+	}
+	return bindings
 }
 
 // planNames holds the object names of a set, each formatted once.
@@ -78,17 +92,20 @@ type planNames struct {
 	done                    []string
 }
 
-func newPlanNames(l layout) planNames {
+// newPlanNames names the objects of generation's chain and the ingest and
+// out exchanges of generation format.
+func newPlanNames(l layout, generation, format int) planNames {
+	chain, exchanges := l.names.Generation(generation), l.names.Generation(format)
 	p := planNames{
-		ingest: l.names.Ingest(), out: l.names.Out(), unroutable: l.names.Unroutable(),
+		ingest: exchanges.Ingest(), out: exchanges.Out(), unroutable: l.names.Unroutable(),
 		queues: make([][]string, l.levels), done: make([]string, l.levels),
 	}
 	for k := range l.levels {
 		p.queues[k] = make([]string, l.radix)
 		for v := 1; v < l.radix; v++ {
-			p.queues[k][v] = l.names.Queue(l.radix, k, v)
+			p.queues[k][v] = chain.Queue(l.radix, k, v)
 		}
-		p.done[k] = l.names.LevelDone(l.radix, k)
+		p.done[k] = chain.LevelDone(l.radix, k)
 	}
 	return p
 }

@@ -166,6 +166,13 @@ func newSimBroker(top Topology) *simBroker {
 // "dropped".
 func simulate(t *testing.T, broker *simBroker, exchange, routingKey string) []simDelivery {
 	t.Helper()
+	return simulateFrom(t, broker, simStep{DestinationExchange, exchange}, routingKey)
+}
+
+// simulateFrom is [simulate] of a message that starts at start: published
+// to an exchange, or just entered a queue, where it waits its TTL.
+func simulateFrom(t *testing.T, broker *simBroker, start simStep, routingKey string) []simDelivery {
+	t.Helper()
 	var deliveries []simDelivery
 	keyWords := simWords(routingKey)
 	// route sends the message on from an exchange: to the distinct queues it
@@ -218,7 +225,11 @@ func simulate(t *testing.T, broker *simBroker, exchange, routingKey string) []si
 		}
 		route(q.Arguments.DeadLetterExchange, path, wait+time.Duration(q.Arguments.MessageTTL)*time.Millisecond)
 	}
-	route(exchange, nil, 0)
+	if start.Kind == DestinationQueue {
+		enterQueue(start.Name, nil, 0)
+	} else {
+		route(start.Name, nil, 0)
+	}
 	return deliveries
 }
 
@@ -289,7 +300,7 @@ func TestSimulateEveryDelay(t *testing.T) {
 						var gotDestinations []simStep
 						for _, d := range deliveries {
 							gotDestinations = append(gotDestinations, d.Destination)
-							simCheckDelayPath(t, names, routingKey, d, wantLevels, delay)
+							simCheckDelayPath(t, names, names.Out(), routingKey, d, wantLevels, delay)
 							// Every copy is made at out, so the paths only differ in their destinations.
 							if first, this := deliveries[0].Path[:len(deliveries[0].Path)-1], d.Path[:len(d.Path)-1]; !slices.Equal(first, this) {
 								t.Fatalf("routing key %q: copies took different paths (-first +this):\n%s", routingKey, cmp.Diff(first, this))
@@ -307,10 +318,10 @@ func TestSimulateEveryDelay(t *testing.T) {
 }
 
 // simCheckDelayPath checks the path of one delivery of a well-formed routing
-// key: exactly the TTL queues of the nonzero digits, largest position first,
-// each once, for exactly the delay (never early), then out exactly once,
-// then the route's destination.
-func simCheckDelayPath(t *testing.T, names Names, routingKey string, d simDelivery, wantLevels []simStep, delay time.Duration) {
+// key: exactly the TTL queues of the nonzero digits (of any generation),
+// largest position first, each once, for exactly the delay (never early),
+// then the out exchange exactly once, then the route's destination.
+func simCheckDelayPath(t *testing.T, names Names, out, routingKey string, d simDelivery, wantLevels []simStep, delay time.Duration) {
 	t.Helper()
 	var gotLevels []simStep
 	outVisits := 0
@@ -318,7 +329,10 @@ func simCheckDelayPath(t *testing.T, names Names, routingKey string, d simDelive
 		if step.Kind == DestinationQueue && names.parse(step.Name).kind == kindLevel {
 			gotLevels = append(gotLevels, step)
 		}
-		if step == (simStep{DestinationExchange, names.Out()}) {
+		if step.Kind == DestinationExchange && names.parse(step.Name).kind == kindOut {
+			if step.Name != out {
+				t.Fatalf("routing key %q: left through %s, want %s: %v", routingKey, step.Name, out, d.Path)
+			}
 			outVisits++
 			if i != len(d.Path)-2 {
 				t.Fatalf("routing key %q: out is not the last exchange before the destination: %v", routingKey, d.Path)

@@ -51,6 +51,7 @@ func (errs ValidationErrors) Error() string {
 func Validate(s Spec) error {
 	var v specValidator
 	v.name(s.Name)
+	v.generations(s.Name, s.Generation, s.FormatGeneration)
 	v.vhost(s.VHost)
 	// The levels checks need the resolution, but its errors come after theirs,
 	// in the order of the fields.
@@ -308,6 +309,28 @@ func (v *specValidator) name(name string) {
 	}
 	if strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, "..") {
 		v.add("name", -1, "must not start or end with '.' nor contain \"..\", got %q", name)
+	}
+}
+
+// MaxGeneration is the highest generation number: far more changes than a
+// set sees, and names that stay readable.
+const MaxGeneration = 999_999
+
+// generations checks the generation numbers, and that the names of the
+// generation fit AMQP's limit as generation 0's do.
+func (v *specValidator) generations(name string, generation, format int) {
+	if generation < 0 || generation > MaxGeneration {
+		v.add("generation", -1, "must be from 0 to %d, got %d", MaxGeneration, generation)
+		return
+	}
+	if format < 0 || format > generation {
+		v.add("generation", -1, "the exchanges' generation must be from 0 to the set's generation %d, got %d", generation, format)
+		return
+	}
+	suffix := Names("").Generation(generation).LevelDone(2, 0) // the longest
+	if len(name) <= MaxSetNameLength && len(name)+len(suffix) > MaxNameLength {
+		v.add("name", -1, "must be at most %d bytes for generation %d of the set's queues, whose longest name (\"<name>%s\") must fit AMQP's %d bytes, got %d",
+			MaxNameLength-len(suffix), generation, suffix, MaxNameLength, len(name))
 	}
 }
 

@@ -42,6 +42,18 @@ var specInvalidCases = map[string]struct {
 	"name too long": {specBase(func(s *Spec) { s.Name = strings.Repeat("n", MaxSetNameLength+1) }), []specWantError{
 		{"name", -1, "must be at most 241 bytes so that every object name (the longest is \"<name>.level.00.done\") fits AMQP's 255 bytes, got 242"},
 	}},
+	"name too long for its generation": {specBase(func(s *Spec) { s.Name, s.Generation = strings.Repeat("n", MaxSetNameLength), 10 }), []specWantError{
+		{"name", -1, "must be at most 237 bytes for generation 10 of the set's queues, whose longest name (\"<name>.level.00.done.g10\") must fit AMQP's 255 bytes, got 241"},
+	}},
+	"negative generation": {specBase(func(s *Spec) { s.Generation = -1 }), []specWantError{
+		{"generation", -1, "must be from 0 to 999999, got -1"},
+	}},
+	"generation too high": {specBase(func(s *Spec) { s.Generation = MaxGeneration + 1 }), []specWantError{
+		{"generation", -1, "must be from 0 to 999999, got 1000000"},
+	}},
+	"exchanges of a later generation": {specBase(func(s *Spec) { s.Generation, s.FormatGeneration = 2, 3 }), []specWantError{
+		{"generation", -1, "the exchanges' generation must be from 0 to the set's generation 2, got 3"},
+	}},
 	"name with a space": {specBase(func(s *Spec) { s.Name = "my delay" }), []specWantError{
 		{"name", -1, "has the character ' ' at byte 2; only ASCII letters, digits, '.', '_', '-' and ':' are allowed"},
 	}},

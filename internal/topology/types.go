@@ -90,6 +90,15 @@ type Spec struct {
 	QueueType          QueueType
 	DeadLetterStrategy DeadLetterStrategy
 	Routes             []Route
+
+	// Generation numbers the set's chain of TTL queues and done exchanges
+	// ([Names.Generation]): 0 for a set as first declared, one more for
+	// each change that declares a new chain while the old one drains.
+	Generation int
+	// FormatGeneration is the generation whose ingest exchange publishers
+	// send to: Generation itself, or an earlier one of the same key format
+	// (radix and resolution), whose ingest the set keeps.
+	FormatGeneration int
 }
 
 // QueueArguments are the x-arguments of a queue, typed. Zero values are absent.

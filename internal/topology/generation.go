@@ -1,0 +1,172 @@
+package topology
+
+import (
+	"fmt"
+	"time"
+)
+
+// Generations. A change of queue type, dead-letter strategy, radix or
+// resolution cannot be made to a queue that exists: the broker fixes a
+// queue's arguments when it declares it. Instead of replacing the set, the
+// change declares a new generation of TTL queues and done exchanges beside
+// the old one and moves the ingest bindings to it; the old chain keeps its
+// own bindings to its queues and to out, so every message already in it
+// goes on through it and leaves on time, and it is deleted once empty.
+//
+// A generation of the same key format (levels, radix, resolution) shares
+// the ingest and out exchanges of the one before: publishers and consumers
+// do not change. A new key format brings its own ingest and out exchanges
+// ([GenerationNames.Ingest], [GenerationNames.Out]). Topic bindings cannot
+// tell a key of one format from a key of another (a radix-2 key is a valid
+// radix-4 key; a route key followed by N digits can have as many words as
+// a longer route key followed by N − 1), so each format keeps its own pair:
+// a publisher still writing the old format keeps reaching the old chain,
+// which reads its keys right, never the new one, and no exchange ever sees
+// keys of two formats.
+
+// Generation is one chain of a set's TTL queues and done exchanges, with
+// the key format and queue kind it was declared with.
+type Generation struct {
+	Number int
+	// Format is the generation whose ingest and out exchanges this chain
+	// uses: the first of its key format.
+	Format             int
+	Levels             int
+	Radix              int
+	Resolution         time.Duration
+	QueueType          QueueType
+	DeadLetterStrategy DeadLetterStrategy
+}
+
+// CurrentGeneration is the generation that a resolved spec describes.
+func (s Spec) CurrentGeneration() Generation {
+	return Generation{
+		Number: s.Generation, Format: s.FormatGeneration, Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution,
+		QueueType: s.QueueType, DeadLetterStrategy: s.DeadLetterStrategy,
+	}
+}
+
+// KeyFormat is the format of the keys the generation reads.
+func (g Generation) KeyFormat() KeyFormat {
+	return KeyFormat{Levels: g.Levels, Radix: g.Radix, Resolution: g.Resolution}
+}
+
+// sameQueues tells whether two generations' queues are declared alike,
+// apart from how many levels they have.
+func (g Generation) sameQueues(other Generation) bool {
+	return g.Radix == other.Radix && g.Resolution == other.Resolution &&
+		g.QueueType == other.QueueType && g.DeadLetterStrategy == other.DeadLetterStrategy
+}
+
+// NextGeneration numbers desired, a spec for the set whose current
+// generation actual describes (resolved, with its generation numbers) and
+// whose older generations are draining. Desired keeps actual's generation
+// when its queues are declared alike: levels and routes change in place, as
+// they always have. Otherwise it is the next number after every generation
+// that exists, with actual's ingest and out exchanges when the key format
+// stays the same, and its own otherwise.
+func NextGeneration(desired, actual Spec, draining []Generation) (Spec, error) {
+	desired, err := Resolve(desired)
+	if err != nil {
+		return Spec{}, err
+	}
+	want, have := desired.CurrentGeneration(), actual.CurrentGeneration()
+	if want.sameQueues(have) {
+		desired.Generation, desired.FormatGeneration = have.Number, have.Format
+		return desired, nil
+	}
+	next := have.Number + 1
+	for _, g := range draining {
+		next = max(next, g.Number+1)
+	}
+	desired.Generation, desired.FormatGeneration = next, next
+	if want.KeyFormat() == have.KeyFormat() {
+		desired.FormatGeneration = have.Format
+	}
+	if err := Validate(desired); err != nil {
+		return Spec{}, err
+	}
+	return desired, nil
+}
+
+// PlanGenerations is [Plan] of s followed by the objects that keep each
+// draining generation working until it is empty: its TTL queues and done
+// exchanges with their bindings and, when its key format is not s's, the
+// ingest and out exchanges of its format, with the ingest's bindings to the
+// newest generation of that format and out's bindings to s's routes.
+// draining must be in ascending order of their numbers, all below s's.
+func PlanGenerations(s Spec, draining []Generation) (Topology, error) {
+	top, err := Plan(s)
+	if err != nil {
+		return Topology{}, err
+	}
+	s, _ = Resolve(s) // Plan has resolved it without error
+	names := Names(s.Name)
+	resolved := make([]Generation, len(draining))
+	newestOfFormat := map[int]int{} // format → its newest draining generation
+	formatOf := map[int]KeyFormat{}
+	for i, g := range draining {
+		if resolved[i], err = resolveDraining(s, g); err != nil {
+			return Topology{}, err
+		}
+		if i > 0 && g.Number <= draining[i-1].Number {
+			return Topology{}, fmt.Errorf("draining generations of set %q are not in ascending order: %d after %d", s.Name, g.Number, draining[i-1].Number)
+		}
+		if g.Format != s.FormatGeneration {
+			if newest, seen := newestOfFormat[g.Format]; seen && resolved[i].KeyFormat() != formatOf[newest] {
+				return Topology{}, fmt.Errorf("draining generations %d and %d of set %q share exchanges but not their key format", newest, g.Number, s.Name)
+			}
+			newestOfFormat[g.Format] = g.Number
+			formatOf[g.Number] = resolved[i].KeyFormat()
+		}
+	}
+	alternate := ExchangeArguments{AlternateExchange: names.Unroutable()}
+	for _, g := range resolved {
+		l := layout{names: names, radix: g.Radix, levels: g.Levels}
+		objects := newPlanNames(l, g.Number, g.Format)
+		if newestOfFormat[g.Format] == g.Number && g.Format != s.FormatGeneration {
+			top.Exchanges = append(top.Exchanges,
+				Exchange{Name: objects.ingest, Type: ExchangeTopic, Arguments: alternate},
+				Exchange{Name: objects.out, Type: ExchangeTopic, Arguments: alternate})
+			top.Bindings = l.appendDelayBindings(top.Bindings, objects.queues, objects.out, objects.ingest, g.Levels)
+			top.Bindings = appendRouteBindings(top.Bindings, objects.out, s.Routes, g.Levels)
+		}
+		for _, done := range objects.done {
+			top.Exchanges = append(top.Exchanges, Exchange{Name: done, Type: ExchangeTopic, Arguments: alternate})
+		}
+		top.Queues = append(top.Queues, chainQueues(l, objects, g)...)
+		for k, done := range objects.done {
+			top.Bindings = l.appendDelayBindings(top.Bindings, objects.queues, objects.out, done, k)
+		}
+	}
+	return top, nil
+}
+
+// resolveDraining resolves a draining generation of s: older than s's,
+// with a valid layout and queue kind, names that fit, and the key format of
+// every generation that shares its exchanges.
+func resolveDraining(s Spec, g Generation) (Generation, error) {
+	var problem string
+	switch {
+	case g.Number < 0 || g.Number >= s.Generation:
+		problem = fmt.Sprintf("is not older than the current generation %d", s.Generation)
+	case g.Format < 0 || g.Format > g.Number:
+		problem = fmt.Sprintf("has the exchanges of generation %d, not of one from 0 to its own number", g.Format)
+	case g.Levels == 0:
+		problem = "has no levels"
+	default:
+		resolved, err := Resolve(Spec{Name: s.Name, VHost: s.VHost, Levels: g.Levels, Radix: g.Radix, Resolution: g.Resolution,
+			QueueType: g.QueueType, DeadLetterStrategy: g.DeadLetterStrategy, Generation: g.Number, FormatGeneration: g.Format})
+		if err != nil {
+			problem = "is invalid: " + err.Error()
+			break
+		}
+		drained := resolved.CurrentGeneration()
+		if g.Format == s.FormatGeneration && drained.KeyFormat() != s.CurrentGeneration().KeyFormat() {
+			problem = fmt.Sprintf("shares the exchanges of generation %d but not its key format", s.Generation)
+			break
+		}
+		return drained, nil
+	}
+	return Generation{}, fmt.Errorf("draining generation %d of set %q %s", g.Number, s.Name, problem)
+}

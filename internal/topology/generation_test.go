@@ -1,0 +1,443 @@
+package topology
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// generationCase is a set in the middle of changes: its current spec and
+// the generations that drain.
+type generationCase struct {
+	spec     Spec
+	draining []Generation
+}
+
+// generationCases are the changes a set goes through, small enough for the
+// simulator to try every delay: same key format (queue type, strategy),
+// new key format (resolution, radix, levels with a queue type), and
+// three generations at once.
+var generationCases = map[string]generationCase{
+	"classic to quorum": {
+		spec:     Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Millisecond, Generation: 1, FormatGeneration: 0, Routes: simRoutes},
+		draining: []Generation{{Number: 0, Format: 0, Levels: 4, Radix: 2, Resolution: time.Millisecond, QueueType: QueueTypeClassic, DeadLetterStrategy: AtMostOnce}},
+	},
+	"at-most-once to at-least-once, radix 4": {
+		spec: Spec{Name: "delay", VHost: "/", Levels: 3, Radix: 4, Resolution: time.Millisecond, Generation: 3, FormatGeneration: 2, Routes: simRoutes},
+		draining: []Generation{{Number: 2, Format: 2, Levels: 3, Radix: 4, Resolution: time.Millisecond,
+			QueueType: QueueTypeQuorum, DeadLetterStrategy: AtMostOnce}},
+	},
+	"resolution 2ms to 1ms": {
+		spec: Spec{Name: "delay", VHost: "/", Levels: 5, Resolution: time.Millisecond, Generation: 1, FormatGeneration: 1, Routes: simRoutes},
+		draining: []Generation{{Number: 0, Format: 0, Levels: 4, Radix: 2, Resolution: 2 * time.Millisecond,
+			QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce}},
+	},
+	"radix 2 to 16": {
+		spec: Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 16, Resolution: time.Millisecond, Generation: 1, FormatGeneration: 1, Routes: simRoutes},
+		draining: []Generation{{Number: 0, Format: 0, Levels: 8, Radix: 2, Resolution: time.Millisecond,
+			QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce}},
+	},
+	"three generations, two formats": {
+		spec: Spec{Name: "delay", VHost: "/", Levels: 3, Radix: 4, Resolution: time.Millisecond, Generation: 5, FormatGeneration: 5,
+			QueueType: QueueTypeClassic, Routes: simRoutes},
+		draining: []Generation{
+			{Number: 1, Format: 0, Levels: 5, Radix: 2, Resolution: time.Millisecond, QueueType: QueueTypeClassic, DeadLetterStrategy: AtMostOnce},
+			{Number: 4, Format: 0, Levels: 5, Radix: 2, Resolution: time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtMostOnce},
+		},
+	},
+	"a drained generation's exchanges live on": {
+		spec: Spec{Name: "delay", VHost: "/", Levels: 3, Resolution: time.Millisecond, Generation: 2, FormatGeneration: 1, Routes: simRoutes},
+	},
+}
+
+func mustPlanGenerations(t *testing.T, c generationCase) Topology {
+	t.Helper()
+	top, err := PlanGenerations(c.spec, c.draining)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return top
+}
+
+// TestInferGenerationsExplainsPlan checks that InferGenerations reads back
+// every generation of a set in the middle of changes, with its exchanges.
+func TestInferGenerationsExplainsPlan(t *testing.T) {
+	t.Parallel()
+	for name, c := range generationCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			checkInferGenerations(t, mustPlanGenerations(t, c), c, c.spec.Routes)
+		})
+	}
+}
+
+// TestInferGenerationsCutOff checks the generations of a set whose change
+// was cut off before its new chain had any binding: the new generation is
+// current, and its exchanges are the old ones when the key format is the
+// same, and its own otherwise.
+func TestInferGenerationsCutOff(t *testing.T) {
+	t.Parallel()
+	forEachChange(t, func(t *testing.T, c generationCase) {
+		old := mustPlanGenerations(t, c.beforeChange())
+		next := mustPlan(t, c.spec)
+		// The new chain's queues and done exchanges, nothing else.
+		cutOff := editTopology(old, func(top *Topology) {
+			for _, q := range next.Queues {
+				if Names(c.spec.Name).parse(q.Name).generation == c.spec.Generation && !slices.ContainsFunc(top.Queues, func(have Queue) bool { return have.Name == q.Name }) {
+					top.Queues = append(top.Queues, q)
+				}
+			}
+			for _, e := range next.Exchanges {
+				if o := Names(c.spec.Name).parse(e.Name); o.kind == kindDone {
+					top.Exchanges = append(top.Exchanges, e)
+				}
+			}
+		})
+		// The routes are read from the out of the new generation's format,
+		// which a new format has not declared yet.
+		routes := c.spec.Routes
+		if c.spec.FormatGeneration == c.spec.Generation {
+			routes = nil
+		}
+		checkInferGenerations(t, cutOff, c, routes)
+	})
+}
+
+// forEachChange runs check, in parallel, on every case in the middle of a
+// change: with a draining generation.
+func forEachChange(t *testing.T, check func(t *testing.T, c generationCase)) {
+	t.Helper()
+	for name, c := range generationCases {
+		if len(c.draining) == 0 {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			check(t, c)
+		})
+	}
+}
+
+// checkInferGenerations checks that InferGenerations reads top as c's
+// generations, with routes.
+func checkInferGenerations(t *testing.T, top Topology, c generationCase, routes []Route) {
+	t.Helper()
+	spec, draining, err := InferGenerations(c.spec.Name, top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustResolve(t, c.spec)
+	want.Routes = mustResolve(t, Spec{Name: want.Name, VHost: want.VHost, Levels: want.Levels, Routes: routes}).Routes
+	if d := cmp.Diff(want, spec); d != "" {
+		t.Errorf("spec (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(c.draining, draining); d != "" {
+		t.Errorf("draining (-want +got):\n%s", d)
+	}
+}
+
+// TestSimulateGenerations proves the data-path invariants of a set in the
+// middle of changes, for every delay: a message published to the current
+// ingest passes exactly the current generation's queues of its nonzero
+// digits; a message waiting in any queue of a draining generation goes on
+// through that generation's queues only and leaves through its format's
+// out exactly when due; a message published to a draining format's ingest
+// is delayed by that format's newest generation. None is early, none
+// passes a queue twice, and each reaches exactly its routes.
+func TestSimulateGenerations(t *testing.T) {
+	t.Parallel()
+	for name, c := range generationCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			broker, names := newSimBroker(mustPlanGenerations(t, c)), Names(c.spec.Name)
+			current := mustResolve(t, c.spec).CurrentGeneration()
+			simCheckGenerationPublished(t, broker, names, current)
+			newestOfFormat := map[int]Generation{}
+			for _, g := range c.draining {
+				simCheckGenerationWaiting(t, broker, names, g)
+				if g.Format != current.Format {
+					newestOfFormat[g.Format] = g
+				}
+			}
+			for _, g := range newestOfFormat {
+				simCheckGenerationPublished(t, broker, names, g)
+			}
+		})
+	}
+}
+
+// simCheckGenerationPublished publishes every delay of g's format with
+// every message key to g's ingest.
+func simCheckGenerationPublished(t *testing.T, broker *simBroker, names Names, g Generation) {
+	t.Helper()
+	chain, exchanges := names.Generation(g.Number), names.Generation(g.Format)
+	for ticks := range maxTicks(g.Levels, g.Radix) + 1 {
+		digits := simDigits(ticks, g.Levels, g.Radix)
+		var wantQueues []simStep
+		for k := g.Levels - 1; k >= 0; k-- {
+			if digits[k] != 0 {
+				wantQueues = append(wantQueues, simStep{DestinationQueue, chain.Queue(g.Radix, k, digits[k])})
+			}
+		}
+		delay := time.Duration(ticks) * g.Resolution
+		for key, wantDestinations := range simMessages {
+			routingKey, err := g.KeyFormat().Encode(key, delay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			simCheckDeliveries(t, names, exchanges.Out(), routingKey,
+				simulate(t, broker, exchanges.Ingest(), routingKey), wantQueues, delay, wantDestinations)
+		}
+	}
+}
+
+// simCheckGenerationWaiting starts a message in every queue of g, with
+// every key that can be there: its digit at the queue's level is the
+// queue's digit, the lower ones any, the higher ones (already passed) a
+// sample.
+func simCheckGenerationWaiting(t *testing.T, broker *simBroker, names Names, g Generation) {
+	t.Helper()
+	chain, out := names.Generation(g.Number), names.Generation(g.Format).Out()
+	for ticks := range maxTicks(g.Levels, g.Radix) + 1 {
+		digits := simDigits(ticks, g.Levels, g.Radix)
+		for k := g.Levels - 1; k >= 0; k-- {
+			if digits[k] == 0 {
+				continue
+			}
+			// The message waits in (k, digit k) for digit·radix^k ticks, then
+			// in the queues of its lower nonzero digits.
+			var wantQueues []simStep
+			remaining := uint64(0)
+			for j := k; j >= 0; j-- {
+				if digits[j] != 0 {
+					wantQueues = append(wantQueues, simStep{DestinationQueue, chain.Queue(g.Radix, j, digits[j])})
+					remaining += uint64(digits[j]) * (maxTicks(j, g.Radix) + 1)
+				}
+			}
+			delay := time.Duration(remaining) * g.Resolution
+			for key, wantDestinations := range simMessages {
+				routingKey, err := g.KeyFormat().Encode(key, time.Duration(ticks)*g.Resolution)
+				if err != nil {
+					t.Fatal(err)
+				}
+				simCheckDeliveries(t, names, out, routingKey,
+					simulateFrom(t, broker, wantQueues[0], routingKey), wantQueues, delay, wantDestinations)
+			}
+		}
+	}
+}
+
+// simCheckDeliveries checks every copy of one message: its path (see
+// simCheckDelayPath) and, together, their destinations.
+func simCheckDeliveries(t *testing.T, names Names, out, routingKey string, deliveries []simDelivery, wantQueues []simStep,
+	delay time.Duration, wantDestinations []simStep,
+) {
+	t.Helper()
+	var got []simStep
+	for _, d := range deliveries {
+		got = append(got, d.Destination)
+		simCheckDelayPath(t, names, out, routingKey, d, wantQueues, delay)
+	}
+	slices.SortFunc(got, func(a, b simStep) int { return strings.Compare(a.String(), b.String()) })
+	if !slices.Equal(wantDestinations, got) {
+		t.Fatalf("routing key %q: destinations (-want +got):\n%s", routingKey, cmp.Diff(wantDestinations, got))
+	}
+}
+
+func TestNextGeneration(t *testing.T) {
+	t.Parallel()
+	actual := mustResolve(t, Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second, QueueType: QueueTypeClassic,
+		Generation: 3, FormatGeneration: 2})
+	draining := []Generation{{Number: 1, Format: 0}, {Number: 6, Format: 6}}
+	tests := map[string]struct {
+		desired                  Spec
+		generation, formatNumber int
+	}{
+		"no change":                   {Spec{Name: "delay", VHost: "/", Levels: 4, QueueType: QueueTypeClassic}, 3, 2},
+		"more levels, in place":       {Spec{Name: "delay", VHost: "/", Levels: 6, QueueType: QueueTypeClassic}, 3, 2},
+		"routes, in place":            {Spec{Name: "delay", VHost: "/", Levels: 4, QueueType: QueueTypeClassic, Routes: []Route{{Destination: "q"}}}, 3, 2},
+		"queue type: same exchanges":  {Spec{Name: "delay", VHost: "/", Levels: 4}, 7, 2},
+		"strategy: same exchanges":    {Spec{Name: "delay", VHost: "/", Levels: 4, DeadLetterStrategy: AtMostOnce}, 7, 2},
+		"resolution: own exchanges":   {Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Millisecond, QueueType: QueueTypeClassic}, 7, 7},
+		"radix: own exchanges":        {Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 4, QueueType: QueueTypeClassic}, 7, 7},
+		"queue type and levels: own":  {Spec{Name: "delay", VHost: "/", Levels: 5}, 7, 7},
+		"max delay that keeps levels": {Spec{Name: "delay", VHost: "/", MaxDelay: 15 * time.Second}, 7, 2},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := NextGeneration(tc.desired, actual, draining)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Generation != tc.generation || got.FormatGeneration != tc.formatNumber {
+				t.Errorf("generation %d with the exchanges of %d, want %d with those of %d", got.Generation, got.FormatGeneration, tc.generation, tc.formatNumber)
+			}
+		})
+	}
+	if _, err := NextGeneration(Spec{Name: "delay", VHost: "/", Levels: 0}, actual, draining); err == nil {
+		t.Error("NextGeneration of an invalid spec succeeded")
+	}
+	long := mustResolve(t, Spec{Name: strings.Repeat("n", MaxSetNameLength), VHost: "/", Levels: 2})
+	_, err := NextGeneration(Spec{Name: long.Name, VHost: "/", Levels: 2, QueueType: QueueTypeClassic}, long, nil)
+	if err == nil || !strings.Contains(err.Error(), "generation 1") {
+		t.Errorf("NextGeneration of a set whose name leaves no room for a generation = %v, want an error naming it", err)
+	}
+}
+
+func TestPlanGenerationsRefuses(t *testing.T) {
+	t.Parallel()
+	spec := Spec{Name: "delay", VHost: "/", Levels: 3, Generation: 2, FormatGeneration: 2}
+	valid := Generation{Number: 1, Format: 1, Levels: 3, Radix: 2, Resolution: time.Second, QueueType: QueueTypeClassic}
+	tests := map[string]struct {
+		draining []Generation
+		want     string
+	}{
+		"not older":                         {[]Generation{{Number: 2, Format: 2, Levels: 3}}, "is not older than the current generation 2"},
+		"exchanges of later":                {[]Generation{{Number: 1, Format: 2, Levels: 3}}, "has the exchanges of generation 2"},
+		"no levels":                         {[]Generation{{Number: 1, Format: 1}}, "has no levels"},
+		"invalid":                           {[]Generation{{Number: 1, Format: 1, Levels: 3, Radix: 3}}, "radix: must be one of"},
+		"descending":                        {[]Generation{valid, {Number: 0, Format: 0, Levels: 3}}, "not in ascending order"},
+		"current's exchanges, other format": {[]Generation{{Number: 1, Format: 2, Levels: 3}}, "has the exchanges of generation 2"},
+		"shared exchanges, other formats": {[]Generation{{Number: 0, Format: 0, Levels: 3}, {Number: 1, Format: 0, Levels: 4}},
+			"share exchanges but not their key format"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := PlanGenerations(spec, tc.draining)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("PlanGenerations = %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+	sameExchanges := Spec{Name: "delay", VHost: "/", Levels: 3, Generation: 2, FormatGeneration: 0}
+	if _, err := PlanGenerations(sameExchanges, []Generation{{Number: 0, Format: 0, Levels: 4}}); err == nil ||
+		!strings.Contains(err.Error(), "shares the exchanges of generation 2 but not its key format") {
+		t.Errorf("a draining generation of another key format on the current exchanges: %v", err)
+	}
+	if _, err := PlanGenerations(Spec{Name: "delay"}, nil); err == nil {
+		t.Error("PlanGenerations of an invalid spec succeeded")
+	}
+}
+
+// TestGenerationZeroIsPlan checks that a set without generations plans
+// exactly as before: PlanGenerations adds nothing to Plan.
+func TestGenerationZeroIsPlan(t *testing.T) {
+	t.Parallel()
+	for name, s := range inferSpecs {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := PlanGenerations(s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(mustPlan(t, s), got); d != "" {
+				t.Errorf("PlanGenerations(s, nil) differs from Plan(s):\n%s", d)
+			}
+		})
+	}
+}
+
+// beforeChange is the set a case's change starts from: its newest draining
+// generation current, the older ones draining.
+func (c generationCase) beforeChange() generationCase {
+	previous := c.draining[len(c.draining)-1]
+	return generationCase{spec: Spec{Name: c.spec.Name, VHost: c.spec.VHost, Levels: previous.Levels, Radix: previous.Radix,
+		Resolution: previous.Resolution, QueueType: previous.QueueType, DeadLetterStrategy: previous.DeadLetterStrategy,
+		Generation: previous.Number, FormatGeneration: previous.Format, Routes: c.spec.Routes}, draining: c.draining[:len(c.draining)-1]}
+}
+
+// TestDiffSwitchesGeneration checks the changes that start a new
+// generation: they reach the plan, touch no object of a draining
+// generation (the parking lot aside), keep every binding that carries its messages, and move each
+// ingest binding of a shared ingest in two consecutive requests, the new
+// one first.
+func TestDiffSwitchesGeneration(t *testing.T) {
+	t.Parallel()
+	forEachChange(t, func(t *testing.T, c generationCase) {
+		actual, desired := mustPlanGenerations(t, c.beforeChange()), mustPlanGenerations(t, c)
+		changes := Diff(desired, actual)
+		checkChangeShape(t, changes)
+		got, err := applyChanges(actual, changes)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, strings.Join(changeLines(changes), "\n"))
+		}
+		if d := cmp.Diff(topologySet(desired), topologySet(got)); d != "" {
+			t.Fatalf("the result differs from the plan (-want +got):\n%s", d)
+		}
+		names := Names(c.spec.Name)
+		draining := map[int]bool{}
+		for _, g := range c.draining {
+			draining[g.Number] = true
+		}
+		current := names.Generation(c.spec.FormatGeneration).Ingest()
+		for i, change := range changes {
+			switch {
+			case change.Kind == DeleteQueue && change.Queue.Name == names.Unroutable():
+				// The parking lot takes the set's queue type: replaced
+				// when empty, which the provider checks as for any queue.
+			case change.Kind == DeleteQueue || change.Kind == DeleteExchange:
+				t.Errorf("change %d deletes an object: %s", i, changeLine(change))
+			case change.Kind == DeleteBinding:
+				b := change.Binding
+				source := names.parse(b.Source)
+				if source.kind == kindDone || source.kind == kindOut || b.Source != current {
+					t.Errorf("change %d deletes a binding that carries draining messages: %s", i, changeLine(change))
+					continue
+				}
+				previous := changes[max(i-1, 0)]
+				if i == 0 || previous.Kind != CreateBinding || previous.Binding.Source != b.Source || previous.Binding.RoutingKey != b.RoutingKey ||
+					!strings.HasPrefix(change.Reason, "moves to queue "+previous.Binding.Destination) {
+					t.Errorf("change %d deletes %s, not right after creating its successor: %s", i, changeLine(change), changeLine(previous))
+				}
+			}
+		}
+	})
+}
+
+// TestDiffDeletesDrainedGeneration checks the changes once a draining
+// generation is left out of the plan: they delete exactly its queues, its
+// done exchanges and their bindings, and the exchanges of its format when
+// no other generation has them.
+func TestDiffDeletesDrainedGeneration(t *testing.T) {
+	t.Parallel()
+	forEachChange(t, func(t *testing.T, c generationCase) {
+		drained := c.draining[0]
+		changes := Diff(mustPlanGenerations(t, generationCase{spec: c.spec, draining: c.draining[1:]}), mustPlanGenerations(t, c))
+		checkChangeShape(t, changes)
+		names := Names(c.spec.Name)
+		formatLives := drained.Format == c.spec.FormatGeneration
+		for _, g := range c.draining[1:] {
+			formatLives = formatLives || g.Format == drained.Format
+		}
+		for i, change := range changes {
+			var object objectName
+			switch change.Kind {
+			case DeleteQueue:
+				object = names.parse(change.Queue.Name)
+			case DeleteExchange:
+				object = names.parse(change.Exchange.Name)
+			case DeleteBinding:
+				continue
+			default:
+				t.Fatalf("change %d does not delete: %s", i, changeLine(change))
+			}
+			switch object.kind {
+			case kindLevel, kindDone:
+				if object.generation != drained.Number {
+					t.Errorf("change %d deletes another generation's object: %s", i, changeLine(change))
+				}
+			case kindIngest, kindOut:
+				if formatLives || object.generation != drained.Format {
+					t.Errorf("change %d deletes exchanges still in use: %s", i, changeLine(change))
+				}
+			default:
+				t.Errorf("change %d deletes an object of every generation: %s", i, changeLine(change))
+			}
+		}
+	})
+}
