@@ -28,7 +28,9 @@ type ApplyOptions struct {
 
 // Apply makes changes in vhost, in order. Consecutive changes of the same
 // kind run concurrently, up to eight at a time: topology.Diff orders changes
-// so that a change depends only on changes of earlier runs. After a batch
+// so that a change depends only on changes of earlier runs. A change that
+// opens a path for messages (topology.Change.Opens) starts a run of its
+// own, after everything before it has completed. After a batch
 // with failures Apply stops and returns every failure of it, in change
 // order, each a *ChangeError naming its object.
 //
@@ -45,7 +47,7 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 
 	for start := 0; start < len(changes); {
 		end := start + 1
-		for end < len(changes) && changes[end].Kind == changes[start].Kind {
+		for end < len(changes) && changes[end].Kind == changes[start].Kind && changes[end].Opens == changes[start].Opens {
 			end++
 		}
 		batch := changes[start:end]

@@ -187,6 +187,7 @@ type orderBroker struct {
 
 	mu        sync.Mutex
 	deletions []string // "DELETE path", in arrival order
+	creations []string // "start path" and "end path" of each binding created, in order
 }
 
 func (f *orderBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -198,6 +199,20 @@ func (f *orderBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		http.NotFound(w, r)
+	case http.MethodPost:
+		if !strings.HasPrefix(path, "/api/bindings/") {
+			http.NotFound(w, r)
+			return
+		}
+		f.mu.Lock()
+		f.creations = append(f.creations, "start "+path)
+		f.mu.Unlock()
+		time.Sleep(2 * time.Millisecond) // long enough for concurrent requests to overlap
+		f.mu.Lock()
+		f.creations = append(f.creations, "end "+path)
+		f.mu.Unlock()
+		w.Header().Set("Location", path+"/key")
+		w.WriteHeader(http.StatusCreated)
 	case http.MethodDelete:
 		f.mu.Lock()
 		if strings.HasPrefix(path, "/api/bindings/") {
@@ -311,4 +326,42 @@ func TestApplyDeletesTheParkingLotLast(t *testing.T) {
 		}
 		t.Logf("deletions in order:\n%s", strings.Join(fake.deletions, "\n"))
 	})
+}
+
+// TestApplyOpensIngestLast checks that the bindings from the ingest, which
+// let messages into the chain, start only once every other binding of the
+// set has been created, although Apply creates bindings eight at a time.
+func TestApplyOpensIngestLast(t *testing.T) {
+	t.Parallel()
+	plan, err := topology.Plan(topology.Spec{Name: "d", VHost: "/", Levels: 4, Resolution: time.Second,
+		Routes: []topology.Route{{Destination: "q"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake, client := newOrderClient(t, topology.Topology{VHost: "/"})
+	var bindings []topology.Change
+	for _, c := range topology.Diff(plan, topology.Topology{VHost: "/"}) {
+		if c.Kind == topology.CreateBinding {
+			bindings = append(bindings, c)
+		}
+	}
+	if err := client.Apply(t.Context(), "/", bindings, broker.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fromIngest := "/api/bindings/%2F/e/" + topology.Names("d").Ingest() + "/"
+	lastOtherEnd, firstIngestStart, ingestStarts := -1, len(fake.creations), 0
+	for i, event := range fake.creations {
+		start, isStart := strings.CutPrefix(event, "start ")
+		switch {
+		case isStart && strings.HasPrefix(start, fromIngest):
+			firstIngestStart = min(firstIngestStart, i)
+			ingestStarts++
+		case !isStart && !strings.HasPrefix(strings.TrimPrefix(event, "end "), fromIngest):
+			lastOtherEnd = i
+		}
+	}
+	if ingestStarts != 5 || lastOtherEnd < 0 || firstIngestStart < lastOtherEnd {
+		t.Errorf("%d ingest bindings, the first started at event %d, before the last other binding ended at %d:\n%s",
+			ingestStarts, firstIngestStart, lastOtherEnd, strings.Join(fake.creations, "\n"))
+	}
 }

@@ -123,6 +123,7 @@ func Diff(desired, actual Topology) []Change {
 			if inner[b.Source] {
 				changes = append(changes, change)
 			} else {
+				change.Opens = true
 				fromEntries = append(fromEntries, change)
 			}
 		}

@@ -179,4 +179,8 @@ type Change struct {
 	Queue    *Queue
 	Binding  *Binding
 	Reason   string
+	// Opens is set on the creation of a binding from an entry exchange (an
+	// ingest): it lets messages into a chain, so it must start only after
+	// every change before it has completed, not run alongside them.
+	Opens bool
 }
