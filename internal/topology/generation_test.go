@@ -382,6 +382,8 @@ func TestDiffSwitchesGeneration(t *testing.T) {
 				// when empty, which the provider checks as for any queue.
 			case change.Kind == DeleteQueue || change.Kind == DeleteExchange:
 				t.Errorf("change %d deletes an object: %s", i, changeLine(change))
+			case change.Kind == CreateBinding && change.Opens != (names.parse(change.Binding.Source).kind == kindIngest):
+				t.Errorf("change %d opens a path: %v: %s", i, change.Opens, changeLine(change))
 			case change.Kind == DeleteBinding:
 				b := change.Binding
 				source := names.parse(b.Source)
