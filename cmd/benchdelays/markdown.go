@@ -152,6 +152,9 @@ func notes(r report) string {
 		if m.Misrouted > 0 {
 			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived with another delay's routing key, first: %s\n", trialName(t), formatRate(t.Rate), m.Misrouted, m.FirstMisroute)
 		}
+		if m.Early > 0 {
+			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived before they were due, the earliest by %s.\n", trialName(t), formatRate(t.Rate), m.Early, m.MostEarly)
+		}
 		if m.Overdue > 0 {
 			fmt.Fprintf(&b, "- %s at %s msg/s: %d of the lost messages arrived after all, more than %s late.\n", trialName(t), formatRate(t.Rate), m.Overdue, topology.FormatDuration(r.Settings.LossWindow))
 		}

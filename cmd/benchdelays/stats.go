@@ -101,17 +101,20 @@ type observations struct {
 
 // measurement is what measure makes of a trial's observations.
 type measurement struct {
-	Acked       int `json:"acked"`
-	Nacked      int `json:"nacked"` // refused, or no answer before the channel closed
-	Delivered   int `json:"delivered"`
-	Early       int `json:"early"`
-	Lost        int `json:"lost"`                 // acked, and not arrived within the loss window after due
-	Overdue     int `json:"arrived_after_window"` // of Lost, how many arrived later after all
-	Duplicates  int `json:"duplicates"`           // deliveries of an id already delivered
-	Unroutable  int `json:"unroutable"`           // messages in the set's parking lot at the end
-	Foreign     int `json:"foreign"`              // deliveries that were not this trial's messages
-	Misrouted   int `json:"misrouted"`            // arrived with a routing key the set did not send
-	Unconfirmed int `json:"arrived_unconfirmed"`  // arrived although not acked
+	Acked     int `json:"acked"`
+	Nacked    int `json:"nacked"` // refused, or no answer before the channel closed
+	Delivered int `json:"delivered"`
+	Early     int `json:"early"`
+	// MostEarly is how far before its due time the earliest early message
+	// arrived; 0 when none was early.
+	MostEarly   time.Duration `json:"most_early_ns,omitempty"`
+	Lost        int           `json:"lost"`                 // acked, and not arrived within the loss window after due
+	Overdue     int           `json:"arrived_after_window"` // of Lost, how many arrived later after all
+	Duplicates  int           `json:"duplicates"`           // deliveries of an id already delivered
+	Unroutable  int           `json:"unroutable"`           // messages in the set's parking lot at the end
+	Foreign     int           `json:"foreign"`              // deliveries that were not this trial's messages
+	Misrouted   int           `json:"misrouted"`            // arrived with a routing key the set did not send
+	Unconfirmed int           `json:"arrived_unconfirmed"`  // arrived although not acked
 	// FirstMisroute says what was wrong with the first misrouted message.
 	FirstMisroute string `json:"first_misroute,omitempty"`
 
@@ -154,6 +157,7 @@ func measure(o observations) measurement {
 		}
 		if a.Early() {
 			m.Early++
+			m.MostEarly = max(m.MostEarly, -a.Lateness)
 		}
 		lateness = append(lateness, a.Lateness)
 		if hops, err := hopsOf(a, o.format); err != nil {

@@ -166,7 +166,7 @@ func TestMeasure(t *testing.T) {
 	}
 	got := measure(o)
 	want := measurement{
-		Acked: 8, Nacked: 1, Delivered: 8, Early: 1, Lost: 2, Overdue: 1, Duplicates: 1, Unroutable: 2, Foreign: 3,
+		Acked: 8, Nacked: 1, Delivered: 8, Early: 1, MostEarly: ms, Lost: 2, Overdue: 1, Duplicates: 1, Unroutable: 2, Foreign: 3,
 		Misrouted: 1, Unconfirmed: 1,
 		FirstMisroute: `message x asked for 100ms and arrived with routing key "bench.1.1", which says 300ms`,
 		Lateness:      summarize([]time.Duration{2 * ms, 4 * ms, 8 * ms, 6 * ms, -ms, 11 * time.Second, 5 * ms, ms}),
