@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -152,8 +153,9 @@ func notes(r report) string {
 		if m.Misrouted > 0 {
 			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived with another delay's routing key, first: %s\n", trialName(t), formatRate(t.Rate), m.Misrouted, m.FirstMisroute)
 		}
-		if m.Early > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived before they were due, the earliest by %s.\n", trialName(t), formatRate(t.Rate), m.Early, m.MostEarly)
+		if m.Early+m.WithinClock > 0 {
+			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived before they were due, %d of them by less than the broker's %s expiry clock; the earliest by %s.\n",
+				trialName(t), formatRate(t.Rate), m.Early+m.WithinClock, m.WithinClock, messaging.BrokerClock, m.MostEarly.Round(time.Microsecond))
 		}
 		if m.Overdue > 0 {
 			fmt.Fprintf(&b, "- %s at %s msg/s: %d of the lost messages arrived after all, more than %s late.\n", trialName(t), formatRate(t.Rate), m.Overdue, topology.FormatDuration(r.Settings.LossWindow))

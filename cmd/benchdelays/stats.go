@@ -104,9 +104,14 @@ type measurement struct {
 	Acked     int `json:"acked"`
 	Nacked    int `json:"nacked"` // refused, or no answer before the channel closed
 	Delivered int `json:"delivered"`
-	Early     int `json:"early"`
-	// MostEarly is how far before its due time the earliest early message
-	// arrived; 0 when none was early.
+	// Early counts the messages that arrived more than the broker's clock
+	// granularity before due (messaging.Arrival.Early): earlier than the
+	// layout allows. WithinClock counts those that arrived before due by
+	// less, which a quorum queue's millisecond expiry clock allows.
+	Early       int `json:"early"`
+	WithinClock int `json:"early_within_clock,omitempty"`
+	// MostEarly is how far before its due time the earliest message
+	// arrived; 0 when none came before due.
 	MostEarly   time.Duration `json:"most_early_ns,omitempty"`
 	Lost        int           `json:"lost"`                 // acked, and not arrived within the loss window after due
 	Overdue     int           `json:"arrived_after_window"` // of Lost, how many arrived later after all
@@ -157,8 +162,11 @@ func measure(o observations) measurement {
 		}
 		if a.Early() {
 			m.Early++
-			m.MostEarly = max(m.MostEarly, -a.Lateness)
 		}
+		if a.WithinClock() {
+			m.WithinClock++
+		}
+		m.MostEarly = max(m.MostEarly, -a.Lateness)
 		lateness = append(lateness, a.Lateness)
 		if hops, err := hopsOf(a, o.format); err != nil {
 			if m.Misrouted == 0 {

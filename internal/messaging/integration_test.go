@@ -319,3 +319,65 @@ func TestConsumerCountsDuplicatesAndForeign(t *testing.T) {
 		t.Errorf("WaitFor after Close = %v, want an error saying 2 of 3", err)
 	}
 }
+
+// TestQuorumQueueExpiryClock measures the bound the layout's punctuality
+// rests on: a message leaves a TTL queue never more than [BrokerClock]
+// before its TTL has passed since the publisher read the publish time. A
+// quorum queue stamps a message's expiry from a clock of whole
+// milliseconds, so it may be up to that much early (a few messages in a
+// thousand at a 3 ms TTL, here); the test logs how many were, and by how
+// much.
+func TestQuorumQueueExpiryClock(t *testing.T) {
+	conn := brokerConn(t)
+	const messages, ttl = 1000, 3 * time.Millisecond
+	for _, queueType := range topology.QueueTypes {
+		t.Run(string(queueType), func(t *testing.T) {
+			waiting, out := uniqueName("messaging-clock-"+string(queueType)), uniqueName("messaging-clock-out")
+			ch, err := conn.Channel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = ch.Close() }()
+			if err := DeclareQueue(conn, out); err != nil {
+				t.Fatal(err)
+			}
+			_, err = ch.QueueDeclare(waiting, true, false, false, false, amqp.Table{"x-queue-type": string(queueType),
+				"x-message-ttl": ttl.Milliseconds(), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": out})
+			t.Cleanup(func() {
+				for _, q := range []string{waiting, out} {
+					if err := DeleteQueue(conn, q); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			consumer, err := NewConsumer(conn, out, ConsumerOptions{IDPrefix: waiting})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = consumer.Close() }()
+			publisher, err := NewPublisher(conn, Set{IngestExchange: "", Levels: 1, Resolution: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = publisher.Close() }()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for i := range messages {
+				if _, err := publisher.PublishWithRoutingKey(ctx, waiting, Message{ID: fmt.Sprintf("%s-%04d", waiting, i), Delay: ttl}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := consumer.WaitFor(ctx, messages); err != nil {
+				t.Fatal(err)
+			}
+			summary := Summarize(consumer.Arrivals())
+			if summary.Early > 0 {
+				t.Errorf("%s queue: %s: a message left its queue more than %s before its TTL had passed", queueType, summary, BrokerClock)
+			}
+			t.Logf("%s queue, TTL %s: %s", queueType, ttl, summary)
+		})
+	}
+}

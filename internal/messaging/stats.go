@@ -9,11 +9,14 @@ import (
 // Summary describes the lateness of a set of arrivals.
 type Summary struct {
 	Count int
-	Early int // arrivals before their delay was over
-	Min   time.Duration
-	P50   time.Duration
-	P99   time.Duration
-	Max   time.Duration
+	Early int // arrivals more than the broker's clock granularity before their delay was over
+	// WithinClock counts the arrivals before their delay was over by less
+	// than the broker's clock granularity (see [BrokerClock]).
+	WithinClock int
+	Min         time.Duration
+	P50         time.Duration
+	P99         time.Duration
+	Max         time.Duration
 }
 
 // Summarize computes the lateness summary of arrivals; percentiles use the
@@ -28,6 +31,9 @@ func Summarize(arrivals []Arrival) Summary {
 		lateness[i] = a.Lateness
 		if a.Early() {
 			s.Early++
+		}
+		if a.WithinClock() {
+			s.WithinClock++
 		}
 	}
 	slices.Sort(lateness)
@@ -54,8 +60,12 @@ func (s Summary) String() string {
 	if s.Count == 0 {
 		return "no messages"
 	}
-	return fmt.Sprintf("%d messages, %d early; lateness min %s, p50 %s, p99 %s, max %s",
-		s.Count, s.Early, round(s.Min), round(s.P50), round(s.P99), round(s.Max))
+	within := ""
+	if s.WithinClock > 0 {
+		within = fmt.Sprintf(" (%d less than the broker's %s clock before due)", s.WithinClock, BrokerClock)
+	}
+	return fmt.Sprintf("%d messages, %d early%s; lateness min %s, p50 %s, p99 %s, max %s",
+		s.Count, s.Early, within, round(s.Min), round(s.P50), round(s.P99), round(s.Max))
 }
 
 // round keeps a lateness readable: 31.2ms rather than 31.204518ms.

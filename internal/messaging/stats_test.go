@@ -56,6 +56,10 @@ func TestSummarize(t *testing.T) {
 			[]Arrival{arrival(30 * time.Millisecond), arrival(-2 * time.Millisecond), arrival(5 * time.Millisecond)},
 			Summary{Count: 3, Early: 1, Min: -2 * time.Millisecond, P50: 5 * time.Millisecond, P99: 30 * time.Millisecond, Max: 30 * time.Millisecond},
 		},
+		"less than the broker's clock before due is not early": {
+			[]Arrival{arrival(-999 * time.Microsecond), arrival(-time.Millisecond), arrival(time.Millisecond)},
+			Summary{Count: 3, Early: 1, WithinClock: 1, Min: -time.Millisecond, P50: -999 * time.Microsecond, P99: time.Millisecond, Max: time.Millisecond},
+		},
 		"zero lateness is on time": {
 			[]Arrival{arrival(0)},
 			Summary{Count: 1, Early: 0},
@@ -81,6 +85,10 @@ func TestSummaryString(t *testing.T) {
 		"rounded to 0.1ms": {
 			Summary{Count: 3, Early: 1, Min: -1234567, P50: 31204518, P99: 999999, Max: 2 * time.Second},
 			"3 messages, 1 early; lateness min -1.2ms, p50 31.2ms, p99 1ms, max 2s",
+		},
+		"within the clock": {
+			Summary{Count: 2, WithinClock: 1, Min: -370 * time.Microsecond, P50: -370 * time.Microsecond, P99: 3 * time.Millisecond, Max: 3 * time.Millisecond},
+			"2 messages, 0 early (1 less than the broker's 1ms clock before due); lateness min -370µs, p50 -370µs, p99 3ms, max 3ms",
 		},
 	}
 	for name, test := range tests {
