@@ -105,8 +105,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.Uint64Var(&cfg.Seed, "seed", 1, "seed of the delays drawn")
 	idleRadixes := flags.String("idle-radixes", "2,4,16", "radixes whose sets' idle broker CPU and memory are measured, declared and empty, with the first variant's queue type; empty for none")
 	flags.DurationVar(&cfg.IdleWindow, "idle-window", 20*time.Second, "how long each idle measurement samples the broker, with and without the set")
-	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+svgFile+" and "+jsonFile+"; empty to write none")
-	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and "+svgFile+" again from a "+jsonFile+" a run wrote, into -out, without measuring")
+	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+jsonFile+" and the plots "+svgFile+" and "+ratesFile+"; empty to write none")
+	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and the plots again from a "+jsonFile+" a run wrote, into -out, without measuring")
 	flags.BoolVar(&cfg.Estimate, "estimate", false, "print what the run would measure and how long it should take, and exit without measuring")
 	quick := flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400 without 10 % steps, idle radixes 2,16 for 3s")
 	if err := flags.Parse(args); err != nil {

@@ -207,9 +207,9 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		}
 	}
 
-	fmt.Fprint(stdout, markdown(rep, ""))
+	fmt.Fprint(stdout, markdown(rep, "", ""))
 	if cfg.Out != "" {
-		fmt.Fprintf(stderr, "benchdelays: wrote %s, %s and %s in %s\n", markdownFile, svgFile, jsonFile, cfg.Out)
+		fmt.Fprintf(stderr, "benchdelays: wrote %s, its plots and %s in %s\n", markdownFile, jsonFile, cfg.Out)
 	}
 	return exitCode(rep), nil
 }

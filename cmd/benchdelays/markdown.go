@@ -14,9 +14,10 @@ import (
 )
 
 // markdown renders a run as delays.md: what was measured where, the main
-// table, lateness by hop count, the rate search and every trial. svgName,
-// when not empty, is the plot to link.
-func markdown(r report, svgName string) string {
+// table, lateness by hop count, the rate search and every trial. svgName
+// and ratesName, when not empty, are the plots to link: lateness by hop
+// count, and p99 against the rate.
+func markdown(r report, svgName, ratesName string) string {
 	var b strings.Builder
 	s, e := r.Settings, r.Environment
 	b.WriteString("# Data-path benchmark: delayed messages through a real broker\n\n")
@@ -110,6 +111,9 @@ func markdown(r report, svgName string) string {
 			rows = append(rows, []string{v.Name, formatSteps(set.Steps), formatHighest(set), formatSteps(base.Steps), formatHighest(base), formatRatio(set, base, okSet && okBase)})
 		}
 		writeTable(&b, rows, "llrlrr")
+		if ratesName != "" {
+			fmt.Fprintf(&b, "\n![p99 lateness against the paced rate](%s)\n", ratesName)
+		}
 	}
 
 	b.WriteString(radixMarkdown(r))

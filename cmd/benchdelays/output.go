@@ -11,6 +11,7 @@ import (
 const (
 	markdownFile = "delays.md"
 	svgFile      = "delays.svg"
+	ratesFile    = "rates.svg"
 	jsonFile     = "delays.json"
 )
 
@@ -33,7 +34,8 @@ func renderFromJSON(jsonPath, dir string) error {
 	return writeReport(dir, r)
 }
 
-// writeReport writes delays.md, delays.svg and delays.json into dir, unless dir is empty.
+// writeReport writes delays.md, delays.json and the plots there are
+// (delays.svg, rates.svg) into dir, unless dir is empty.
 func writeReport(dir string, r report) error {
 	if dir == "" {
 		return nil
@@ -41,19 +43,19 @@ func writeReport(dir string, r report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	plot := svgPlot(r)
-	svgName := ""
-	if plot != "" {
-		svgName = svgFile
-	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{markdownFile: []byte(markdown(r, svgName)), jsonFile: append(data, '\n')}
-	if plot != "" {
-		files[svgFile] = []byte(plot)
+	files := map[string][]byte{jsonFile: append(data, '\n')}
+	plotName := func(name, plot string) string {
+		if plot == "" {
+			return ""
+		}
+		files[name] = []byte(plot)
+		return name
 	}
+	files[markdownFile] = []byte(markdown(r, plotName(svgFile, svgPlot(r)), plotName(ratesFile, ratesPlot(r))))
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
 			return err

@@ -19,7 +19,7 @@ func TestRenderFromJSON(t *testing.T) {
 	if err := renderFromJSON(filepath.Join(measured, jsonFile), rendered); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{markdownFile, svgFile, jsonFile} {
+	for _, name := range []string{markdownFile, svgFile, ratesFile, jsonFile} {
 		want, err := os.ReadFile(filepath.Join(measured, name))
 		if err != nil {
 			t.Fatal(err)

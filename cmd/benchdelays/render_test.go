@@ -125,12 +125,12 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestMarkdownGolden(t *testing.T) {
-	golden(t, "delays.md", markdown(fixtureReport(), "delays.svg"))
+	golden(t, "delays.md", markdown(fixtureReport(), "delays.svg", "rates.svg"))
 }
 
 func TestMarkdownSays(t *testing.T) {
 	t.Parallel()
-	md := markdown(fixtureReport(), "delays.svg")
+	md := markdown(fixtureReport(), "delays.svg", "rates.svg")
 	var lines []string
 	for _, line := range strings.Split(md, "\n") {
 		lines = append(lines, strings.Join(strings.Fields(line), " "))
@@ -292,4 +292,60 @@ func attr(el xml.StartElement, name string) string {
 		}
 	}
 	return ""
+}
+
+func TestRatesGolden(t *testing.T) {
+	golden(t, "rates.svg", ratesPlot(fixtureReport()))
+}
+
+// TestRatesWellFormed parses the rate plot as XML and checks what it draws:
+// a panel per queue kind searched, a line per search, a marker per rate
+// tried, hollow where it did not hold, every marker inside the plot area.
+func TestRatesWellFormed(t *testing.T) {
+	t.Parallel()
+	decoder := xml.NewDecoder(strings.NewReader(ratesPlot(fixtureReport())))
+	counts := map[string]int{}
+	var texts []string
+	for {
+		token, err := decoder.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the SVG is not well-formed XML: %v", err)
+		}
+		switch el := token.(type) {
+		case xml.StartElement:
+			counts[el.Name.Local]++
+			if el.Name.Local == "circle" {
+				if attr(el, "fill") == "white" {
+					counts["hollow"]++
+				}
+				var y float64
+				if _, err := fmt.Sscan(attr(el, "cy"), &y); err != nil || y < plotTop || y > plotHeight-plotBottom {
+					t.Errorf("marker at y %s outside the plot area %d…%d", attr(el, "cy"), plotTop, plotHeight-plotBottom)
+				}
+			}
+		case xml.CharData:
+			texts = append(texts, string(el))
+		}
+	}
+	// classic: set and baseline; quorum at-most-once: radix 2, radix 16 and
+	// baseline; quorum at-least-once: set and baseline.
+	if counts["polyline"] != 7 {
+		t.Errorf("%d polylines, want 7", counts["polyline"])
+	}
+	if counts["circle"] != 24 || counts["hollow"] != 6 {
+		t.Errorf("%d markers of which %d hollow, want 24 of which 6", counts["circle"], counts["hollow"])
+	}
+	all := strings.Join(texts, "|")
+	for _, want := range []string{"radix 2: highest 1,100 msg/s", "radix 16: highest 2,000 msg/s", "one-hop baseline: highest ≥ 4,000 msg/s",
+		"p99 limit 1s", "quorum at-least-once, radix 2, 4,000 msg/s: p99 2500 ms, did not hold: 12 lost"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the rate plot's text lacks %q", want)
+		}
+	}
+	if got := ratesPlot(report{}); got != "" {
+		t.Errorf("ratesPlot of a report without searches = %q, want nothing", got)
+	}
 }

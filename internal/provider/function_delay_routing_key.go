@@ -41,7 +41,7 @@ func (f *DelayRoutingKeyFunction) Definition(_ context.Context, _ function.Defin
 		Summary: "The routing key that delays a message in a delay queue set.",
 		MarkdownDescription: "Returns the routing key to publish to a set's `ingest_exchange` so that the message waits " +
 			"`delay` before it leaves through the set's `out_exchange`: the key, then the delay in ticks of " +
-			"`resolution`, rounded up (a message is never early), as exactly `levels` digits in base `radix` " +
+			"`resolution`, rounded up (a message never waits less than its delay, to within the broker's millisecond expiry clock), as exactly `levels` digits in base `radix` " +
 			"(binary unless given), most significant first, each digit a decimal word. " +
 			"`provider::rabbitmq::delay_routing_key(\"orders\", \"5s\", 4, \"1s\")` is `\"orders.0.1.0.1\"`, and " +
 			"`provider::rabbitmq::delay_routing_key(\"orders\", \"200s\", 2, \"1s\", 16)` is `\"orders.12.8\"`. " +
