@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
@@ -50,6 +51,12 @@ func (r *DelayQueueSetResource) ValidateConfig(ctx context.Context, req resource
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if wait := config.MigrationWait; !wait.IsNull() && !wait.IsUnknown() {
+		if d, err := time.ParseDuration(wait.ValueString()); err != nil || d < 0 || d > maxMigrationWait {
+			resp.Diagnostics.AddAttributeError(path.Root("migration_wait"), "Invalid Migration Wait",
+				fmt.Sprintf("migration_wait: %q is not a duration from 0s to %s; write it like \"0s\", \"30s\" or \"5m\"", wait.ValueString(), maxMigrationWait))
+		}
+	}
 	spec, unknown, diags := specFromModel(config.delaySpecModel)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {
@@ -86,36 +93,59 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if diags.HasError() || len(unknown) > 0 {
 		return // ValidateConfig reports the errors; unknown values leave the computed ones unknown
 	}
-	resolved, desired, diags := resolveAndPlan(spec, "Invalid Delay Queue Set")
-	if diags.HasError() {
+	resolved, err := topology.Resolve(spec)
+	if err != nil {
 		return // ValidateConfig has reported it
 	}
-	resp.Diagnostics.Append(setPlanned(ctx, &plan, resolved, desired)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-
+	plan.Draining = types.ListValueMust(drainingObjectType, nil)
+	var state delayQueueSetModel
 	if !req.State.Raw.IsNull() {
-		var state delayQueueSetModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 		if resp.Diagnostics.HasError() {
 			return
 		}
-		if !sameDuration(state.Resolution, plan.Resolution) {
-			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("resolution"))
+		// A change of the queues' kind or key format starts a new
+		// generation beside the current one, which then drains.
+		current, _, diags := planOf(state)
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
 		}
-		stateRadix := int64(topology.DefaultRadix) // a state written before radix existed: its set is binary
-		if !state.Radix.IsNull() {
-			stateRadix = state.Radix.ValueInt64()
+		draining, messages := drainingOf(state)
+		if resolved, err = topology.NextGeneration(resolved, current, draining); err != nil {
+			resp.Diagnostics.Append(problemDiagnostics(err, "Cannot Change the Delay Queue Set", nil)...)
+			return
 		}
-		if stateRadix != plan.Radix.ValueInt64() {
-			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("radix"))
+		plan.Draining = state.Draining
+		if resolved.Generation != current.Generation {
+			plan.Draining = types.ListUnknown(drainingObjectType)
 		}
-		if !state.DeadLetterStrategy.IsNull() && state.DeadLetterStrategy.ValueString() != plan.DeadLetterStrategy.ValueString() {
-			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("dead_letter_strategy"))
+		for i, g := range draining {
+			if messages[i] == 0 {
+				resp.Diagnostics.AddWarning("A Draining Generation Is Empty",
+					fmt.Sprintf("Generation %d of the delay queue set %q held no message at the last refresh: this apply deletes "+
+						"its %d queues and their exchanges, each only if it is still empty.", g.Number, resolved.Name, len(g.Queues(resolved.Name))))
+				plan.Draining = types.ListUnknown(drainingObjectType)
+			}
 		}
 	}
+	desired, err := topology.Plan(resolved)
+	if err != nil {
+		resp.Diagnostics.Append(problemDiagnostics(err, "Invalid Delay Queue Set", nil)...)
+		return
+	}
+	desired = topology.KeepParkingLot(resolved.Name, desired, stateParkingLotType(state))
+	resp.Diagnostics.Append(setPlanned(ctx, &plan, resolved, desired)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	// An update while generations drain may delete those it finds empty, and
+	// their message counts change meanwhile: what apply leaves is known after it.
+	if !req.State.Raw.IsNull() && len(state.Draining.Elements()) > 0 && !resp.Plan.Raw.Equal(req.State.Raw) {
+		plan.Draining = types.ListUnknown(drainingObjectType)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	}
 }
 
 func (r *DelayQueueSetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -190,23 +220,54 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 
+	inferred, draining, inferErr := topology.InferGenerations(name, actual)
 	if state.Levels.IsNull() { // just imported: only the name and vhost are known
-		inferred, err := topology.Infer(name, actual)
-		if err != nil {
+		if inferErr != nil {
 			resp.Diagnostics.AddError("Cannot Import the Delay Queue Set",
-				fmt.Sprintf("The objects of %q in vhost %q do not explain a delay queue set: %s", name, vhost, err))
+				fmt.Sprintf("The objects of %q in vhost %q do not explain a delay queue set: %s", name, vhost, inferErr))
 			return
 		}
 		setSpec(&state, inferred)
+	}
+	if inferErr == nil {
+		// The broker says which generation is current, even after an apply
+		// cut off in the middle of a change; the state says how it should be.
+		state.Generation = types.Int64Value(int64(inferred.Generation))
+		state.ExchangeGeneration = types.Int64Value(int64(inferred.FormatGeneration))
+	} else {
+		draining = nil // drift the next plan shows; the state's generations stand
 	}
 	spec, desired, diags := planOf(state)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// Listed in the plan's order so that an unchanged set reads back exactly as planned.
-	resp.Diagnostics.Append(setPlanned(ctx, &state, spec, topology.Align(actual, desired))...)
+	counts, err := r.drainingMessages(ctx, client, spec, draining)
+	if err != nil {
+		resp.Diagnostics.Append(brokerError("read", spec, err, "")...)
+		return
+	}
+	state.Draining, diags = drainingValue(name, draining, counts)
+	resp.Diagnostics.Append(diags...)
+	// Listed in the plan's order so that an unchanged set reads back exactly
+	// as planned; the draining generations show in draining instead.
+	desired = topology.KeepParkingLot(name, desired, topology.ParkingLotType(name, actual))
+	resp.Diagnostics.Append(setPlanned(ctx, &state, spec, topology.Align(topology.CurrentObjects(spec, actual), desired))...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// drainingMessages counts the messages each queue of the draining
+// generations holds, exactly enough to tell an empty generation (two
+// requests per queue: see broker.Client.HeldMessages).
+func (r *DelayQueueSetResource) drainingMessages(ctx context.Context, client *broker.Client, spec topology.Spec, draining []topology.Generation) (map[string]int64, error) {
+	var queues []string
+	for _, g := range draining {
+		queues = append(queues, g.Queues(spec.Name)...)
+	}
+	if len(queues) == 0 {
+		return nil, nil
+	}
+	return client.HeldMessages(ctx, spec.VHost, queues)
 }
 
 func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -215,19 +276,127 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	client, spec, desired, actual, diags := r.desiredAndActual(ctx, "update", plan)
+	client, spec, _, actual, diags := r.desiredAndActual(ctx, "update", plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// After a failure the state keeps the prior values: the next refresh
-	// reads what the broker has, and the next apply makes what is missing.
-	if err := r.apply(ctx, client, spec, topology.Diff(desired, actual), plan.ForceDestroy.ValueBool()); err != nil {
+	draining, err := r.keepDraining(ctx, client, spec, actual)
+	if err == nil {
+		// After a failure the state keeps the prior values: the next refresh
+		// reads what the broker has, and the next apply makes what is missing.
+		err = r.applyGenerations(ctx, client, spec, draining, actual, plan.ForceDestroy.ValueBool())
+	}
+	if err != nil {
 		resp.Diagnostics.Append(brokerError("update", spec, err, "Part of the change may have been made. "+
 			"The next apply reads the set again and makes only what is still missing.")...)
 		return
 	}
+	// Wait for the draining generations to empty, then delete those that did.
+	wait, _ := time.ParseDuration(plan.MigrationWait.ValueString())
+	counts, err := r.drainingMessages(ctx, client, spec, draining)
+	for deadline := time.Now().Add(wait); err == nil && holding(spec, draining, counts) > 0 && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		case <-time.After(min(time.Second, time.Until(deadline))):
+			counts, err = r.drainingMessages(ctx, client, spec, draining)
+		}
+	}
+	if err == nil && holding(spec, draining, counts) < len(draining) {
+		var still []topology.Generation
+		for _, g := range draining {
+			if generationMessages(spec, g, counts) > 0 {
+				still = append(still, g)
+			}
+		}
+		actual, err = client.ReadSet(ctx, spec.VHost, spec.Name)
+		if err == nil {
+			err = r.applyGenerations(ctx, client, spec, still, actual, false)
+		}
+		var refused *queuesHoldMessagesError
+		var notEmpty *broker.QueueNotEmptyError
+		if errors.As(err, &refused) || errors.As(err, &notEmpty) {
+			// A message reached a generation between the count and the
+			// deletion: it drains on, and a later apply deletes it.
+			resp.Diagnostics.AddWarning("A Generation Still Drains", err.Error())
+			still, err = draining, nil
+		}
+		draining = still
+		if err == nil {
+			counts, err = r.drainingMessages(ctx, client, spec, draining)
+		}
+	}
+	if err != nil {
+		resp.Diagnostics.Append(brokerError("update", spec, err, "The change is made; the older generations drain on, "+
+			"and the next apply deletes those it finds empty.")...)
+		return
+	}
+	plan.Draining, diags = drainingValue(spec.Name, draining, counts)
+	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// keepDraining lists the generations of actual other than spec's that the
+// update keeps: those that hold messages, and the current one when spec
+// starts a new generation (it drains from now on), oldest first.
+func (r *DelayQueueSetResource) keepDraining(ctx context.Context, client *broker.Client, spec topology.Spec, actual topology.Topology) ([]topology.Generation, error) {
+	current, draining, inferErr := topology.InferGenerations(spec.Name, actual)
+	if inferErr != nil {
+		// Nothing of the set, or drift that Diff repairs: no generation to keep.
+		return nil, nil //nolint:nilerr // an actual set no spec explains has no generation to drain, which is no failure
+	}
+	switching := current.Generation != spec.Generation
+	if switching {
+		draining = append(draining, current.CurrentGeneration())
+	}
+	counts, err := r.drainingMessages(ctx, client, spec, draining)
+	if err != nil {
+		return nil, err
+	}
+	var keep []topology.Generation
+	for i, g := range draining {
+		if g.Number == spec.Generation {
+			continue // a cut-off change made it current already
+		}
+		if generationMessages(spec, g, counts) > 0 || (switching && i == len(draining)-1) {
+			keep = append(keep, g)
+		}
+	}
+	return keep, nil
+}
+
+// applyGenerations makes actual the set of spec with the draining
+// generations kept.
+func (r *DelayQueueSetResource) applyGenerations(ctx context.Context, client *broker.Client, spec topology.Spec, draining []topology.Generation,
+	actual topology.Topology, force bool,
+) error {
+	desired, err := topology.PlanGenerations(spec, draining)
+	if err != nil {
+		return err
+	}
+	desired = topology.KeepParkingLot(spec.Name, desired, topology.ParkingLotType(spec.Name, actual))
+	return r.apply(ctx, client, spec, topology.Diff(desired, actual), force)
+}
+
+// generationMessages is how many messages g's queues hold by counts.
+func generationMessages(spec topology.Spec, g topology.Generation, counts map[string]int64) int64 {
+	total := int64(0)
+	for _, q := range g.Queues(spec.Name) {
+		total += counts[q]
+	}
+	return total
+}
+
+// holding is how many of the generations hold messages by counts.
+func holding(spec topology.Spec, generations []topology.Generation, counts map[string]int64) int {
+	n := 0
+	for _, g := range generations {
+		if generationMessages(spec, g, counts) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -288,6 +457,7 @@ func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.Im
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("vhost"), vhost)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("migration_wait"), defaultMigrationWait.String())...)
 }
 
 // apply runs the changes after refusing, with every non-empty queue named,
@@ -322,4 +492,24 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 		"changes": len(changes), "requests": client.Requests() - before, "duration": time.Since(started).String(),
 	})
 	return err
+}
+
+// stateParkingLotType is the queue type of the parking lot a state read
+// from the broker, or "" when it has none (a new set).
+func stateParkingLotType(state delayQueueSetModel) topology.QueueType {
+	for _, element := range state.Queues.Elements() {
+		q, ok := element.(types.Object)
+		if !ok {
+			continue
+		}
+		name, _ := q.Attributes()["name"].(types.String)
+		queueType, _ := q.Attributes()["queue_type"].(types.String)
+		if name.ValueString() == state.UnroutableQueue.ValueString() && name.ValueString() != "" {
+			if queueType.ValueString() == "" {
+				return topology.QueueTypeClassic
+			}
+			return topology.QueueType(queueType.ValueString())
+		}
+	}
+	return ""
 }

@@ -45,10 +45,18 @@ const (
 	changesInPlace replacement = iota
 	// replacedByModifier: a RequiresReplace plan modifier says so.
 	replacedByModifier
-	// replacedInModifyPlan: ModifyPlan compares the values (by value, or
-	// against a derived default) and says so.
-	replacedInModifyPlan
 )
+
+// newGeneration is what a change of the queues' kind or of the key format
+// does to a resource's set: in place, through a new generation.
+const newGeneration = "Changing it declares a new generation of the set's TTL queues beside the old one (`generation`): " +
+	"messages already waiting go on through the old queues and leave on time, new ones take the new queues, and the old " +
+	"generation is deleted once empty (`draining`, `migration_wait`)."
+
+// newKeyFormat is what a change of the key format adds to newGeneration.
+const newKeyFormat = " The key format changes with it, so the new generation gets its own ingest and out exchanges " +
+	"(`ingest_exchange`, `out_exchange`): publishers switch to the new exchange and format together, and the old exchanges " +
+	"keep serving the old format until their generation is deleted."
 
 // sharedAttribute is one attribute both schemas declare alike.
 type sharedAttribute struct {
@@ -83,24 +91,24 @@ var sharedAttributes = map[string]sharedAttribute{
 			"(`radix`^N − 1) × `resolution`, and publishers write the delay as exactly N digits in base `radix`. "+
 			"Computed from `max_delay` when that is set instead.", topology.MinLevels, topology.MaxLevels),
 		onResource: "Adding levels happens in place; removing them deletes their queues, which must be empty."},
-	"resolution": {optional: true, computed: true, resourceDefault: topology.DefaultResolution.String(), replaces: replacedInModifyPlan,
+	"resolution": {optional: true, computed: true, resourceDefault: topology.DefaultResolution.String(), onResource: newGeneration + newKeyFormat,
 		description: fmt.Sprintf("The tick: every delay is rounded up to a whole number of ticks, and the queue of "+
 			"digit v at level k holds messages for v × `radix`^k ticks (2^k in radix 2). A duration of whole "+
 			"milliseconds, at least `%q`; defaults to `%q`.",
 			topology.MinResolution.String(), topology.DefaultResolution.String())},
-	"radix": {kind: int64Attribute, optional: true, computed: true, int64Default: topology.DefaultRadix, replaces: replacedInModifyPlan,
+	"radix": {kind: int64Attribute, optional: true, computed: true, int64Default: topology.DefaultRadix, onResource: newGeneration + newKeyFormat,
 		description: fmt.Sprintf("The base the delay digits are written in: %s; defaults to `%d`. In radix 2 the set "+
 			"has one TTL queue per level (`<name>.level.<kk>`); in radix r, r − 1 per level (`<name>.r<r>.<kk>.<v>`, one "+
 			"per nonzero digit v). A message passes one queue per nonzero digit of its delay, so a larger radix holds "+
 			"the same delays with fewer levels and fewer hops per message, for more queues and bindings (see the %s). "+
 			"Publishers write their keys in the same radix: pass it to the `delay_routing_key` function.",
 			numbers(topology.Radixes), topology.DefaultRadix, performanceLink)},
-	"queue_type": {optional: true, computed: true, resourceDefault: string(topology.QueueTypeQuorum), replaces: replacedByModifier,
+	"queue_type": {optional: true, computed: true, resourceDefault: string(topology.QueueTypeQuorum), onResource: newGeneration,
 		description: "The type of the set's queues: " + quoted(topology.QueueTypes) + ". Defaults to `" +
 			string(topology.QueueTypeQuorum) + "`: replicated, and in the data-path benchmark more punctual than " +
 			"classic queues under load, with a higher top rate (see the " + performanceLink + "). Choose `classic` " +
 			"only where one node without replication will do."},
-	"dead_letter_strategy": {optional: true, computed: true, replaces: replacedInModifyPlan,
+	"dead_letter_strategy": {optional: true, computed: true, onResource: newGeneration,
 		description: "How expired messages move between the queues: " + quoted(topology.DeadLetterStrategies) +
 			". Defaults to `at-least-once` for quorum queues: a level keeps an expired message until the next queue " +
 			"has confirmed it, so none is lost between levels, even when a node fails (see the fault tests in the " +

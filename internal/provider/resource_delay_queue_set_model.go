@@ -38,10 +38,14 @@ type delaySpecModel struct {
 // delayQueueSetModel maps the resource's schema.
 type delayQueueSetModel struct {
 	delaySpecModel
-	ID           types.String `tfsdk:"id"`
-	ForceDestroy types.Bool   `tfsdk:"force_destroy"`
-	Exchanges    types.List   `tfsdk:"exchanges"`
-	Queues       types.List   `tfsdk:"queues"`
+	ID                 types.String `tfsdk:"id"`
+	ForceDestroy       types.Bool   `tfsdk:"force_destroy"`
+	Generation         types.Int64  `tfsdk:"generation"`
+	ExchangeGeneration types.Int64  `tfsdk:"exchange_generation"`
+	MigrationWait      types.String `tfsdk:"migration_wait"`
+	Draining           types.List   `tfsdk:"draining"`
+	Exchanges          types.List   `tfsdk:"exchanges"`
+	Queues             types.List   `tfsdk:"queues"`
 }
 
 type routeModel struct {
@@ -162,7 +166,8 @@ func routeField(index int, field string) string {
 	return fmt.Sprintf("%s[%d]", field, index)
 }
 
-// planOf resolves a model that is fully known (a plan or a state) and plans it.
+// planOf resolves a model that is fully known (a plan or a state) and plans
+// its current generation.
 func planOf(m delayQueueSetModel) (topology.Spec, topology.Topology, diag.Diagnostics) {
 	spec, _, diags := specFromModel(m.delaySpecModel)
 	if diags.HasError() {
@@ -171,7 +176,66 @@ func planOf(m delayQueueSetModel) (topology.Spec, topology.Topology, diag.Diagno
 	if !m.MaxDelay.IsNull() && !m.Levels.IsNull() {
 		spec.MaxDelay = 0 // levels already derived from it
 	}
+	// A state written before generations existed has none: generation 0.
+	spec.Generation, spec.FormatGeneration = int(m.Generation.ValueInt64()), int(m.ExchangeGeneration.ValueInt64())
 	return resolveAndPlan(spec, "Invalid Delay Queue Set")
+}
+
+// drainingOf reads the draining generations of a state, oldest first, and
+// the messages each holds; a state written before generations has none.
+func drainingOf(m delayQueueSetModel) ([]topology.Generation, []int64) {
+	var generations []topology.Generation
+	var messages []int64
+	for _, element := range m.Draining.Elements() {
+		entry, ok := element.(types.Object)
+		if !ok {
+			continue
+		}
+		a := entry.Attributes()
+		integer := func(name string) int {
+			v, _ := a[name].(types.Int64)
+			return int(v.ValueInt64())
+		}
+		text := func(name string) string {
+			v, _ := a[name].(types.String)
+			return v.ValueString()
+		}
+		resolution, _ := time.ParseDuration(text("resolution"))
+		generations = append(generations, topology.Generation{
+			Number: integer("generation"), Format: integer("exchange_generation"), Levels: integer("levels"), Radix: integer("radix"),
+			Resolution: resolution, QueueType: topology.QueueType(text("queue_type")),
+			DeadLetterStrategy: topology.DeadLetterStrategy(text("dead_letter_strategy")),
+		})
+		messages = append(messages, int64(integer("messages")))
+	}
+	return generations, messages
+}
+
+// drainingValue is the draining attribute of generations of set name whose
+// queues hold counts[queue] messages (a queue absent from counts holds none).
+func drainingValue(name string, generations []topology.Generation, counts map[string]int64) (types.List, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	entries := make([]attr.Value, 0, len(generations))
+	for _, g := range generations {
+		total := int64(0)
+		queues := map[string]attr.Value{}
+		for _, q := range g.Queues(name) {
+			queues[q] = types.Int64Value(counts[q])
+			total += counts[q]
+		}
+		entries = append(entries, object(&diags, drainingObjectType, map[string]attr.Value{
+			"generation":           types.Int64Value(int64(g.Number)),
+			"exchange_generation":  types.Int64Value(int64(g.Format)),
+			"levels":               types.Int64Value(int64(g.Levels)),
+			"radix":                types.Int64Value(int64(g.Radix)),
+			"resolution":           types.StringValue(topology.FormatDuration(g.Resolution)),
+			"queue_type":           types.StringValue(string(g.QueueType)),
+			"dead_letter_strategy": types.StringValue(string(g.DeadLetterStrategy)),
+			"messages":             types.Int64Value(total),
+			"queues":               types.MapValueMust(types.Int64Type, queues),
+		}))
+	}
+	return list(&diags, drainingObjectType, entries), diags
 }
 
 // setDerived fills the values the planner derives from a resolved spec, and
@@ -192,8 +256,9 @@ func setDerived(m *delaySpecModel, resolved topology.Spec) {
 	m.Radix = types.Int64Value(int64(resolved.Radix))
 	m.DeadLetterStrategy = types.StringValue(string(resolved.DeadLetterStrategy))
 	m.MaxDelayEffective = types.StringValue(topology.FormatDuration(resolved.KeyFormat().MaxDelay()))
-	m.IngestExchange = types.StringValue(names.Ingest())
-	m.OutExchange = types.StringValue(names.Out())
+	exchanges := names.Generation(resolved.FormatGeneration)
+	m.IngestExchange = types.StringValue(exchanges.Ingest())
+	m.OutExchange = types.StringValue(exchanges.Out())
 	m.UnroutableQueue = types.StringValue(names.Unroutable())
 }
 
@@ -212,6 +277,8 @@ func setBindings(m *delaySpecModel, t topology.Topology) diag.Diagnostics {
 // a topology: the planned one, or the actual one aligned to it.
 func setPlanned(ctx context.Context, m *delayQueueSetModel, resolved topology.Spec, t topology.Topology) diag.Diagnostics {
 	m.ID = types.StringValue(importID(resolved.VHost, resolved.Name))
+	m.Generation = types.Int64Value(int64(resolved.Generation))
+	m.ExchangeGeneration = types.Int64Value(int64(resolved.FormatGeneration))
 	setDerived(&m.delaySpecModel, resolved)
 	diags := setBindings(&m.delaySpecModel, t)
 	diags.Append(setObjects(ctx, m, t)...)
@@ -304,16 +371,6 @@ func optionalString(s string) types.String {
 		return types.StringNull()
 	}
 	return types.StringValue(s)
-}
-
-// sameDuration compares two duration strings by value ("1s" equals "1000ms").
-func sameDuration(a, b types.String) bool {
-	if a.Equal(b) {
-		return true
-	}
-	da, errA := time.ParseDuration(a.ValueString())
-	db, errB := time.ParseDuration(b.ValueString())
-	return errA == nil && errB == nil && da == db
 }
 
 // importID is the resource ID: the URL-escaped vhost and the name, so that a

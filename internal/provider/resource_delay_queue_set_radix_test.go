@@ -3,12 +3,10 @@ package provider
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -24,22 +22,24 @@ import (
 )
 
 // TestDelayQueueSet_modifyPlanRadix calls ModifyPlan with a prior state and
-// a plan that differ only in radix: a change replaces the set, and a state
-// written before radix existed (null) is a binary set, so that upgrading
-// the provider replaces nothing.
+// a plan that differ only in radix: a change replaces nothing but starts a
+// new generation with exchanges of its own (the key format changes), whose
+// draining predecessor is known after apply; and a state written before
+// radix existed (null) is a binary set, so that upgrading the provider
+// changes nothing.
 func TestDelayQueueSet_modifyPlanRadix(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		state       types.Int64
-		plan        int64
-		wantReplace bool
+		state          types.Int64
+		plan           int64
+		wantGeneration int64
 	}{
 		"unchanged binary":             {state: types.Int64Value(2), plan: 2},
 		"unchanged radix 16":           {state: types.Int64Value(16), plan: 16},
 		"state from before radix":      {state: types.Int64Null(), plan: 2},
-		"binary to radix 16":           {state: types.Int64Value(2), plan: 16, wantReplace: true},
-		"radix 16 to binary":           {state: types.Int64Value(16), plan: 2, wantReplace: true},
-		"state from before radix to 4": {state: types.Int64Null(), plan: 4, wantReplace: true},
+		"binary to radix 16":           {state: types.Int64Value(2), plan: 16, wantGeneration: 1},
+		"radix 16 to binary":           {state: types.Int64Value(16), plan: 2, wantGeneration: 1},
+		"state from before radix to 4": {state: types.Int64Null(), plan: 4, wantGeneration: 1},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -55,9 +55,10 @@ func TestDelayQueueSet_modifyPlanRadix(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m := delayQueueSetModel{ForceDestroy: types.BoolValue(false)}
+				m := delayQueueSetModel{ForceDestroy: types.BoolValue(false), MigrationWait: types.StringValue("10s")}
 				m.Name, m.MaxDelay = types.StringValue("delay"), types.StringNull()
 				m.Routes = types.ListValueMust(routeObjectType, nil)
+				m.Draining = types.ListValueMust(drainingObjectType, nil)
 				if diags := setPlanned(ctx, &m, spec, planned); diags.HasError() {
 					t.Fatal(diags)
 				}
@@ -79,16 +80,8 @@ func TestDelayQueueSet_modifyPlanRadix(t *testing.T) {
 			if resp.Diagnostics.HasError() {
 				t.Fatal(resp.Diagnostics)
 			}
-			replaced := false
-			for _, p := range resp.RequiresReplace {
-				if p.Equal(path.Root("radix")) {
-					replaced = true
-				} else {
-					t.Errorf("ModifyPlan replaces the set for %s, which did not change", p)
-				}
-			}
-			if replaced != tc.wantReplace {
-				t.Errorf("ModifyPlan from radix %s to %d: replaces %t, want %t", tc.state, tc.plan, replaced, tc.wantReplace)
+			if len(resp.RequiresReplace) > 0 {
+				t.Errorf("ModifyPlan replaces the set for %v", resp.RequiresReplace)
 			}
 			var got delayQueueSetModel
 			if diags := resp.Plan.Get(ctx, &got); diags.HasError() {
@@ -96,6 +89,15 @@ func TestDelayQueueSet_modifyPlanRadix(t *testing.T) {
 			}
 			if got.Radix.ValueInt64() != tc.plan || got.Levels.ValueInt64() != 2 {
 				t.Errorf("the plan says radix %s and %s levels, want radix %d and 2 levels", got.Radix, got.Levels, tc.plan)
+			}
+			changed := tc.wantGeneration > 0
+			if got.Generation.ValueInt64() != tc.wantGeneration || got.ExchangeGeneration.ValueInt64() != tc.wantGeneration ||
+				got.Draining.IsUnknown() != changed {
+				t.Errorf("the plan says generation %s with the exchanges of %s, draining %s; want generation %d with its own, draining known: %t",
+					got.Generation, got.ExchangeGeneration, got.Draining, tc.wantGeneration, !changed)
+			}
+			if want := topology.Names("delay").Generation(int(tc.wantGeneration)).Ingest(); got.IngestExchange.ValueString() != want {
+				t.Errorf("the plan's ingest exchange is %s, want %s", got.IngestExchange, want)
 			}
 		})
 	}
@@ -263,21 +265,19 @@ func TestAccDelayQueueSet_importHandMadeRadix16(t *testing.T) {
 	})
 }
 
-// TestAccDelayQueueSet_radixChangeReplaces changes a binary set to radix 16:
-// the plan replaces it, and the replacement is refused, changing nothing,
-// while a queue holds messages, unless force_destroy is set.
-func TestAccDelayQueueSet_radixChangeReplaces(t *testing.T) {
+// TestAccDelayQueueSet_radixChangeNewGeneration changes a binary set whose
+// parking lot holds a message to radix 16: the plan updates it in place, a
+// new generation with exchanges of its own (the key format changes) takes
+// over, the old generation, empty, is deleted within the same apply with
+// its exchanges, and the parked message stays.
+func TestAccDelayQueueSet_radixChangeNewGeneration(t *testing.T) {
 	client := testBrokerClient(t)
 	name := testSetName(t)
 	names := topology.Names(name)
 	ctx := context.Background()
 	binary := testSetConfig(name, `  levels = 4`)
-	hex := func(forceDestroy bool) string {
-		return testSetConfig(name, fmt.Sprintf("  levels = 1\n  radix = 16\n  force_destroy = %t", forceDestroy))
-	}
-	replaces := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-		plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionDestroyBeforeCreate),
-	}}
+	hex := testSetConfig(name, "  levels = 1\n  radix = 16")
+	hexSpec := topology.Spec{Name: name, VHost: "/", Levels: 1, Radix: radix16, Resolution: time.Second, Generation: 1, FormatGeneration: 1}
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
@@ -288,6 +288,7 @@ func TestAccDelayQueueSet_radixChangeReplaces(t *testing.T) {
 				Config: binary,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("radix"), knownvalue.Int64Exact(2)),
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(0)),
 				},
 				Check: func(*terraform.State) error {
 					// One message parks in the unroutable queue: nothing matches "not-a-delay".
@@ -298,24 +299,29 @@ func TestAccDelayQueueSet_radixChangeReplaces(t *testing.T) {
 				},
 			},
 			{
-				Config:           hex(false),
-				ConfigPlanChecks: replaces,
-				ExpectError:      regexp.MustCompile(`(?s)Delay Queues Hold Messages.*` + regexp.QuoteMeta(names.Unroutable()) + `\s+holds\s+1\s+message`),
+				Config: hex,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(1)),
+					plancheck.ExpectKnownValue(testResource, tfjsonpath.New("ingest_exchange"), knownvalue.StringExact(names.Generation(1).Ingest())),
+					plancheck.ExpectUnknownValue(testResource, tfjsonpath.New("draining")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("exchange_generation"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining"), knownvalue.ListExact(nil)),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					testCheckSetMatchesPlan(client, hexSpec),
+					func(*terraform.State) error { return testWaitForMessages(ctx, client, names.Unroutable(), 1) },
+				),
 			},
 			{
-				// Nothing changed: the binary set is still whole.
-				Config:           binary,
+				Config:           hex,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-				Check:            testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 4, Resolution: time.Second}),
 			},
 			{
-				Config: testSetConfig(name, "  levels = 4\n  force_destroy = true"),
-			},
-			{
-				Config:           hex(true),
-				ConfigPlanChecks: replaces,
-				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 1, Radix: radix16,
-					Resolution: time.Second}),
+				// The parked message would be lost: destroy needs force_destroy.
+				Config: testSetConfig(name, "  levels = 1\n  radix = 16\n  force_destroy = true"),
 			},
 		},
 	})

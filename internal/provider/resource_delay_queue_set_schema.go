@@ -1,10 +1,14 @@
 package provider
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
@@ -22,6 +26,33 @@ func delayQueueSetSchema() schema.Schema {
 		Optional: true,
 		Computed: true,
 		Default:  booldefault.StaticBool(false),
+	}
+	attributes["generation"] = schema.Int64Attribute{
+		MarkdownDescription: "The generation of the set's TTL queues and done exchanges: 0 as first declared, one more for each " +
+			"change of `queue_type`, `dead_letter_strategy`, `resolution` or `radix`. Generation g > 0 names its objects like " +
+			"generation 0 followed by `.g<g>` (`<name>.level.03.g2`).",
+		Computed: true,
+	}
+	attributes["exchange_generation"] = schema.Int64Attribute{
+		MarkdownDescription: "The generation whose ingest and out exchanges the set uses: the first generation of its key " +
+			"format (`levels`, `radix`, `resolution`). A change of key format brings new exchanges (`<name>.ingest.g<g>`).",
+		Computed: true,
+	}
+	attributes["migration_wait"] = schema.StringAttribute{
+		MarkdownDescription: fmt.Sprintf("How long an apply that starts a new generation, or finds one draining, waits for the older "+
+			"generations to empty before it leaves them to a later apply: a duration from `0s` (do not wait) to `%s`. Defaults to `%s`.",
+			maxMigrationWait, defaultMigrationWait),
+		Optional: true,
+		Computed: true,
+		Default:  stringdefault.StaticString(defaultMigrationWait.String()),
+	}
+	attributes["draining"] = schema.ListNestedAttribute{
+		MarkdownDescription: "The older generations still on the broker because their queues held messages at the last refresh " +
+			"or apply, oldest first, each with the settings it was declared with and how many messages each of its queues holds. " +
+			"Their messages go on through their own queues and leave through the out exchange of their key format, on time; the " +
+			"first apply that finds a generation empty deletes it. Destroy refuses while any of them holds messages, as for the current queues.",
+		Computed:     true,
+		NestedObject: schema.NestedAttributeObject{Attributes: drainingAttributes()},
 	}
 	attributes["exchanges"] = schema.ListNestedAttribute{
 		MarkdownDescription: "Every exchange of the set, as the plan declares it or as the broker has it after a refresh.",
@@ -90,3 +121,32 @@ func objectType(names []string, otherArguments, ttl bool) types.ObjectType {
 	}
 	return types.ObjectType{AttrTypes: attributeTypes}
 }
+
+// The bounds of migration_wait.
+const (
+	defaultMigrationWait = 10 * time.Second
+	maxMigrationWait     = time.Hour
+)
+
+// drainingAttributes are the attributes of one draining generation.
+func drainingAttributes() map[string]schema.Attribute {
+	attributes := map[string]schema.Attribute{
+		"messages": schema.Int64Attribute{Computed: true, MarkdownDescription: "The messages its queues hold, at least."},
+		"queues": schema.MapAttribute{Computed: true, ElementType: types.Int64Type,
+			MarkdownDescription: "Each of its TTL queues and the messages it holds, at least."},
+	}
+	for _, name := range []string{"generation", "exchange_generation", "levels", "radix"} {
+		attributes[name] = schema.Int64Attribute{Computed: true, MarkdownDescription: "Its `" + name + "`."}
+	}
+	for _, name := range []string{"resolution", "queue_type", "dead_letter_strategy"} {
+		attributes[name] = schema.StringAttribute{Computed: true, MarkdownDescription: "Its `" + name + "`."}
+	}
+	return attributes
+}
+
+// drainingObjectType is the type of one draining generation.
+var drainingObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"generation": types.Int64Type, "exchange_generation": types.Int64Type, "levels": types.Int64Type, "radix": types.Int64Type,
+	"resolution": types.StringType, "queue_type": types.StringType, "dead_letter_strategy": types.StringType,
+	"messages": types.Int64Type, "queues": types.MapType{ElemType: types.Int64Type},
+}}

@@ -157,11 +157,18 @@ func TestAccDelayQueueSet_lifecycle(t *testing.T) {
 				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 2, Resolution: time.Second}),
 			},
 			{
+				// Another resolution, in place: a new generation with exchanges of
+				// its own (the key format changes); the old one, empty, goes.
 				Config: testSetConfig(name, "  levels = 2\n  resolution = \"500ms\""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionDestroyBeforeCreate)},
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
 				},
-				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 2, Resolution: 500 * time.Millisecond}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("ingest_exchange"), knownvalue.StringExact(name+".ingest.g1")),
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining"), knownvalue.ListExact(nil)),
+				},
+				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 2, Resolution: 500 * time.Millisecond,
+					Generation: 1, FormatGeneration: 1}),
 			},
 			{
 				// The same resolution spelled otherwise changes nothing on the broker.

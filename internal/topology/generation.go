@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -71,7 +72,11 @@ func NextGeneration(desired, actual Spec, draining []Generation) (Spec, error) {
 		return Spec{}, err
 	}
 	want, have := desired.CurrentGeneration(), actual.CurrentGeneration()
-	if want.sameQueues(have) {
+	sharesExchanges := false // with a draining generation, which must keep its key format
+	for _, g := range draining {
+		sharesExchanges = sharesExchanges || g.Format == have.Format
+	}
+	if want.sameQueues(have) && (want.KeyFormat() == have.KeyFormat() || !sharesExchanges) {
 		desired.Generation, desired.FormatGeneration = have.Number, have.Format
 		return desired, nil
 	}
@@ -169,4 +174,86 @@ func resolveDraining(s Spec, g Generation) (Generation, error) {
 		return drained, nil
 	}
 	return Generation{}, fmt.Errorf("draining generation %d of set %q %s", g.Number, s.Name, problem)
+}
+
+// CurrentObjects is the part of actual that s's generation uses, and every
+// object that belongs to no generation (the parking lot, bindings to routes):
+// actual without the TTL queues and done exchanges of other generations, the
+// ingest and out exchanges of other key formats, and the bindings from or to
+// any of them. Those belong to draining generations, which a resource shows
+// apart from its current objects.
+func CurrentObjects(s Spec, actual Topology) Topology {
+	names := Names(s.Name)
+	other := func(name string) bool {
+		switch o := names.parse(name); o.kind {
+		case kindLevel, kindDone:
+			return o.generation != s.Generation
+		case kindIngest, kindOut:
+			return o.generation != s.FormatGeneration
+		}
+		return false
+	}
+	current := Topology{VHost: actual.VHost}
+	for _, e := range actual.Exchanges {
+		if !other(e.Name) {
+			current.Exchanges = append(current.Exchanges, e)
+		}
+	}
+	for _, q := range actual.Queues {
+		if !other(q.Name) {
+			current.Queues = append(current.Queues, q)
+		}
+	}
+	for _, b := range actual.Bindings {
+		if !other(b.Source) && !other(b.Destination) {
+			current.Bindings = append(current.Bindings, b)
+		}
+	}
+	return current
+}
+
+// Queues are the names of the generation's TTL queues in set name, by
+// level, then digit.
+func (g Generation) Queues(name string) []string {
+	chain := Names(name).Generation(g.Number)
+	l := layout{radix: radixOrDefault(g.Radix), levels: g.Levels}
+	stages := l.stages()
+	queues := make([]string, len(stages))
+	for i, st := range stages {
+		queues[i] = chain.Queue(l.radix, st.level, st.digit)
+	}
+	return queues
+}
+
+// KeepParkingLot gives the parking lot of desired (the set's
+// <name>.unroutable queue) the queue type it has in actual, when actual has
+// one: the parking lot outlives changes of the set's queue type, since
+// declaring it again would drop the messages it parks. A new set's parking
+// lot takes the set's queue type.
+func KeepParkingLot(name string, desired Topology, parkingLotType QueueType) Topology {
+	if parkingLotType == "" {
+		return desired
+	}
+	parkingLot := Names(name).Unroutable()
+	desired.Queues = slices.Clone(desired.Queues)
+	for i, q := range desired.Queues {
+		if q.Name == parkingLot {
+			desired.Queues[i].Arguments.QueueType = parkingLotType
+		}
+	}
+	return desired
+}
+
+// ParkingLotType is the queue type of the parking lot in t, or "" when t
+// has none.
+func ParkingLotType(name string, t Topology) QueueType {
+	for _, q := range t.Queues {
+		if q.Name == Names(name).Unroutable() {
+			if q.Arguments.QueueType == "" {
+				return QueueTypeClassic
+			}
+			return q.Arguments.QueueType
+		}
+	}
+	return ""
 }

@@ -278,6 +278,14 @@ func TestNextGeneration(t *testing.T) {
 			}
 		})
 	}
+	// More levels while a draining generation shares the exchanges: their
+	// keys would lose their route, so a new generation with its own.
+	shared := []Generation{{Number: 1, Format: 2}}
+	if got, err := NextGeneration(Spec{Name: "delay", VHost: "/", Levels: 6, QueueType: QueueTypeClassic}, actual, shared); err != nil ||
+		got.Generation != 4 || got.FormatGeneration != 4 {
+		t.Errorf("more levels beside a draining generation of the same exchanges: generation %d with the exchanges of %d, %v; want 4 and 4",
+			got.Generation, got.FormatGeneration, err)
+	}
 	if _, err := NextGeneration(Spec{Name: "delay", VHost: "/", Levels: 0}, actual, draining); err == nil {
 		t.Error("NextGeneration of an invalid spec succeeded")
 	}
@@ -442,4 +450,60 @@ func TestDiffDeletesDrainedGeneration(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCurrentObjects checks that the current generation's part of a set in
+// the middle of a change is exactly its plan, and that the objects left out
+// are exactly the draining generations'.
+func TestCurrentObjects(t *testing.T) {
+	t.Parallel()
+	for name, c := range generationCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			all := mustPlanGenerations(t, c)
+			if d := cmp.Diff(topologySet(mustPlan(t, c.spec)), topologySet(CurrentObjects(mustResolve(t, c.spec), all))); d != "" {
+				t.Errorf("CurrentObjects differs from the current generation's plan (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestGenerationQueues(t *testing.T) {
+	t.Parallel()
+	got := Generation{Number: 2, Levels: 2, Radix: 4}.Queues("delay")
+	want := []string{"delay.r4.00.1.g2", "delay.r4.00.2.g2", "delay.r4.00.3.g2", "delay.r4.01.1.g2", "delay.r4.01.2.g2", "delay.r4.01.3.g2"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Queues (-want +got):\n%s", d)
+	}
+	if got := (Generation{Levels: 2}).Queues("delay"); !slices.Equal(got, []string{"delay.level.00", "delay.level.01"}) {
+		t.Errorf("generation 0 in radix 2: %v", got)
+	}
+}
+
+func TestKeepParkingLot(t *testing.T) {
+	t.Parallel()
+	quorum := mustPlan(t, Spec{Name: "delay", VHost: "/", Levels: 2})
+	classic := mustPlan(t, Spec{Name: "delay", VHost: "/", Levels: 2, QueueType: QueueTypeClassic})
+	if got := ParkingLotType("delay", classic); got != QueueTypeClassic {
+		t.Errorf("ParkingLotType of a classic set = %q", got)
+	}
+	if got := ParkingLotType("other", classic); got != "" {
+		t.Errorf("ParkingLotType of a set that is not there = %q", got)
+	}
+	untyped := editTopology(classic, func(t *Topology) { queueNamed(t, "delay.unroutable").Arguments.QueueType = "" })
+	if got := ParkingLotType("delay", untyped); got != QueueTypeClassic {
+		t.Errorf("ParkingLotType of a parking lot without x-queue-type = %q, want classic", got)
+	}
+	kept := KeepParkingLot("delay", quorum, QueueTypeClassic)
+	for _, change := range Diff(kept, classic) {
+		if change.Queue != nil && change.Queue.Name == "delay.unroutable" {
+			t.Errorf("the kept parking lot changes: %s", changeLine(change))
+		}
+	}
+	if queueNamed(&quorum, "delay.unroutable").Arguments.QueueType != QueueTypeQuorum {
+		t.Error("KeepParkingLot changed the topology it was given")
+	}
+	if d := cmp.Diff(quorum, KeepParkingLot("delay", quorum, "")); d != "" {
+		t.Errorf("KeepParkingLot without a parking lot on the broker changed the plan:\n%s", d)
+	}
 }
