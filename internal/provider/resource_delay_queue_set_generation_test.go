@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -25,27 +27,53 @@ import (
 // The set of the generation test: 6 levels of 1 s hold delays of 0 to 63 s.
 const (
 	generationLevels   = 6
-	generationHeld     = 1000                   // messages waiting when the change starts
-	generationRate     = 100                    // messages per second published through the change
-	generationLongest  = 60 * time.Second       // the longest delay asked
-	generationLateness = 500 * time.Millisecond // the most a message may arrive after its delay
+	generationHeld     = 1000             // messages waiting when the change starts
+	generationRate     = 100              // messages per second published through the change
+	generationLongest  = 60 * time.Second // the longest delay asked
+	generationLateness = time.Second      // the most a message may arrive after its delay, while a switch loads the 2 cores
 )
 
-// TestAccDelayQueueSet_classicToQuorumUnderLoad changes a set that holds
-// 1,000 messages with delays up to 60 s from classic to quorum queues while
-// a publisher goes on at 100 msg/s: the apply starts a new generation in
-// place, the old one drains through its own queues, every message arrives
-// once and none early, the next apply after the old generation has emptied
-// deletes it, and the plan after that is empty.
-func TestAccDelayQueueSet_classicToQuorumUnderLoad(t *testing.T) {
-	conn, name, routeQueue, seed := dataPathSetUp(t)
-	client := testBrokerClient(t)
-	config := func(queueType string) string {
-		return fmt.Sprintf(`
+// TestAccDelayQueueSet_changeUnderLoad changes a set that holds 1,000
+// messages with delays up to 60 s while a publisher goes on at 100 msg/s
+// (to the ingest exchange and in the key format it started with): from
+// classic to quorum queues, from at-most-once to at-least-once, and from a
+// resolution of 1 s to 100 ms. Each apply starts a new generation in place,
+// the old one drains through its own queues, every message arrives, none
+// early, the next apply after the old generation has emptied deletes it,
+// and the plan after that is empty. After a change of key format, the old
+// ingest exchange delays old-format messages right while its generation
+// drains, and is gone with it: a publisher still using it then fails.
+func TestAccDelayQueueSet_changeUnderLoad(t *testing.T) {
+	tests := map[string]struct {
+		from, to          string // the attribute that changes, as configured
+		parkingLot        topology.QueueType
+		drainingQueueType string
+		final             topology.Spec // without name and routes
+	}{
+		"classic to quorum": {
+			from: `queue_type = "classic"`, to: `queue_type = "quorum"`, parkingLot: topology.QueueTypeClassic,
+			drainingQueueType: "classic", final: topology.Spec{Generation: 1, FormatGeneration: 0},
+		},
+		"at-most-once to at-least-once": {
+			from: `dead_letter_strategy = "at-most-once"`, to: `dead_letter_strategy = "at-least-once"`, parkingLot: topology.QueueTypeQuorum,
+			drainingQueueType: "quorum", final: topology.Spec{Generation: 1, FormatGeneration: 0},
+		},
+		"resolution 1s to 100ms": {
+			from: `resolution = "1s"`, to: `resolution = "100ms"`, parkingLot: topology.QueueTypeQuorum,
+			drainingQueueType: "quorum", final: topology.Spec{Resolution: 100 * time.Millisecond, Generation: 1, FormatGeneration: 1},
+		},
+	}
+	for caseName, tc := range tests {
+		t.Run(caseName, func(t *testing.T) {
+			conn, name, routeQueue, seed := dataPathSetUp(t)
+			client := testBrokerClient(t)
+			names := topology.Names(name)
+			config := func(attribute string) string {
+				return fmt.Sprintf(`
 resource "rabbitmq_delay_queue_set" "test" {
   name           = %q
   levels         = %d
-  queue_type     = %q
+  %s
   migration_wait = "0s" # leave the old generation draining, for the next apply
   force_destroy  = true # a failed run must not leave messages that block destroy
 
@@ -54,66 +82,79 @@ resource "rabbitmq_delay_queue_set" "test" {
     key         = %q
   }
 }
-`, name, generationLevels, queueType, routeQueue, dataPathKey)
-	}
-	load := &generationLoad{t: t, conn: conn, name: name, routeQueue: routeQueue, seed: seed}
-	t.Cleanup(load.stop)
-	quorum := topology.Spec{Name: name, VHost: "/", Levels: generationLevels, Generation: 1,
-		Routes: []topology.Route{{Destination: routeQueue, Key: dataPathKey}}}
+`, name, generationLevels, attribute, routeQueue, dataPathKey)
+			}
+			load := &generationLoad{t: t, conn: conn, client: client, name: name, routeQueue: routeQueue, seed: seed}
+			t.Cleanup(load.stop)
+			final := tc.final
+			final.Name, final.VHost, final.Levels = name, "/", generationLevels
+			final.Routes = []topology.Route{{Destination: routeQueue, Key: dataPathKey}}
+			ingest := names.Generation(final.FormatGeneration).Ingest()
 
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { testAccPreCheck(t) },
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             testCheckSetGone(client, name),
-		Steps: []resource.TestStep{
-			{Config: config("classic")},
-			{
-				PreConfig: load.start,
-				Config:    config("quorum"),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(1)),
-					plancheck.ExpectKnownValue(testResource, tfjsonpath.New("ingest_exchange"), knownvalue.StringExact(name+".ingest")),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("exchange_generation"), knownvalue.Int64Exact(0)),
-					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining").AtSliceIndex(0).AtMapKey("generation"), knownvalue.Int64Exact(0)),
-					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining").AtSliceIndex(0).AtMapKey("queue_type"), knownvalue.StringExact("classic")),
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { testAccPreCheck(t) },
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				CheckDestroy:             testCheckSetGone(client, name),
+				Steps: []resource.TestStep{
+					{Config: config(tc.from)},
+					{
+						PreConfig: load.start,
+						Config:    config(tc.to),
+						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
+							plancheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(1)),
+							plancheck.ExpectKnownValue(testResource, tfjsonpath.New("ingest_exchange"), knownvalue.StringExact(ingest)),
+						}},
+						ConfigStateChecks: []statecheck.StateCheck{
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("exchange_generation"), knownvalue.Int64Exact(int64(final.FormatGeneration))),
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining").AtSliceIndex(0).AtMapKey("generation"), knownvalue.Int64Exact(0)),
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining").AtSliceIndex(0).AtMapKey("queue_type"),
+								knownvalue.StringExact(tc.drainingQueueType)),
+						},
+					},
+					{
+						// Every message arrives, the old generation empties, and the
+						// next apply deletes it.
+						PreConfig: load.finish,
+						Config:    config(tc.to),
+						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
+							plancheck.ExpectUnknownValue(testResource, tfjsonpath.New("draining")),
+						}},
+						ConfigStateChecks: []statecheck.StateCheck{
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining"), knownvalue.ListExact(nil)),
+						},
+						Check: resource.ComposeTestCheckFunc(load.check, func(*terraform.State) error {
+							// Only the new generation is left; the parking lot keeps its type.
+							desired, err := topology.Plan(final)
+							if err != nil {
+								return err
+							}
+							desired = topology.KeepParkingLot(name, desired, tc.parkingLot)
+							actual, err := client.ReadSet(context.Background(), "/", name)
+							if err != nil {
+								return err
+							}
+							if changes := topology.Diff(desired, actual); len(changes) > 0 {
+								return fmt.Errorf("the broker differs from the new generation by %d changes, the first: %s %s",
+									len(changes), changes[0].Kind, changes[0].Reason)
+							}
+							if ingest == names.Ingest() {
+								return nil
+							}
+							// The old format's exchange went with its generation.
+							err = testPublish(context.Background(), names.Ingest(), dataPathKey+".0.0.0.0.0.1")
+							if err == nil || !strings.Contains(err.Error(), "NOT_FOUND") {
+								return fmt.Errorf("publishing to %s after its generation was deleted: %v, want NOT_FOUND", names.Ingest(), err)
+							}
+							return nil
+						}),
+					},
+					{Config: config(tc.to), PlanOnly: true},
 				},
-			},
-			{
-				// Every message arrives, the old generation empties, and the
-				// next apply deletes it.
-				PreConfig: load.finish,
-				Config:    config("quorum"),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
-					plancheck.ExpectUnknownValue(testResource, tfjsonpath.New("draining")),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining"), knownvalue.ListExact(nil)),
-				},
-				Check: resource.ComposeTestCheckFunc(load.check, func(*terraform.State) error {
-					// Only the quorum generation is left; the parking lot keeps its type.
-					desired, err := topology.Plan(quorum)
-					if err != nil {
-						return err
-					}
-					desired = topology.KeepParkingLot(name, desired, topology.QueueTypeClassic)
-					actual, err := client.ReadSet(context.Background(), "/", name)
-					if err != nil {
-						return err
-					}
-					if changes := topology.Diff(desired, actual); len(changes) > 0 {
-						return fmt.Errorf("the broker differs from the quorum generation by %d changes, the first: %s %s",
-							len(changes), changes[0].Kind, changes[0].Reason)
-					}
-					return nil
-				}),
-			},
-			{Config: config("quorum"), PlanOnly: true},
-		},
-	})
+			})
+		})
+	}
 }
 
 // generationLoad publishes the generation test's messages: generationHeld
@@ -122,6 +163,7 @@ resource "rabbitmq_delay_queue_set" "test" {
 type generationLoad struct {
 	t                *testing.T
 	conn             *amqp.Connection
+	client           *broker.Client
 	name, routeQueue string
 	seed             uint64
 
@@ -208,6 +250,22 @@ func (l *generationLoad) finish() {
 		l.err = errors.Join(l.err, fmt.Errorf("lost messages: %w", err))
 	}
 	_ = l.consumer.Settle(ctx, time.Second)
+	// The broker's statistics lag by up to an interval (5 s): the old
+	// generation is empty for the next refresh once they say so too.
+	old := topology.Generation{Levels: generationLevels, Radix: topology.DefaultRadix}.Queues(l.name)
+	for {
+		held, err := l.client.HeldMessages(ctx, "/", old)
+		if err != nil || len(held) == 0 {
+			l.err = errors.Join(l.err, err)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			l.err = errors.Join(l.err, fmt.Errorf("the old generation still holds %v", held))
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 func (l *generationLoad) stop() {
