@@ -199,33 +199,16 @@ func TestSVGGolden(t *testing.T) {
 // a dashed baseline p50 and p99, and every y inside the plot area.
 func TestSVGWellFormed(t *testing.T) {
 	t.Parallel()
-	plot := svgPlot(fixtureReport())
-	decoder := xml.NewDecoder(strings.NewReader(plot))
+	elements, all := svgElements(t, svgPlot(fixtureReport()))
 	counts := map[string]int{}
-	texts := []string{}
-	for {
-		token, err := decoder.Token()
-		if errors.Is(err, io.EOF) {
-			break
+	for _, el := range elements {
+		counts[el.Name.Local]++
+		if el.Name.Local == "line" && attr(el, "stroke-dasharray") != "" {
+			counts["dashed"]++
 		}
-		if err != nil {
-			t.Fatalf("the SVG is not well-formed XML: %v", err)
-		}
-		switch el := token.(type) {
-		case xml.StartElement:
-			counts[el.Name.Local]++
-			if el.Name.Local == "line" && attr(el, "stroke-dasharray") != "" {
-				counts["dashed"]++
-			}
-			if el.Name.Local == "circle" && attr(el, "cy") != "44" { // not the legend
-				counts["markers"]++
-				var y float64
-				if _, err := fmt.Sscan(attr(el, "cy"), &y); err != nil || y < plotTop || y > plotHeight-plotBottom {
-					t.Errorf("marker at y %s outside the plot area %d…%d", attr(el, "cy"), plotTop, plotHeight-plotBottom)
-				}
-			}
-		case xml.CharData:
-			texts = append(texts, string(el))
+		if el.Name.Local == "circle" && attr(el, "cy") != "44" { // not the legend
+			counts["markers"]++
+			checkInPlotArea(t, el)
 		}
 	}
 	// 4 panels × 3 percentiles.
@@ -241,7 +224,6 @@ func TestSVGWellFormed(t *testing.T) {
 	if counts["dashed"] != 1+4*2 {
 		t.Errorf("%d dashed lines, want 9", counts["dashed"])
 	}
-	all := strings.Join(texts, "|")
 	for _, want := range []string{"classic", "quorum at-most-once", "quorum at-least-once", "quorum at-most-once r16", "RabbitMQ 3.10.8", "one-hop baseline (800ms TTL)"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the SVG's text lacks %q", want)
@@ -303,31 +285,15 @@ func TestRatesGolden(t *testing.T) {
 // tried, hollow where it did not hold, every marker inside the plot area.
 func TestRatesWellFormed(t *testing.T) {
 	t.Parallel()
-	decoder := xml.NewDecoder(strings.NewReader(ratesPlot(fixtureReport())))
+	elements, all := svgElements(t, ratesPlot(fixtureReport()))
 	counts := map[string]int{}
-	var texts []string
-	for {
-		token, err := decoder.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("the SVG is not well-formed XML: %v", err)
-		}
-		switch el := token.(type) {
-		case xml.StartElement:
-			counts[el.Name.Local]++
-			if el.Name.Local == "circle" {
-				if attr(el, "fill") == "white" {
-					counts["hollow"]++
-				}
-				var y float64
-				if _, err := fmt.Sscan(attr(el, "cy"), &y); err != nil || y < plotTop || y > plotHeight-plotBottom {
-					t.Errorf("marker at y %s outside the plot area %d…%d", attr(el, "cy"), plotTop, plotHeight-plotBottom)
-				}
+	for _, el := range elements {
+		counts[el.Name.Local]++
+		if el.Name.Local == "circle" {
+			if attr(el, "fill") == "white" {
+				counts["hollow"]++
 			}
-		case xml.CharData:
-			texts = append(texts, string(el))
+			checkInPlotArea(t, el)
 		}
 	}
 	// classic: set and baseline; quorum at-most-once: radix 2, radix 16 and
@@ -338,7 +304,6 @@ func TestRatesWellFormed(t *testing.T) {
 	if counts["circle"] != 24 || counts["hollow"] != 6 {
 		t.Errorf("%d markers of which %d hollow, want 24 of which 6", counts["circle"], counts["hollow"])
 	}
-	all := strings.Join(texts, "|")
 	for _, want := range []string{"radix 2: highest 1,100 msg/s", "radix 16: highest 2,000 msg/s", "one-hop baseline: highest ≥ 4,000 msg/s",
 		"p99 limit 1s", "quorum at-least-once, radix 2, 4,000 msg/s: p99 2500 ms, did not hold: 12 lost"} {
 		if !strings.Contains(all, want) {
@@ -347,5 +312,38 @@ func TestRatesWellFormed(t *testing.T) {
 	}
 	if got := ratesPlot(report{}); got != "" {
 		t.Errorf("ratesPlot of a report without searches = %q, want nothing", got)
+	}
+}
+
+// svgElements parses a plot, failing the test when it is not well-formed
+// XML, and returns its elements and its text joined by "|".
+func svgElements(t *testing.T, plot string) ([]xml.StartElement, string) {
+	t.Helper()
+	decoder := xml.NewDecoder(strings.NewReader(plot))
+	var elements []xml.StartElement
+	var texts []string
+	for {
+		token, err := decoder.Token()
+		if errors.Is(err, io.EOF) {
+			return elements, strings.Join(texts, "|")
+		}
+		if err != nil {
+			t.Fatalf("the SVG is not well-formed XML: %v", err)
+		}
+		switch el := token.(type) {
+		case xml.StartElement:
+			elements = append(elements, el.Copy())
+		case xml.CharData:
+			texts = append(texts, string(el))
+		}
+	}
+}
+
+// checkInPlotArea fails the test when a marker lies outside the plot area.
+func checkInPlotArea(t *testing.T, marker xml.StartElement) {
+	t.Helper()
+	var y float64
+	if _, err := fmt.Sscan(attr(marker, "cy"), &y); err != nil || y < plotTop || y > plotHeight-plotBottom {
+		t.Errorf("marker at y %s outside the plot area %d…%d", attr(marker, "cy"), plotTop, plotHeight-plotBottom)
 	}
 }
