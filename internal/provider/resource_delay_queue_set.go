@@ -497,19 +497,14 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 // stateParkingLotType is the queue type of the parking lot a state read
 // from the broker, or "" when it has none (a new set).
 func stateParkingLotType(state delayQueueSetModel) topology.QueueType {
+	var queues []topology.Queue
 	for _, element := range state.Queues.Elements() {
-		q, ok := element.(types.Object)
-		if !ok {
-			continue
-		}
-		name, _ := q.Attributes()["name"].(types.String)
-		queueType, _ := q.Attributes()["queue_type"].(types.String)
-		if name.ValueString() == state.UnroutableQueue.ValueString() && name.ValueString() != "" {
-			if queueType.ValueString() == "" {
-				return topology.QueueTypeClassic
-			}
-			return topology.QueueType(queueType.ValueString())
+		if q, ok := element.(types.Object); ok {
+			name, _ := q.Attributes()["name"].(types.String)
+			queueType, _ := q.Attributes()["queue_type"].(types.String)
+			queues = append(queues, topology.Queue{Name: name.ValueString(),
+				Arguments: topology.QueueArguments{QueueType: topology.QueueType(queueType.ValueString())}})
 		}
 	}
-	return ""
+	return topology.ParkingLotType(state.Name.ValueString(), topology.Topology{Queues: queues})
 }
