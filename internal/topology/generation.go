@@ -80,18 +80,7 @@ func NextGeneration(desired, actual Spec, draining []Generation) (Spec, error) {
 		desired.Generation, desired.FormatGeneration = have.Number, have.Format
 		return desired, nil
 	}
-	next := have.Number + 1
-	for _, g := range draining {
-		next = max(next, g.Number+1)
-	}
-	desired.Generation, desired.FormatGeneration = next, next
-	if want.KeyFormat() == have.KeyFormat() {
-		desired.FormatGeneration = have.Format
-	}
-	if err := Validate(desired); err != nil {
-		return Spec{}, err
-	}
-	return desired, nil
+	return NewGeneration(desired, actual, draining)
 }
 
 // PlanGenerations is [Plan] of s followed by the objects that keep each
@@ -256,4 +245,141 @@ func ParkingLotType(name string, t Topology) QueueType {
 		}
 	}
 	return ""
+}
+
+// Messages is how many messages g's queues in set name hold by held (queue
+// name → messages; a queue absent from it holds none).
+func (g Generation) Messages(name string, held map[string]int64) int64 {
+	total := int64(0)
+	for _, q := range g.Queues(name) {
+		total += held[q]
+	}
+	return total
+}
+
+// FollowBroker is state, the spec a set was last applied with, moved to the
+// generation the broker holds, current (as [InferGenerations] reads it).
+// An apply cut off after it declared part of a new generation leaves the
+// broker a generation newer than the state; the next change must start from
+// that generation's queues and key format, not the state's, or it would
+// start yet another generation beside a half-made one. Routes, name and
+// vhost stay the state's: they are the configuration's to change.
+func FollowBroker(state, current Spec) Spec {
+	if current.Generation == state.Generation && current.FormatGeneration == state.FormatGeneration {
+		return state
+	}
+	state.Levels, state.MaxDelay, state.Radix, state.Resolution = current.Levels, 0, current.Radix, current.Resolution
+	state.QueueType, state.DeadLetterStrategy = current.QueueType, current.DeadLetterStrategy
+	state.Generation, state.FormatGeneration = current.Generation, current.FormatGeneration
+	return state
+}
+
+// KeepDraining lists the generations an update to spec keeps beside spec's
+// own, oldest first, given the broker's current generation and the older
+// ones that drain (as [InferGenerations] reads them) and the messages their
+// queues hold: each that holds a message, and the broker's current one when
+// spec starts a new generation, since it drains from now on. spec is
+// either the broker's current generation or newer than every one
+// ([NextGeneration] on a state that [FollowBroker] has moved).
+func KeepDraining(spec, current Spec, draining []Generation, held map[string]int64) []Generation {
+	candidates := slices.Clone(draining)
+	switching := current.Generation != spec.Generation
+	if switching {
+		candidates = append(candidates, current.CurrentGeneration())
+	}
+	var keep []Generation
+	for i, g := range candidates {
+		if g.Messages(spec.Name, held) > 0 || (switching && i == len(candidates)-1) {
+			keep = append(keep, g)
+		}
+	}
+	return keep
+}
+
+// Holding is the generations that hold a message by held, in their order.
+func Holding(name string, generations []Generation, held map[string]int64) []Generation {
+	var holding []Generation
+	for _, g := range generations {
+		if g.Messages(name, held) > 0 {
+			holding = append(holding, g)
+		}
+	}
+	return holding
+}
+
+// NewGeneration numbers desired as a new generation after actual's and
+// every draining one, whatever desired changes: with actual's ingest and
+// out exchanges when the key format stays, its own otherwise. A set
+// repairs a drifted queue that holds messages this way ([DriftedQueues]).
+func NewGeneration(desired, actual Spec, draining []Generation) (Spec, error) {
+	desired, err := Resolve(desired)
+	if err != nil {
+		return Spec{}, err
+	}
+	want, have := desired.CurrentGeneration(), actual.CurrentGeneration()
+	next := have.Number + 1
+	for _, g := range draining {
+		next = max(next, g.Number+1)
+	}
+	desired.Generation, desired.FormatGeneration = next, next
+	if want.KeyFormat() == have.KeyFormat() {
+		desired.FormatGeneration = have.Format
+	}
+	if err := Validate(desired); err != nil {
+		return Spec{}, err
+	}
+	return desired, nil
+}
+
+// DriftedQueues names the TTL queues of s's generation that actual has with
+// other arguments than s's plan: the broker cannot change them in place, so
+// Diff deletes and declares them again, which it may only do to an empty
+// queue. One that holds messages is repaired by a new generation instead
+// ([NewGeneration]), beside which it drains as it is.
+func DriftedQueues(s Spec, actual Topology) ([]string, error) {
+	desired, err := Plan(s)
+	if err != nil {
+		return nil, err
+	}
+	s, _ = Resolve(s) // Plan has resolved it without error
+	have := map[string]QueueArguments{}
+	for _, q := range actual.Queues {
+		have[q.Name] = q.Arguments
+	}
+	var drifted []string
+	for _, name := range s.CurrentGeneration().Queues(s.Name) {
+		arguments, ok := have[name]
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(desired.Queues, func(q Queue) bool { return q.Name == name })
+		if len(queueDifferences(arguments, desired.Queues[i].Arguments)) > 0 {
+			drifted = append(drifted, name)
+		}
+	}
+	return drifted, nil
+}
+
+// KeepDrainingQueues gives every queue of the draining generations in
+// desired the arguments it has in actual: a draining generation is never
+// declared again, only deleted once empty, so a queue of it that drifted
+// drains as it is.
+func KeepDrainingQueues(name string, desired, actual Topology, draining []Generation) Topology {
+	have := map[string]QueueArguments{}
+	for _, q := range actual.Queues {
+		have[q.Name] = q.Arguments
+	}
+	drains := map[string]bool{}
+	for _, g := range draining {
+		for _, q := range g.Queues(name) {
+			drains[q] = true
+		}
+	}
+	desired.Queues = slices.Clone(desired.Queues)
+	for i, q := range desired.Queues {
+		if arguments, ok := have[q.Name]; ok && drains[q.Name] {
+			desired.Queues[i].Arguments = arguments
+		}
+	}
+	return desired
 }

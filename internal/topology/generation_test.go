@@ -507,3 +507,317 @@ func TestKeepParkingLot(t *testing.T) {
 		t.Errorf("KeepParkingLot without a parking lot on the broker changed the plan:\n%s", d)
 	}
 }
+
+// TestCutOffChangeConverges cuts the change from c.beforeChange() to c
+// after each of its changes, then plays what the provider does next while
+// every queue of the older generations holds a message: the refresh reads
+// the broker's generations and the state follows the broker's current one
+// (FollowBroker: never one it lists as draining), the plan numbers the configuration (NextGeneration), and
+// the apply keeps what drains (KeepDraining). That apply deletes no queue
+// holding a message, starts no generation c does not have, and leaves
+// exactly c's plan: nothing missing, nothing orphaned.
+func TestCutOffChangeConverges(t *testing.T) {
+	t.Parallel()
+	forEachChange(t, func(t *testing.T, c generationCase) {
+		name, before := c.spec.Name, c.beforeChange()
+		start := mustPlanGenerations(t, before)
+		parkingLot := ParkingLotType(name, start)
+		want := KeepParkingLot(name, mustPlanGenerations(t, c), parkingLot)
+		change := Diff(want, start)
+		held := map[string]int64{}
+		for _, g := range c.draining {
+			for _, q := range g.Queues(name) {
+				held[q] = 1
+			}
+		}
+		configured := c.spec
+		configured.Generation, configured.FormatGeneration = 0, 0
+		for cut := range len(change) + 1 {
+			actual, err := applyChanges(start, change[:cut])
+			if err != nil {
+				t.Fatal(err)
+			}
+			current, draining, err := InferGenerations(name, actual)
+			if err != nil {
+				t.Fatalf("cut after %d changes: %v", cut, err)
+			}
+			state := FollowBroker(mustResolve(t, before.spec), current)
+			if slices.ContainsFunc(draining, func(g Generation) bool { return g.Number == state.Generation }) {
+				t.Fatalf("cut after %d changes: the refreshed state's generation %d is one the refresh lists as draining", cut, state.Generation)
+			}
+			spec, err := NextGeneration(configured, state, draining)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if spec.Generation != c.spec.Generation || spec.FormatGeneration != c.spec.FormatGeneration {
+				t.Fatalf("cut after %d changes: the next apply makes generation %d with the exchanges of %d, want %d with those of %d",
+					cut, spec.Generation, spec.FormatGeneration, c.spec.Generation, c.spec.FormatGeneration)
+			}
+			if keep := KeepDraining(spec, current, draining, held); !cmp.Equal(keep, c.draining) {
+				t.Fatalf("cut after %d changes: the next apply keeps %+v, want %+v", cut, keep, c.draining)
+			}
+			desired := KeepParkingLot(name, mustPlanGenerations(t, generationCase{spec: spec, draining: c.draining}), ParkingLotType(name, actual))
+			repair := Diff(desired, actual)
+			for _, r := range repair {
+				if r.Kind == DeleteQueue && held[r.Queue.Name] > 0 {
+					t.Errorf("cut after %d changes: the next apply deletes %s, which holds messages", cut, r.Queue.Name)
+				}
+			}
+			got, err := applyChanges(actual, repair)
+			if err != nil {
+				t.Fatalf("cut after %d changes: %v", cut, err)
+			}
+			if d := cmp.Diff(topologySet(want), topologySet(got)); d != "" {
+				t.Fatalf("cut after %d changes (%s): the next apply leaves (-want +got):\n%s", cut, changeLine(change[max(cut-1, 0)]), d)
+			}
+		}
+	})
+}
+
+// TestFollowBroker checks that a state follows the broker's current
+// generation only when the broker has moved on from it, keeping its routes.
+func TestFollowBroker(t *testing.T) {
+	t.Parallel()
+	routes := []Route{{Destination: "work"}}
+	state := Spec{Name: "delay", VHost: "/", Levels: 4, MaxDelay: 15 * time.Second, Resolution: time.Second,
+		QueueType: QueueTypeClassic, DeadLetterStrategy: AtMostOnce, Routes: routes}
+	broker := Spec{Name: "delay", VHost: "/", Levels: 6, Radix: 4, Resolution: 100 * time.Millisecond,
+		QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce, Generation: 2, FormatGeneration: 1}
+	if got := FollowBroker(state, Spec{Levels: 9, Generation: 0}); !cmp.Equal(got, state) {
+		t.Errorf("the state follows a broker on its own generation: %+v", got)
+	}
+	want := broker
+	want.Routes = routes
+	if got := FollowBroker(state, broker); !cmp.Equal(got, want) {
+		t.Errorf("FollowBroker (-want +got):\n%s", cmp.Diff(want, got))
+	}
+	sameNumber := state
+	sameNumber.FormatGeneration = 1 // a state on generation 0 cannot have the exchanges of 1: follow the broker
+	if got := FollowBroker(sameNumber, Spec{Levels: 4, Resolution: time.Second, QueueType: QueueTypeClassic}); got.FormatGeneration != 0 {
+		t.Errorf("FollowBroker kept exchange generation %d, the broker's is 0", got.FormatGeneration)
+	}
+}
+
+// TestKeepDraining lists which generations an update keeps.
+func TestKeepDraining(t *testing.T) {
+	t.Parallel()
+	generation := func(number int) Generation {
+		return Generation{Number: number, Format: 0, Levels: 2, Radix: 2, Resolution: time.Second, QueueType: QueueTypeClassic, DeadLetterStrategy: AtMostOnce}
+	}
+	spec := func(number int) Spec {
+		g := generation(number)
+		return Spec{Name: "delay", Levels: g.Levels, Radix: g.Radix, Resolution: g.Resolution, QueueType: g.QueueType,
+			DeadLetterStrategy: g.DeadLetterStrategy, Generation: number}
+	}
+	holds := func(numbers ...int) map[string]int64 {
+		held := map[string]int64{}
+		for _, n := range numbers {
+			held[generation(n).Queues("delay")[1]] = 3
+		}
+		return held
+	}
+	tests := map[string]struct {
+		spec, current Spec
+		draining      []Generation
+		held          map[string]int64
+		want          []Generation
+	}{
+		"nothing drains":                              {spec: spec(0), current: spec(0)},
+		"a switch keeps the current one":              {spec: spec(1), current: spec(0), want: []Generation{generation(0)}},
+		"an empty draining one goes":                  {spec: spec(2), current: spec(2), draining: []Generation{generation(0), generation(1)}, held: holds(1), want: []Generation{generation(1)}},
+		"a switch keeps those that hold":              {spec: spec(3), current: spec(2), draining: []Generation{generation(0), generation(1)}, held: holds(0), want: []Generation{generation(0), generation(2)}},
+		"a switch keeps the current one, held or not": {spec: spec(1), current: spec(0), held: holds(0), want: []Generation{generation(0)}},
+		"a cut-off switch made current":               {spec: spec(1), current: spec(1), draining: []Generation{generation(0)}, want: nil},
+		"a cut-off switch, old one holding":           {spec: spec(1), current: spec(1), draining: []Generation{generation(0)}, held: holds(0), want: []Generation{generation(0)}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := KeepDraining(tc.spec, tc.current, tc.draining, tc.held)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("KeepDraining (-want +got):\n%s", d)
+			}
+			if held := Holding("delay", got, tc.held); len(held) > len(got) {
+				t.Errorf("Holding returned %d of %d generations", len(held), len(got))
+			}
+		})
+	}
+}
+
+// TestHolding counts a generation's messages over its own queues only.
+func TestHolding(t *testing.T) {
+	t.Parallel()
+	g0 := Generation{Number: 0, Levels: 3, Radix: 2}
+	g1 := Generation{Number: 1, Levels: 3, Radix: 2}
+	held := map[string]int64{"delay.level.01": 2, "delay.level.02": 5, "delay.level.00.g1": 0, "other.level.00": 9}
+	if got := g0.Messages("delay", held); got != 7 {
+		t.Errorf("generation 0 holds %d messages, want 7", got)
+	}
+	if got := g1.Messages("delay", held); got != 0 {
+		t.Errorf("generation 1 holds %d messages, want 0", got)
+	}
+	if got := Holding("delay", []Generation{g0, g1}, held); !cmp.Equal(got, []Generation{g0}) {
+		t.Errorf("Holding = %+v, want generation 0 only", got)
+	}
+}
+
+// driftQueue returns t with queue name's arguments changed by edit, as an
+// operator declaring it again behind the provider's back would leave it.
+func driftQueue(t Topology, name string, edit func(*QueueArguments)) Topology {
+	return editTopology(t, func(top *Topology) {
+		for i := range top.Queues {
+			if top.Queues[i].Name == name {
+				edit(&top.Queues[i].Arguments)
+			}
+		}
+	})
+}
+
+// TestDriftedQueues names the current generation's TTL queues whose
+// arguments differ from the plan, and no other object.
+func TestDriftedQueues(t *testing.T) {
+	t.Parallel()
+	spec := Spec{Name: "delay", VHost: "/", Levels: 3, Resolution: time.Second, QueueType: QueueTypeClassic, Generation: 1, Routes: simRoutes}
+	names := Names("delay").Generation(1)
+	actual := mustPlanGenerations(t, generationCase{spec: spec, draining: []Generation{{Number: 0, Levels: 3, Radix: 2, Resolution: time.Second,
+		QueueType: QueueTypeClassic, DeadLetterStrategy: AtMostOnce}}})
+	actual = driftQueue(actual, names.Queue(2, 2, 1), func(a *QueueArguments) { a.MessageTTL = 1234 })
+	actual = driftQueue(actual, names.Queue(2, 0, 1), func(a *QueueArguments) { a.QueueType = QueueTypeQuorum })
+	actual = driftQueue(actual, Names("delay").Level(1), func(a *QueueArguments) { a.MessageTTL = 99 })                 // a draining generation's
+	actual = driftQueue(actual, Names("delay").Unroutable(), func(a *QueueArguments) { a.QueueType = QueueTypeQuorum }) // the parking lot
+	actual.Queues = slices.DeleteFunc(actual.Queues, func(q Queue) bool { return q.Name == names.Queue(2, 1, 1) })      // missing, not drifted
+	got, err := DriftedQueues(spec, actual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{names.Queue(2, 0, 1), names.Queue(2, 2, 1)}; !cmp.Equal(got, want) {
+		t.Errorf("DriftedQueues = %v, want %v", got, want)
+	}
+	if _, err := DriftedQueues(Spec{Name: "delay"}, actual); err == nil {
+		t.Error("DriftedQueues of a spec without levels: no error")
+	}
+}
+
+// TestDriftRepairConverges repairs a drifted TTL queue that holds messages
+// the way the provider does: the plan starts a new generation
+// (NewGeneration), the apply keeps the drifted generation as it is
+// (KeepDrainingQueues) and declares the new one beside it, the refresh
+// after reads the drifted generation as draining, and once it is empty
+// the next apply deletes it, drifted queue and all. No apply deletes or
+// declares again a queue that holds messages.
+func TestDriftRepairConverges(t *testing.T) {
+	t.Parallel()
+	for _, radix := range []int{2, 16} {
+		spec := mustResolve(t, Spec{Name: "delay", VHost: "/", Levels: 3, Radix: radix, Resolution: time.Second, QueueType: QueueTypeQuorum, Routes: simRoutes})
+		old := spec.CurrentGeneration()
+		drifted := old.Queues("delay")[1]
+		actual := driftQueue(mustPlan(t, spec), drifted, func(a *QueueArguments) { a.MessageTTL *= 3; a.DeadLetterStrategy = AtMostOnce })
+		found, err := DriftedQueues(spec, actual)
+		if err != nil || !cmp.Equal(found, []string{drifted}) {
+			t.Fatalf("radix %d: DriftedQueues = %v, %v; want %s", radix, found, err, drifted)
+		}
+		held := map[string]int64{drifted: 5, old.Queues("delay")[0]: 1}
+		// The current generation disagrees with itself: inference refuses,
+		// and the provider keeps what its state says.
+		if _, _, err := InferGenerations("delay", actual); err == nil {
+			t.Fatalf("radix %d: InferGenerations explained a current generation with a drifted queue", radix)
+		}
+		next, err := NewGeneration(spec, spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewGeneration(Spec{Name: "delay"}, spec, nil); err == nil {
+			t.Fatalf("NewGeneration of a spec without levels: no error")
+		}
+		if next.Generation != 1 || next.FormatGeneration != 0 {
+			t.Fatalf("radix %d: the repair is generation %d with the exchanges of %d, want 1 with those of 0", radix, next.Generation, next.FormatGeneration)
+		}
+		keep := KeepDraining(next, spec, nil, held)
+		if !cmp.Equal(keep, []Generation{old}) {
+			t.Fatalf("radix %d: the repair keeps %+v, want generation 0", radix, keep)
+		}
+		desired := KeepDrainingQueues("delay", mustPlanGenerations(t, generationCase{spec: next, draining: keep}), actual, keep)
+		switched := checkNothingHeldTouched(t, actual, desired, held)
+
+		// The refresh reads the drifted generation as draining, as it was declared.
+		current, draining, err := InferGenerations("delay", switched)
+		if err != nil {
+			t.Fatalf("radix %d: after the repair: %v", radix, err)
+		}
+		if current.Generation != 1 || !cmp.Equal(draining, []Generation{old}) {
+			t.Fatalf("radix %d: after the repair, generation %d is current and %+v drain; want 1, and 0 as declared", radix, current.Generation, draining)
+		}
+		// Drained: the next apply deletes it, the drifted queue with it.
+		desired = mustPlanGenerations(t, generationCase{spec: next, draining: KeepDraining(next, current, draining, nil)})
+		if got, err := applyChanges(switched, Diff(desired, switched)); err != nil || !cmp.Equal(topologySet(got), topologySet(desired)) {
+			t.Fatalf("radix %d: deleting the drained generation: %v (-want +got):\n%s", radix, err, cmp.Diff(topologySet(desired), topologySet(got)))
+		}
+	}
+}
+
+// checkNothingHeldTouched applies Diff(desired, actual) to actual, checks
+// that no change deletes or declares again a queue of held and that the
+// result is desired, and returns it.
+func checkNothingHeldTouched(t *testing.T, actual, desired Topology, held map[string]int64) Topology {
+	t.Helper()
+	changes := Diff(desired, actual)
+	for _, c := range changes {
+		if c.Queue != nil && held[c.Queue.Name] > 0 {
+			t.Errorf("%s", changeLine(c))
+		}
+	}
+	got, err := applyChanges(actual, changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(topologySet(desired), topologySet(got)); d != "" {
+		t.Fatalf("the apply leaves (-want +got):\n%s", d)
+	}
+	return got
+}
+
+// TestInferGenerationsDriftedDraining reads a draining generation with a
+// drifted queue from the queues that agree, for every kind of drift, and
+// still refuses a current generation that disagrees with itself.
+func TestInferGenerationsDriftedDraining(t *testing.T) {
+	t.Parallel()
+	c := generationCases["classic to quorum"]
+	top := mustPlanGenerations(t, c)
+	oldQueues := c.draining[0].Queues(c.spec.Name)
+	for name, tc := range map[string]struct {
+		edit func(*QueueArguments)
+		// whether the same drift makes the current generation (quorum,
+		// at-least-once) disagree with itself
+		disagrees bool
+	}{
+		"ttl":                 {func(a *QueueArguments) { a.MessageTTL = 7 }, true},
+		"no ttl":              {func(a *QueueArguments) { a.MessageTTL = 0 }, false},
+		"queue type":          {func(a *QueueArguments) { a.QueueType = QueueTypeQuorum; a.DeadLetterStrategy = AtLeastOnce }, false},
+		"unknown queue type":  {func(a *QueueArguments) { a.QueueType = "stream" }, true},
+		"strategy of classic": {func(a *QueueArguments) { a.DeadLetterStrategy = AtLeastOnce }, false},
+		"strategy":            {func(a *QueueArguments) { a.DeadLetterStrategy = AtMostOnce }, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			checkInferGenerations(t, driftQueue(top, oldQueues[2], tc.edit), c, c.spec.Routes)
+			current := c.spec.CurrentGeneration().Queues(c.spec.Name)
+			if _, _, err := InferGenerations(c.spec.Name, driftQueue(top, current[2], tc.edit)); tc.disagrees && err == nil {
+				t.Error("InferGenerations explained a current generation that disagrees with itself")
+			}
+		})
+	}
+	// The lowest queue drifted: the larger group of the others wins.
+	checkInferGenerations(t, driftQueue(top, oldQueues[0], func(a *QueueArguments) { a.MessageTTL = 5 }), c, c.spec.Routes)
+	// Two queues each way: the group of the lowest queue wins.
+	tie := driftQueue(top, oldQueues[2], func(a *QueueArguments) { a.MessageTTL *= 2 })
+	tie = driftQueue(tie, oldQueues[3], func(a *QueueArguments) { a.MessageTTL *= 2 })
+	checkInferGenerations(t, tie, c, c.spec.Routes)
+	// Queues that disagree on their radix are no generation at all.
+	radixes := editTopology(top, func(top *Topology) {
+		top.Queues = append(top.Queues, Queue{Name: Names(c.spec.Name).Generation(0).Queue(4, 0, 3),
+			Arguments: QueueArguments{MessageTTL: 3, DeadLetterExchange: "x"}})
+	})
+	if _, _, err := InferGenerations(c.spec.Name, radixes); err == nil {
+		t.Error("InferGenerations explained a draining generation whose queues disagree on the radix")
+	}
+}

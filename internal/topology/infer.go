@@ -64,7 +64,10 @@ func Infer(name string, actual Topology) (Spec, error) {
 // bound to (the highest-numbered when several are), or when none is, that
 // of the generation before it when both have the same key format, and
 // otherwise its own: so a set cut off in the middle of a change still gets
-// the exchanges it was being given.
+// the exchanges it was being given. A chain with done exchanges but no
+// queue is not a generation (see below). An older generation whose queues
+// disagree (one drifted) is read from those that agree; the current one
+// must agree throughout.
 func InferGenerations(name string, actual Topology) (spec Spec, draining []Generation, err error) {
 	names := Names(name)
 	chains := map[int]*chainObjects{}
@@ -97,6 +100,15 @@ func InferGenerations(name string, actual Topology) (spec Spec, draining []Gener
 			formatExchanges[e.Name] = o.generation
 		}
 	}
+	// A chain of done exchanges without a single queue holds no message and
+	// says nothing of its queues: what an apply cut off before it declared
+	// them leaves. It is no generation; Diff deletes or completes it.
+	for _, c := range chains {
+		if len(c.levelQueues) > 0 {
+			maps.DeleteFunc(chains, func(_ int, c *chainObjects) bool { return len(c.levelQueues) == 0 })
+			break
+		}
+	}
 	if len(chains) == 0 {
 		return Spec{}, nil, &InferError{Name: name, Reasons: []string{fmt.Sprintf(
 			"no level queue (%s …) nor done exchange (%s …) exists, so the number of levels is unknown",
@@ -125,6 +137,9 @@ func InferGenerations(name string, actual Topology) (spec Spec, draining []Gener
 	generations := make([]Generation, len(numbers))
 	for i, number := range numbers {
 		g, problems := chains[number].infer(names, number)
+		if len(problems) > 0 && i < len(numbers)-1 {
+			g, problems = chains[number].inferAgreeing(names, number)
+		}
 		reasons = append(reasons, problems...)
 		g.Format = number
 		if format, bound := boundFormat[number]; bound && format <= number {
@@ -230,6 +245,49 @@ func (c *chainObjects) infer(names Names, number int) (Generation, []string) {
 		Number: number, Levels: c.highest[radix] + 1, Radix: radix, Resolution: resolution,
 		QueueType: queueType, DeadLetterStrategy: strategy,
 	}, reasons
+}
+
+// inferAgreeing is infer for an older generation whose queues disagree:
+// one of them drifted (was declared again behind the provider's back). A
+// draining generation is never declared again, only drained and deleted,
+// so it is read from the largest group of its queues that agree on their
+// resolution, type and strategy (on a tie, the group of its lowest queue);
+// its drifted queues drain as they are (see [KeepDrainingQueues]).
+func (c *chainObjects) inferAgreeing(names Names, number int) (Generation, []string) {
+	if len(c.radixes) != 1 {
+		return c.infer(names, number)
+	}
+	l := layout{radix: c.radixes[0]}
+	type signature struct {
+		resolution int64 // ms; -1 when the TTL gives none
+		queueType  QueueType
+		strategy   DeadLetterStrategy
+	}
+	groups := map[signature][]levelQueue{}
+	var order []signature // in level order of their first queue
+	for _, lq := range c.levelQueues {
+		args := lq.queue.Arguments
+		sig := signature{resolution: -1, queueType: cmp.Or(args.QueueType, QueueTypeClassic), strategy: cmp.Or(args.DeadLetterStrategy, AtMostOnce)}
+		if factor := l.ttlTicks(stage{lq.level, lq.digit}); args.MessageTTL > 0 && args.MessageTTL%factor == 0 {
+			sig.resolution = args.MessageTTL / factor
+		}
+		if sig.queueType == QueueTypeClassic {
+			sig.strategy = AtMostOnce // the only one classic queues have
+		}
+		if _, seen := groups[sig]; !seen {
+			order = append(order, sig)
+		}
+		groups[sig] = append(groups[sig], lq)
+	}
+	largest := order[0]
+	for _, sig := range order[1:] {
+		if len(groups[sig]) > len(groups[largest]) {
+			largest = sig
+		}
+	}
+	agreeing := *c
+	agreeing.levelQueues = groups[largest]
+	return agreeing.infer(names, number)
 }
 
 type levelQueue struct {
