@@ -114,12 +114,13 @@ type ChangeError struct {
 	Err    error
 }
 
-func (e *ChangeError) Error() string { return describeChange(e.Change) + ": " + e.Err.Error() }
+func (e *ChangeError) Error() string { return DescribeChange(e.Change) + ": " + e.Err.Error() }
 
 func (e *ChangeError) Unwrap() error { return e.Err }
 
-// describeChange names what a change does and to which object, for errors.
-func describeChange(c topology.Change) string {
+// DescribeChange names what a change does and to which object, for errors
+// and logs.
+func DescribeChange(c topology.Change) string {
 	verb := map[topology.ChangeKind]string{
 		topology.CreateExchange: "creating", topology.CreateQueue: "creating", topology.CreateBinding: "creating",
 		topology.DeleteBinding: "deleting", topology.DeleteQueue: "deleting", topology.DeleteExchange: "deleting",

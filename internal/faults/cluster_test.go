@@ -140,7 +140,7 @@ func testNodeLoss(t *testing.T, nodes []*node, strategy topology.DeadLetterStrat
 		ProtoV6ProviderFactories: providerFactories,
 		CheckDestroy:             func(*terraform.State) error { return checkSetGone(client, name) },
 		Steps: []resource.TestStep{
-			{Config: setConfig(provider, name, clusterLevels, clusterResolution, strategy, replicated.route)},
+			{Config: setConfig(provider, name, clusterLevels, clusterResolution, strategy, "", replicated.route)},
 			{
 				// The victim is known once the set's queues have leaders;
 				// the other destinations go on it, and the set gets routes
@@ -160,7 +160,7 @@ func testNodeLoss(t *testing.T, nodes []*node, strategy topology.DeadLetterStrat
 					declareQueue(t, brokerClient(t, victim.ManagementURL), classic.Queue, topology.QueueTypeClassic)
 					declareSingleReplicaQueue(t, victim, single.Queue)
 				},
-				Config: setConfig(provider, name, clusterLevels, clusterResolution, strategy, replicated.route, classic.route, single.route),
+				Config: setConfig(provider, name, clusterLevels, clusterResolution, strategy, "", replicated.route, classic.route, single.route),
 				// The plan after this check also proves the set came through whole.
 				Check: func(*terraform.State) error { return run.loseNodeInFlight(t) },
 			},

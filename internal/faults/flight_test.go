@@ -307,8 +307,11 @@ type route struct {
 	Queue, Key string
 }
 
-// setConfig is a provider block and a quorum set with routes.
-func setConfig(providerBlock, name string, levels int, resolution time.Duration, strategy topology.DeadLetterStrategy, routes ...route) string {
+// setConfig is a provider block and a quorum set with routes, and
+// migration_wait when it is not "" (the provider's default).
+func setConfig(providerBlock, name string, levels int, resolution time.Duration, strategy topology.DeadLetterStrategy, migrationWait string,
+	routes ...route,
+) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `%s
 resource "rabbitmq_delay_queue_set" "test" {
@@ -319,6 +322,9 @@ resource "rabbitmq_delay_queue_set" "test" {
   dead_letter_strategy = %q
   force_destroy        = true # a failed run must not leave messages that block destroy
 `, providerBlock, name, levels, resolution, strategy)
+	if migrationWait != "" {
+		fmt.Fprintf(&b, "  migration_wait       = %q\n", migrationWait)
+	}
 	for _, r := range routes {
 		fmt.Fprintf(&b, `
   route {

@@ -4,14 +4,18 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -33,6 +37,10 @@ const (
 	// answers again must be as punctual as without a fault.
 	restartSettledAfter = 2 * time.Second
 	restartPunctual     = 500 * time.Millisecond
+	// restartKey is the route key of the restart tests' sets.
+	restartKey = "restart"
+	// The draining test's set: 4 levels, so delays up to 15 s at 1 s and 7.5 s at 500 ms.
+	drainingLevels = 4
 )
 
 // TestFaultBrokerRestart sends 2,000 persistent messages through a quorum
@@ -44,68 +52,207 @@ const (
 // when it is back and then waits the full time of its next level, so its
 // lateness is the part of the outage after that expiry.
 func TestFaultBrokerRestart(t *testing.T) {
-	requireFaults(t)
-	n := startNodes(t, nodeConfig{}, restartNode)[0]
-	client := brokerClient(t, n.ManagementURL)
-	name := "faults-restart-" + strings.ToLower(acctest.RandString(6))
-	routeQueue := name + ".work"
-	declareQueue(t, client, routeQueue, topology.QueueTypeQuorum)
+	n, client, name, routeQueue := restartSetUp(t, "faults-restart-")
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories,
 		CheckDestroy:             func(*terraform.State) error { return checkSetGone(client, name) },
 		Steps: []resource.TestStep{{
-			Config: setConfig(plainProvider(n.ManagementURL), name, restartLevels, restartResolution, topology.AtLeastOnce, route{Queue: routeQueue, Key: "restart"}),
+			Config: setConfig(plainProvider(n.ManagementURL), name, restartLevels, restartResolution, topology.AtLeastOnce, "", route{Queue: routeQueue, Key: restartKey}),
 			// The plan after this check also proves the set came back whole.
-			Check: func(*terraform.State) error { return restartInFlight(t, n, name, routeQueue) },
+			Check: func(*terraform.State) error {
+				f := newFlight(t, n, name, routeQueue)
+				defer f.close()
+				set := messaging.Set{IngestExchange: topology.Names(name).Ingest(), Levels: restartLevels, Resolution: restartResolution}
+				// The same shuffled order every run: the fault, not the order, varies.
+				delays := spreadDelays(restartMessages, restartMinDelay, topology.MaxDelayFor(restartLevels, restartResolution), restartResolution,
+					rand.New(rand.NewPCG(1, 2)))
+				if err := f.publish(set, delays); err != nil {
+					return err
+				}
+				return f.restart("broker restart (1 node, at-least-once) → quorum queue")
+			},
 		}},
 	})
 }
 
-func restartInFlight(t *testing.T, n *node, name, routeQueue string) error {
-	set := messaging.Set{IngestExchange: topology.Names(name).Ingest(), Levels: restartLevels, Resolution: restartResolution}
-	maxDelay := topology.MaxDelayFor(restartLevels, restartResolution)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
+// TestFaultRestartWhileDraining changes the resolution of a quorum
+// at-least-once set of 4 levels from 1 s to 500 ms while it holds 1,000 messages, so
+// that the old generation drains through its own exchanges, publishes 500
+// more in each key format (the old one to the old ingest, which still feeds
+// the old generation), and restarts the broker: every message of both
+// generations arrives, none early. The next apply, once the old generation
+// has drained, deletes it, and the plan after is empty.
+func TestFaultRestartWhileDraining(t *testing.T) {
+	n, client, name, routeQueue := restartSetUp(t, "faults-draining-")
+	config := func(resolution time.Duration) string {
+		return setConfig(plainProvider(n.ManagementURL), name, drainingLevels, resolution, topology.AtLeastOnce, "0s", route{Queue: routeQueue, Key: restartKey})
+	}
+	names := topology.Names(name)
+	before := messaging.Set{IngestExchange: names.Ingest(), Levels: drainingLevels, Resolution: restartResolution}
+	after := messaging.Set{IngestExchange: names.Generation(1).Ingest(), Levels: drainingLevels, Resolution: restartResolution / 2}
+	rng := rand.New(rand.NewPCG(3, 4))
+	spread := func(n int, set messaging.Set) []time.Duration {
+		return spreadDelays(n, set.Resolution, topology.MaxDelayFor(set.Levels, set.Resolution), set.Resolution, rng)
+	}
+	var f *flight
+	t.Cleanup(func() {
+		if f != nil {
+			f.close()
+		}
+	})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             func(*terraform.State) error { return checkSetGone(client, name) },
+		Steps: []resource.TestStep{
+			{Config: config(restartResolution)},
+			{
+				PreConfig: func() {
+					f = newFlight(t, n, name, routeQueue)
+					if err := f.publish(before, spread(restartMessages/2, before)); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config(restartResolution / 2),
+				Check: func(*terraform.State) error {
+					if err := f.publish(before, spread(restartMessages/4, before)); err != nil {
+						return err
+					}
+					if err := f.publish(after, spread(restartMessages/4, after)); err != nil {
+						return err
+					}
+					held, err := client.HeldMessages(t.Context(), "/", topology.Generation{Levels: drainingLevels, Radix: topology.DefaultRadix}.Queues(name))
+					if err != nil {
+						return err
+					}
+					if len(held) == 0 {
+						return fmt.Errorf("the old generation holds no message before the restart: the test proves nothing")
+					}
+					return nil
+				},
+			},
+			{
+				// The restart comes after the step's own plan check, which
+				// must still find the old generation holding messages; by
+				// the end of it the old generation has drained, and this
+				// apply deletes it.
+				PreConfig: func() {
+					if err := f.restart("broker restart while a generation drains (1 node, at-least-once) → quorum queue"); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config(restartResolution / 2),
+				Check: func(*terraform.State) error {
+					want, err := topology.Plan(topology.Spec{Name: name, VHost: "/", Levels: drainingLevels, Resolution: restartResolution / 2,
+						QueueType: topology.QueueTypeQuorum, DeadLetterStrategy: topology.AtLeastOnce, Generation: 1, FormatGeneration: 1,
+						Routes: []topology.Route{{Destination: routeQueue, Key: restartKey}}})
+					if err != nil {
+						return err
+					}
+					actual, err := client.ReadSet(t.Context(), "/", name)
+					if err != nil {
+						return err
+					}
+					if changes := topology.Diff(want, actual); len(changes) > 0 {
+						return fmt.Errorf("the set differs from its new generation alone by %d changes, the first: %s %s", len(changes), changes[0].Kind, changes[0].Reason)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
 
+// restartSetUp starts the restart tests' node and declares the route's
+// queue of a set named prefix and a random suffix.
+func restartSetUp(t *testing.T, prefix string) (n *node, client *broker.Client, name, routeQueue string) {
+	t.Helper()
+	requireFaults(t)
+	n = startNodes(t, nodeConfig{}, restartNode)[0]
+	client = brokerClient(t, n.ManagementURL)
+	name = prefix + strings.ToLower(acctest.RandString(6))
+	routeQueue = name + ".work"
+	declareQueue(t, client, routeQueue, topology.QueueTypeQuorum)
+	return n, client, name, routeQueue
+}
+
+// flight is messages in flight through a set on node n, and the consumers
+// of its route's queue and its parking lot, which count what arrives.
+type flight struct {
+	t                *testing.T
+	n                *node
+	conn             *amqp.Connection
+	idPrefix         string
+	arrivals, parked *ledger
+	sent             []messaging.Message
+	resolution       map[string]time.Duration // of the set each message went to, by ID
+	stop             []func()
+}
+
+func newFlight(t *testing.T, n *node, name, routeQueue string) *flight {
 	conn, err := messaging.Dial(n.AMQPURL, 10*time.Second)
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
-	defer func() { _ = conn.Close() }()
-	idPrefix := name + "-"
-	arrivals := newLedger()
-	stopConsuming := consume(t, []string{n.AMQPURL}, routeQueue, idPrefix, arrivals)
-	defer stopConsuming()
-	parked := newLedger()
-	stopParking := consume(t, []string{n.AMQPURL}, topology.Names(name).Unroutable(), idPrefix, parked)
-	defer stopParking()
+	f := &flight{t: t, n: n, conn: conn, idPrefix: name + "-", arrivals: newLedger(), parked: newLedger(), resolution: map[string]time.Duration{}}
+	f.stop = append(f.stop,
+		consume(t, []string{n.AMQPURL}, routeQueue, f.idPrefix, f.arrivals),
+		consume(t, []string{n.AMQPURL}, topology.Names(name).Unroutable(), f.idPrefix, f.parked))
+	return f
+}
 
-	// The same shuffled order every run: the fault, not the order, varies.
-	delays := spreadDelays(restartMessages, restartMinDelay, maxDelay, restartResolution, rand.New(rand.NewPCG(1, 2)))
-	published := time.Now()
-	sent, err := publishDelayed(ctx, conn, set, "restart", idPrefix, delays)
+func (f *flight) close() {
+	for _, stop := range f.stop {
+		stop()
+	}
+	f.stop = nil
+	_ = f.conn.Close()
+}
+
+// publish sends one persistent message per delay to set with restartKey and
+// returns once the broker has confirmed every one.
+func (f *flight) publish(set messaging.Set, delays []time.Duration) error {
+	ctx, cancel := context.WithTimeout(f.t.Context(), time.Minute)
+	defer cancel()
+	started := time.Now()
+	sent, err := publishDelayed(ctx, f.conn, set, restartKey, fmt.Sprintf("%s%d-", f.idPrefix, len(f.sent)), delays)
 	if err != nil {
 		return err
 	}
-	t.Logf("published %d messages (delays %s–%s) in %s", len(sent), restartMinDelay, maxDelay, time.Since(published).Round(time.Millisecond))
+	for _, m := range sent {
+		f.resolution[m.ID] = set.Resolution
+	}
+	f.sent = append(f.sent, sent...)
+	f.t.Logf("published %d messages to %s (delays %s–%s) in %s", len(sent), set.IngestExchange, slices.Min(delays), slices.Max(delays),
+		time.Since(started).Round(time.Millisecond))
+	return nil
+}
 
+// restart stops the node and starts it again, waits for every message
+// sent, adds the scenario's row to the fault table and says what went
+// wrong: a message lost, parked or early, later than the outage and
+// restartLatenessMargin, or late although it left its first level queue
+// restartSettledAfter after the broker was back.
+func (f *flight) restart(scenario string) error {
+	t := f.t
 	stopped := time.Now()
-	n.stop(t)
-	n.start(t)
+	f.n.stop(t)
+	f.n.start(t)
 	back := time.Now()
 	outage := back.Sub(stopped)
 	t.Logf("the broker was down for %s", outage.Round(time.Millisecond))
 
-	waitCtx, cancelWait := context.WithDeadline(ctx, lastDue(sent).Add(outage+restartLatenessMargin))
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	waitCtx, cancelWait := context.WithDeadline(ctx, lastDue(f.sent).Add(outage+restartLatenessMargin))
 	defer cancelWait()
 	var problems []error
-	if err := arrivals.waitForAll(waitCtx, sent); err != nil {
+	if err := f.arrivals.waitForAll(waitCtx, f.sent); err != nil {
 		problems = append(problems, err)
 	}
-	arrivals.settle(ctx, 2*time.Second)
+	f.arrivals.settle(ctx, 2*time.Second)
 
-	row := arrivals.row("broker restart (1 node, at-least-once) → quorum queue", sent, parked, outage)
+	row := f.arrivals.row(scenario, f.sent, f.parked, outage)
 	row.Test, row.Strategy = t.Name(), topology.AtLeastOnce
 	report.addRow(row)
 	t.Logf("%d lost, %d parked, %d duplicated, %d early; lateness p99 %s, max %s",
@@ -113,14 +260,15 @@ func restartInFlight(t *testing.T, n *node, name, routeQueue string) error {
 	if row.Lost > 0 || row.Parked > 0 || row.Early > 0 {
 		problems = append(problems, fmt.Errorf("%d lost, %d parked and %d early of %d messages", row.Lost, row.Parked, row.Early, row.Messages))
 	}
-	for _, a := range arrivals.arrivals() {
+	for _, a := range f.arrivals.arrivals() {
+		firstHop := firstHopDue(a.Message, f.resolution[a.Message.ID])
 		switch {
 		case a.Lateness > outage+restartLatenessMargin:
 			problems = append(problems, fmt.Errorf("%s (delay %s) arrived %s late, more than the outage %s and %s",
 				a.Message.ID, a.Message.Delay, a.Lateness, outage, restartLatenessMargin))
-		case firstHopDue(a.Message, restartResolution).After(back.Add(restartSettledAfter)) && a.Lateness > restartPunctual:
+		case firstHop.After(back.Add(restartSettledAfter)) && a.Lateness > restartPunctual:
 			problems = append(problems, fmt.Errorf("%s (delay %s) left its first level queue %s after the broker was back but arrived %s late",
-				a.Message.ID, a.Message.Delay, firstHopDue(a.Message, restartResolution).Sub(back).Round(time.Millisecond), a.Lateness))
+				a.Message.ID, a.Message.Delay, firstHop.Sub(back).Round(time.Millisecond), a.Lateness))
 		}
 	}
 	return joinErrors(problems)

@@ -2,13 +2,17 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -115,6 +119,19 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 		if resolved, err = topology.NextGeneration(resolved, current, draining); err != nil {
 			resp.Diagnostics.Append(problemDiagnostics(err, "Cannot Change the Delay Queue Set", nil)...)
 			return
+		}
+		drifted, diags := driftedHolding(ctx, req.Private)
+		resp.Diagnostics.Append(diags...)
+		if len(drifted) > 0 && resolved.Generation == current.Generation {
+			if resolved, err = topology.NewGeneration(resolved, current, draining); err != nil {
+				resp.Diagnostics.Append(problemDiagnostics(err, "Cannot Repair the Delay Queue Set", nil)...)
+				return
+			}
+			resp.Diagnostics.AddWarning("Drifted Queues Hold Messages",
+				fmt.Sprintf("The arguments of %s changed outside Terraform, and the broker cannot change them back in place; "+
+					"they hold messages, so this apply does not declare them again but starts generation %d of the delay queue set %q "+
+					"beside them. They drain as they are, and the first apply that finds them empty deletes them.",
+					strings.Join(drifted, ", "), resolved.Generation, resolved.Name))
 		}
 		plan.Draining = state.Draining
 		if resolved.Generation != current.Generation {
@@ -229,13 +246,18 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		}
 		setSpec(&state, inferred)
 	}
-	if inferErr == nil {
-		// The broker says which generation is current, even after an apply
-		// cut off in the middle of a change; the state says how it should be.
-		state.Generation = types.Int64Value(int64(inferred.Generation))
-		state.ExchangeGeneration = types.Int64Value(int64(inferred.FormatGeneration))
-	} else {
+	spec, _, diags := planOf(state)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if inferErr != nil {
 		draining = nil // drift the next plan shows; the state's generations stand
+	} else if followed := topology.FollowBroker(spec, inferred); followed.Generation != spec.Generation ||
+		followed.FormatGeneration != spec.FormatGeneration {
+		// The broker holds a generation the state does not know: an apply
+		// was cut off in the middle of a change. The next plan starts from it.
+		setGeneration(&state, followed)
 	}
 	spec, desired, diags := planOf(state)
 	resp.Diagnostics.Append(diags...)
@@ -247,6 +269,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		resp.Diagnostics.Append(brokerError("read", spec, err, "")...)
 		return
 	}
+	resp.Diagnostics.Append(r.noteDriftedHolding(ctx, client, spec, actual, resp.Private)...)
 	state.Draining, diags = drainingValue(name, draining, counts)
 	resp.Diagnostics.Append(diags...)
 	// Listed in the plan's order so that an unchanged set reads back exactly
@@ -281,7 +304,7 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	draining, err := r.keepDraining(ctx, client, spec, actual)
+	draining, err := r.keepDraining(ctx, client, spec, actual, req.State)
 	if err == nil {
 		// After a failure the state keeps the prior values: the next refresh
 		// reads what the broker has, and the next apply makes what is missing.
@@ -295,7 +318,7 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 	// Wait for the draining generations to empty, then delete those that did.
 	wait, _ := time.ParseDuration(plan.MigrationWait.ValueString())
 	counts, err := r.drainingMessages(ctx, client, spec, draining)
-	for deadline := time.Now().Add(wait); err == nil && holding(spec, draining, counts) > 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(wait); err == nil && len(topology.Holding(spec.Name, draining, counts)) > 0 && time.Now().Before(deadline); {
 		select {
 		case <-ctx.Done():
 			err = context.Cause(ctx)
@@ -303,13 +326,7 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 			counts, err = r.drainingMessages(ctx, client, spec, draining)
 		}
 	}
-	if err == nil && holding(spec, draining, counts) < len(draining) {
-		var still []topology.Generation
-		for _, g := range draining {
-			if generationMessages(spec, g, counts) > 0 {
-				still = append(still, g)
-			}
-		}
+	if still := topology.Holding(spec.Name, draining, counts); err == nil && len(still) < len(draining) {
 		actual, err = client.ReadSet(ctx, spec.VHost, spec.Name)
 		if err == nil {
 			err = r.applyGenerations(ctx, client, spec, still, actual, false)
@@ -334,36 +351,38 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 	}
 	plan.Draining, diags = drainingValue(spec.Name, draining, counts)
 	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, driftedHoldingKey, nil)...) // repaired: the next refresh looks again
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
 // keepDraining lists the generations of actual other than spec's that the
-// update keeps: those that hold messages, and the current one when spec
-// starts a new generation (it drains from now on), oldest first.
-func (r *DelayQueueSetResource) keepDraining(ctx context.Context, client *broker.Client, spec topology.Spec, actual topology.Topology) ([]topology.Generation, error) {
+// update keeps (see topology.KeepDraining). The broker says which they are;
+// when its objects explain no set (a queue of the current generation
+// drifted), the prior state does.
+func (r *DelayQueueSetResource) keepDraining(ctx context.Context, client *broker.Client, spec topology.Spec, actual topology.Topology,
+	prior tfsdk.State,
+) ([]topology.Generation, error) {
 	current, draining, inferErr := topology.InferGenerations(spec.Name, actual)
 	if inferErr != nil {
-		// Nothing of the set, or drift that Diff repairs: no generation to keep.
-		return nil, nil //nolint:nilerr // an actual set no spec explains has no generation to drain, which is no failure
+		var state delayQueueSetModel
+		if diags := prior.Get(ctx, &state); diags.HasError() {
+			return nil, fmt.Errorf("reading the prior state: %v", diags)
+		}
+		var diags diag.Diagnostics
+		if current, _, diags = planOf(state); diags.HasError() {
+			return nil, nil // no prior set to keep anything of: Diff makes the set
+		}
+		draining, _ = drainingOf(state)
 	}
-	switching := current.Generation != spec.Generation
-	if switching {
-		draining = append(draining, current.CurrentGeneration())
+	counted := draining
+	if current.Generation != spec.Generation {
+		counted = append(slices.Clone(draining), current.CurrentGeneration())
 	}
-	counts, err := r.drainingMessages(ctx, client, spec, draining)
+	counts, err := r.drainingMessages(ctx, client, spec, counted)
 	if err != nil {
 		return nil, err
 	}
-	var keep []topology.Generation
-	for i, g := range draining {
-		if g.Number == spec.Generation {
-			continue // a cut-off change made it current already
-		}
-		if generationMessages(spec, g, counts) > 0 || (switching && i == len(draining)-1) {
-			keep = append(keep, g)
-		}
-	}
-	return keep, nil
+	return topology.KeepDraining(spec, current, draining, counts), nil
 }
 
 // applyGenerations makes actual the set of spec with the draining
@@ -376,27 +395,8 @@ func (r *DelayQueueSetResource) applyGenerations(ctx context.Context, client *br
 		return err
 	}
 	desired = topology.KeepParkingLot(spec.Name, desired, topology.ParkingLotType(spec.Name, actual))
+	desired = topology.KeepDrainingQueues(spec.Name, desired, actual, draining)
 	return r.apply(ctx, client, spec, topology.Diff(desired, actual), force)
-}
-
-// generationMessages is how many messages g's queues hold by counts.
-func generationMessages(spec topology.Spec, g topology.Generation, counts map[string]int64) int64 {
-	total := int64(0)
-	for _, q := range g.Queues(spec.Name) {
-		total += counts[q]
-	}
-	return total
-}
-
-// holding is how many of the generations hold messages by counts.
-func holding(spec topology.Spec, generations []topology.Generation, counts map[string]int64) int {
-	n := 0
-	for _, g := range generations {
-		if generationMessages(spec, g, counts) > 0 {
-			n++
-		}
-	}
-	return n
 }
 
 func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -507,4 +507,57 @@ func stateParkingLotType(state delayQueueSetModel) topology.QueueType {
 		}
 	}
 	return topology.ParkingLotType(state.Name.ValueString(), topology.Topology{Queues: queues})
+}
+
+// privateState is the provider's private data of a resource, as the
+// framework passes it (its type is internal to the framework).
+type privateState interface {
+	GetKey(context.Context, string) ([]byte, diag.Diagnostics)
+	SetKey(context.Context, string, []byte) diag.Diagnostics
+}
+
+// driftedHoldingKey is the private state key under which a refresh notes
+// the TTL queues of the current generation that drifted and hold messages,
+// for the next plan to repair through a new generation.
+const driftedHoldingKey = "drifted_queues_holding_messages"
+
+// noteDriftedHolding notes in private the TTL queues of spec's generation
+// whose arguments drifted and that hold messages (see
+// topology.DriftedQueues), or that there are none. It asks the broker only
+// about drifted queues: nothing when none drifted.
+func (r *DelayQueueSetResource) noteDriftedHolding(ctx context.Context, client *broker.Client, spec topology.Spec, actual topology.Topology,
+	private privateState,
+) diag.Diagnostics {
+	drifted, err := topology.DriftedQueues(spec, actual)
+	if err != nil || len(drifted) == 0 {
+		return private.SetKey(ctx, driftedHoldingKey, nil)
+	}
+	held, err := client.HeldMessages(ctx, spec.VHost, drifted)
+	if err != nil {
+		return brokerError("read", spec, err, "")
+	}
+	var holding []string
+	for _, queue := range drifted {
+		if held[queue] > 0 {
+			holding = append(holding, queue)
+		}
+	}
+	if len(holding) == 0 {
+		return private.SetKey(ctx, driftedHoldingKey, nil)
+	}
+	value, _ := json.Marshal(holding) // a list of strings always marshals
+	return private.SetKey(ctx, driftedHoldingKey, value)
+}
+
+// driftedHolding reads what noteDriftedHolding noted.
+func driftedHolding(ctx context.Context, private privateState) ([]string, diag.Diagnostics) {
+	value, diags := private.GetKey(ctx, driftedHoldingKey)
+	if diags.HasError() || len(value) == 0 {
+		return nil, diags
+	}
+	var queues []string
+	if err := json.Unmarshal(value, &queues); err != nil {
+		diags.AddError("Unreadable Private State", fmt.Sprintf("The provider's note %q in the state is not a list of queue names: %v", driftedHoldingKey, err))
+	}
+	return queues, diags
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,19 +50,10 @@ func TestAccDelayQueueSet_dataPath(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             dataPathCheckGone(conn, names),
 		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`
-resource "rabbitmq_delay_queue_set" "test" {
-  name          = %q
+			Config: dataPathSetConfig(name, routeQueue, fmt.Sprintf(`
   levels        = %d
   resolution    = %q
-  force_destroy = true # a failed run must not leave messages that block destroy
-
-  route {
-    destination = %q
-    key         = %q
-  }
-}
-`, name, dataPathLevels, dataPathResolution, routeQueue, dataPathKey),
+  force_destroy = true # a failed run must not leave messages that block destroy`, dataPathLevels, dataPathResolution)),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(address, "ingest_exchange", names.Ingest()),
 				resource.TestCheckResourceAttr(address, "unroutable_queue", names.Unroutable()),
@@ -76,6 +68,22 @@ resource "rabbitmq_delay_queue_set" "test" {
 			),
 		}},
 	})
+}
+
+// dataPathSetConfig is the configuration of a set named name with
+// attributes (HCL lines) and one route, of dataPathKey to routeQueue.
+func dataPathSetConfig(name, routeQueue, attributes string) string {
+	return fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "test" {
+  name = %q
+%s
+
+  route {
+    destination = %q
+    key         = %q
+  }
+}
+`, name, strings.TrimPrefix(attributes, "\n"), routeQueue, dataPathKey)
 }
 
 // dataPathSetUp skips the test unless acceptance tests run, connects over

@@ -217,11 +217,9 @@ func drainingValue(name string, generations []topology.Generation, counts map[st
 	var diags diag.Diagnostics
 	entries := make([]attr.Value, 0, len(generations))
 	for _, g := range generations {
-		total := int64(0)
 		queues := map[string]attr.Value{}
 		for _, q := range g.Queues(name) {
 			queues[q] = types.Int64Value(counts[q])
-			total += counts[q]
 		}
 		entries = append(entries, object(&diags, drainingObjectType, map[string]attr.Value{
 			"generation":           types.Int64Value(int64(g.Number)),
@@ -231,7 +229,7 @@ func drainingValue(name string, generations []topology.Generation, counts map[st
 			"resolution":           types.StringValue(topology.FormatDuration(g.Resolution)),
 			"queue_type":           types.StringValue(string(g.QueueType)),
 			"dead_letter_strategy": types.StringValue(string(g.DeadLetterStrategy)),
-			"messages":             types.Int64Value(total),
+			"messages":             types.Int64Value(g.Messages(name, counts)),
 			"queues":               types.MapValueMust(types.Int64Type, queues),
 		}))
 	}
@@ -287,12 +285,7 @@ func setPlanned(ctx context.Context, m *delayQueueSetModel, resolved topology.Sp
 
 // setSpec writes an inferred spec into a freshly imported state.
 func setSpec(m *delayQueueSetModel, spec topology.Spec) {
-	m.Levels = types.Int64Value(int64(spec.Levels))
-	m.Radix = types.Int64Value(int64(spec.Radix))
-	m.MaxDelay = types.StringNull()
-	m.Resolution = types.StringValue(topology.FormatDuration(spec.Resolution))
-	m.QueueType = types.StringValue(string(spec.QueueType))
-	m.DeadLetterStrategy = types.StringValue(string(spec.DeadLetterStrategy))
+	setGeneration(m, spec)
 	m.ForceDestroy = types.BoolValue(false)
 	routes := make([]attr.Value, 0, len(spec.Routes))
 	for _, route := range spec.Routes {
@@ -310,6 +303,19 @@ func setSpec(m *delayQueueSetModel, spec topology.Spec) {
 		routes = append(routes, types.ObjectValueMust(routeObjectType.AttrTypes, r))
 	}
 	m.Routes = types.ListValueMust(routeObjectType, routes)
+}
+
+// setGeneration stores what a resolved spec says of its generation: its
+// key format, queue kind and generation numbers (levels, not max_delay).
+func setGeneration(m *delayQueueSetModel, spec topology.Spec) {
+	m.Levels = types.Int64Value(int64(spec.Levels))
+	m.Radix = types.Int64Value(int64(spec.Radix))
+	m.MaxDelay = types.StringNull()
+	m.Resolution = types.StringValue(topology.FormatDuration(spec.Resolution))
+	m.QueueType = types.StringValue(string(spec.QueueType))
+	m.DeadLetterStrategy = types.StringValue(string(spec.DeadLetterStrategy))
+	m.Generation = types.Int64Value(int64(spec.Generation))
+	m.ExchangeGeneration = types.Int64Value(int64(spec.FormatGeneration))
 }
 
 // setObjects stores a topology's exchanges and queues in the computed lists.

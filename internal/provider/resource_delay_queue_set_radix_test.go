@@ -341,20 +341,11 @@ func TestAccDelayQueueSet_dataPathRadix16(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             dataPathCheckGone(conn, names),
 		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`
-resource "rabbitmq_delay_queue_set" "test" {
-  name          = %q
+			Config: dataPathSetConfig(name, routeQueue, fmt.Sprintf(`
   levels        = %d
   radix         = %d
   resolution    = "100ms"
-  force_destroy = true # a failed run must not leave messages that block destroy
-
-  route {
-    destination = %q
-    key         = %q
-  }
-}
-`, name, radix16Levels, radix16, routeQueue, dataPathKey),
+  force_destroy = true # a failed run must not leave messages that block destroy`, radix16Levels, radix16)),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(address, "radix", "16"),
 				resource.TestCheckResourceAttr(address, "levels", "2"),

@@ -450,25 +450,40 @@ func testLogPartialSet(t *testing.T, client *broker.Client, name string, proxy *
 // no other exchange or queue whose name starts with the set's name and a dot.
 func testCheckOnlyPlanned(client *broker.Client, spec topology.Spec) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
-		want := map[string]bool{}
-		if spec.Levels > 0 {
-			if err := testCheckSetMatchesPlan(client, spec)(s); err != nil {
+		if spec.Levels == 0 {
+			if err := testCheckSetGoneIn(client, spec.VHost, spec.Name)(s); err != nil {
 				return err
 			}
-			desired, err := topology.Plan(spec)
-			if err != nil {
-				return err
-			}
-			for _, x := range desired.Exchanges {
-				want["exchange "+x.Name] = true
-			}
-			for _, q := range desired.Queues {
-				want["queue "+q.Name] = true
-			}
-		} else if err := testCheckSetGoneIn(client, spec.VHost, spec.Name)(s); err != nil {
+			return testCheckOnly(client, spec.Name, topology.Topology{VHost: spec.VHost})(s)
+		}
+		desired, err := topology.Plan(spec)
+		if err != nil {
 			return err
 		}
-		found, err := testObjectsWithPrefix(spec.VHost, spec.Name+".")
+		return testCheckOnly(client, spec.Name, desired)(s)
+	}
+}
+
+// testCheckOnly asks the broker that set name is exactly desired and that
+// the vhost holds no other exchange or queue whose name starts with the
+// set's name and a dot.
+func testCheckOnly(client *broker.Client, name string, desired topology.Topology) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		actual, err := client.ReadSet(context.Background(), desired.VHost, name)
+		if err != nil {
+			return err
+		}
+		if changes := topology.Diff(desired, actual); len(changes) > 0 {
+			return fmt.Errorf("the broker differs from the plan of %q by %d changes, the first: %s", name, len(changes), changes[0].Reason)
+		}
+		want := map[string]bool{}
+		for _, x := range desired.Exchanges {
+			want["exchange "+x.Name] = true
+		}
+		for _, q := range desired.Queues {
+			want["queue "+q.Name] = true
+		}
+		found, err := testObjectsWithPrefix(desired.VHost, name+".")
 		if err != nil {
 			return err
 		}
@@ -479,7 +494,7 @@ func testCheckOnlyPlanned(client *broker.Client, spec topology.Spec) resource.Te
 			}
 		}
 		if len(extra) > 0 {
-			return fmt.Errorf("the broker holds objects named after the set %q that its plan does not: %s", spec.Name, strings.Join(extra, ", "))
+			return fmt.Errorf("the broker holds objects named after the set %q that its plan does not: %s", name, strings.Join(extra, ", "))
 		}
 		return nil
 	}
