@@ -19,6 +19,7 @@ import (
 // The top-level tests, as the write-up tells which ran.
 const (
 	restartTest  = "TestFaultBrokerRestart"
+	drainingTest = "TestFaultRestartWhileDraining"
 	nodeLossTest = "TestFaultClusterNodeLoss"
 	tlsTest      = "TestFaultManagementTLS"
 )
@@ -63,6 +64,9 @@ func (r *reportTables) markdown(run runInfo) (text string, ok bool) {
 	b.WriteString("\n## What the scenarios do and what they show\n")
 	if restart, found := w.find(func(row faultRow) bool { return row.Test == restartTest }); found {
 		w.restartSection(restart)
+	}
+	if draining, found := w.find(func(row faultRow) bool { return row.Test == drainingTest }); found {
+		w.drainingSection(draining)
 	}
 	if slices.Contains(r.tests, nodeLossTest) {
 		w.nodeLossSection()
@@ -131,6 +135,20 @@ func (w *writeUp) restartSection(row faultRow) {
 		topology.FormatDuration(restartMinDelay), topology.FormatDuration(maxDelay), thousands(row.Messages), row.Lost,
 		row.Parked, row.Duplicated, seconds(row.Max), seconds(row.Outage), topology.FormatDuration(restartLatenessMargin),
 		topology.FormatDuration(restartSettledAfter), topology.FormatDuration(restartPunctual))
+}
+
+func (w *writeUp) drainingSection(row faultRow) {
+	before := topology.MaxDelayFor(drainingLevels, restartResolution)
+	fmt.Fprintf(&w.b, "\n**Broker restart while a generation drains.** One node, a quorum at-least-once set of %d levels at %s holding "+
+		"%s messages (delays up to %s) changes its resolution to %s: the old generation drains through its own queues and "+
+		"exchanges while new messages take the new one. Then %s more go to each (the old key format to the old ingest, the new "+
+		"one to the new), and the node is stopped and started again. Of the %s messages, %d were lost, %d parked and %d "+
+		"duplicated; extra lateness at most %s for an outage of %s (the test allows the outage and %s, as for a set without a change). "+
+		"The next apply deleted the "+
+		"drained generation, and the plan after it was empty.\n",
+		drainingLevels, topology.FormatDuration(restartResolution), thousands(restartMessages/2), topology.FormatDuration(before),
+		topology.FormatDuration(restartResolution/2), thousands(restartMessages/4), thousands(row.Messages), row.Lost, row.Parked,
+		row.Duplicated, seconds(row.Max), seconds(row.Outage), topology.FormatDuration(restartLatenessMargin))
 }
 
 func (w *writeUp) nodeLossSection() {
@@ -325,7 +343,7 @@ var update = flag.Bool("update", false, "rewrite testdata/faults.md")
 // fixtureRun is a whole run's report: the restart, both strategies of the
 // node loss, and the TLS test, with the figures of an earlier real run.
 func fixtureRun() (*reportTables, runInfo) {
-	r := &reportTables{tests: []string{nodeLossTest, restartTest, tlsTest}, rabbitMQ: "3.10.8", erlang: "25.2.3"}
+	r := &reportTables{tests: []string{nodeLossTest, restartTest, drainingTest, tlsTest}, rabbitMQ: "3.10.8", erlang: "25.2.3"}
 	s := func(seconds float64) time.Duration { return time.Duration(seconds * float64(time.Second)) }
 	loss := func(strategy topology.DeadLetterStrategy, destination, description string, lost, parked int, p99, maxLateness, outage, afterBack float64) faultRow {
 		return faultRow{Scenario: fmt.Sprintf("node loss (3 nodes, %s) → %s", strategy, description), Messages: 700,
@@ -341,6 +359,8 @@ func fixtureRun() (*reportTables, runInfo) {
 		loss(topology.AtMostOnce, "single", "quorum queue, 1 replica on the lost node", 456, 0, 0.42, 0.42, 19.53, 0.4),
 		{Scenario: "broker restart (1 node, at-least-once) → quorum queue", Messages: 2000, Duplicated: 2, Redelivered: 1,
 			P99: s(13.63), Max: s(13.63), Outage: s(14.28), Test: restartTest, Strategy: topology.AtLeastOnce},
+		{Scenario: "broker restart while a generation drains (1 node, at-least-once) → quorum queue", Messages: 2000,
+			P99: s(9.82), Max: s(10.18), Outage: s(10.18), Test: drainingTest, Strategy: topology.AtLeastOnce},
 	}
 	r.phases = []phase{
 		{Name: nodeLossTest + ": cluster 1 2 3", Took: s(40.9)},
@@ -392,7 +412,7 @@ func TestMarkdownHoldsTheRun(t *testing.T) {
 		run.Provenance.Markdown(),
 		"| node loss (3 nodes, at-most-once) → quorum queue, 1 replica on the lost node | 700 | 456 | 0 | 0 | 0 | 0.42 s | 0.42 s | 19.53 s |",
 		"| broker restart (1 node, at-least-once) → quorum queue | 2000 | 0 | 0 | 2 (1 redelivered) | 0 | 13.63 s | 13.63 s | 14.28 s |",
-		"which ran TestFaultClusterNodeLoss, TestFaultBrokerRestart, TestFaultManagementTLS in 3m43s",
+		"which ran TestFaultClusterNodeLoss, TestFaultBrokerRestart, TestFaultRestartWhileDraining, TestFaultManagementTLS in 3m43s",
 		"No message arrived early, 2 messages arrived twice",
 		"at most 13.63 s, for an outage of 14.28 s",
 		"(outage 19.53–21.12 s, boot included)",
