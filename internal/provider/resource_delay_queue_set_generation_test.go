@@ -388,13 +388,13 @@ func writeMigrationMarkdown(t *testing.T, path string, p machine.Provenance, run
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Changing a set that holds messages\n\n%s", p.Markdown())
 	fmt.Fprintf(&b, "Written by `make test-migration MIGRATION_MARKDOWN=…` (TestAccDelayQueueSet_changeUnderLoad), which passed: every figure below is that run's.\n\n")
-	fmt.Fprintf(&b, "Each run applies a set of %d levels at 1s (`migration_wait = \"0s\"`), publishes %d messages at once with delays of 1–%s, "+
+	fmt.Fprintf(&b, "Each run applies a set of %d levels at 1s (`migration_wait = \"0s\"`), publishes %d messages at once with delays of 1s–%ds, "+
 		"then %d msg/s to the same ingest exchange in the key format it started with while the next apply runs, and for 5 s after it; "+
 		"then it waits for every message and applies again, which deletes the drained generation. Lateness is arrival − publish time − delay, "+
 		"over every message of the run; the delays are whole seconds, so it is what the broker and the change add. "+
 		"The first run applies the same configuration twice: nothing changes.\n\n",
-		generationLevels, generationHeld, generationLongest, generationRate)
-	b.WriteString("| run | change | messages | duplicated | early | p50 lateness | p99 lateness | p99 ÷ no change | max lateness | the change's terraform run |\n")
+		generationLevels, generationHeld, int(generationLongest/time.Second), generationRate)
+	b.WriteString("| run | change | messages | duplicated | early | p50 lateness | p99 lateness | p99 ÷ no change | max lateness | the change's terraform step |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range runs {
 		change := "none"
