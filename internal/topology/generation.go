@@ -116,7 +116,7 @@ func PlanGenerations(s Spec, draining []Generation) (Topology, error) {
 	}
 	alternate := ExchangeArguments{AlternateExchange: names.Unroutable()}
 	for _, g := range resolved {
-		l := layout{names: names, radix: g.Radix, levels: g.Levels}
+		l := radixLayout{names: names, radix: g.Radix, levels: g.Levels}
 		objects := newPlanNames(l, g.Number, g.Format)
 		if newestOfFormat[g.Format] == g.Number && g.Format != s.FormatGeneration {
 			top.Exchanges = append(top.Exchanges,
@@ -205,7 +205,7 @@ func CurrentObjects(s Spec, actual Topology) Topology {
 // level, then digit.
 func (g Generation) Queues(name string) []string {
 	chain := Names(name).Generation(g.Number)
-	l := layout{radix: radixOrDefault(g.Radix), levels: g.Levels}
+	l := radixLayout{radix: radixOrDefault(g.Radix), levels: g.Levels}
 	stages := l.stages()
 	queues := make([]string, len(stages))
 	for i, st := range stages {

@@ -257,7 +257,7 @@ func (c *chainObjects) inferAgreeing(names Names, number int) (Generation, []str
 	if len(c.radixes) != 1 {
 		return c.infer(names, number)
 	}
-	l := layout{radix: c.radixes[0]}
+	l := radixLayout{radix: c.radixes[0]}
 	type signature struct {
 		resolution int64 // ms; -1 when the TTL gives none
 		queueType  QueueType
@@ -302,7 +302,7 @@ func inferResolution(names GenerationNames, radix int, levelQueues []levelQueue)
 		return 0, []string{fmt.Sprintf(
 			"no level queue (%s …) exists, so the resolution cannot be read from an x-message-ttl", names.Queue(radix, 0, 1))}
 	}
-	l := layout{radix: radix}
+	l := radixLayout{radix: radix}
 	var reasons, usable []string
 	var resolutions []int64 // distinct, in level order
 	var without []string

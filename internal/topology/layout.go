@@ -114,7 +114,7 @@ func smallestLevels(maxDelay time.Duration, radix int, resolution time.Duration)
 // topTTLFactor is the top queue's TTL in ticks, (radix−1)·radix^(levels−1),
 // saturated at the largest int64.
 func topTTLFactor(levels, radix int) int64 {
-	return layout{radix: radix}.ttlTicks(stage{levels - 1, radix - 1})
+	return radixLayout{radix: radix}.ttlTicks(stage{levels - 1, radix - 1})
 }
 
 // ttlFactorText spells the TTL of the queue of digit at level in ticks as
@@ -134,9 +134,10 @@ func tooManyLevelsForRadix(levels, radix int, resolution time.Duration, limit in
 		levels, radix, resolution, resolution.Milliseconds(), ttlFactorText(radix, levels-1, radix-1), MaxTTL, limit)}
 }
 
-// layout answers, for one set, the questions whose answer depends on the
-// radix: object names, queue TTLs, delay bindings.
-type layout struct {
+// radixLayout answers, for one set of the default layout, the questions
+// whose answer depends on the radix: object names, queue TTLs, delay
+// bindings.
+type radixLayout struct {
 	names  Names
 	radix  int
 	levels int
@@ -149,7 +150,7 @@ type stage struct {
 }
 
 // stages lists the layout's TTL queues by level, then digit, ascending.
-func (l layout) stages() []stage {
+func (l radixLayout) stages() []stage {
 	stages := make([]stage, 0, l.levels*(l.radix-1))
 	for k := range l.levels {
 		for v := 1; v < l.radix; v++ {
@@ -161,7 +162,7 @@ func (l layout) stages() []stage {
 
 // ttlTicks is the stage's TTL in ticks, digit·radix^level, saturated at the
 // largest int64 (a valid set's are within MaxTTL).
-func (l layout) ttlTicks(s stage) int64 {
+func (l radixLayout) ttlTicks(s stage) int64 {
 	hi, lo := bits.Mul64(maxTicks(s.level, l.radix)+1, uint64(s.digit))
 	if hi != 0 || lo > math.MaxInt64 {
 		return math.MaxInt64
@@ -171,7 +172,7 @@ func (l layout) ttlTicks(s stage) int64 {
 
 // delayBindings is the number of bindings that carry a message through the
 // delay: (radix−1)·D(D+1)/2 to the queues and D+1 to out.
-func (l layout) delayBindings() int {
+func (l radixLayout) delayBindings() int {
 	return (l.radix-1)*l.levels*(l.levels+1)/2 + l.levels + 1
 }
 
@@ -180,7 +181,7 @@ func (l layout) delayBindings() int {
 // j = remaining−1 … 0 and v = 1 … radix−1 when digit j is the highest
 // nonzero one and is v ("#.0^(remaining−1−j).v.*^j"), and to out when all
 // are zero ("#.0^remaining").
-func (l layout) appendDelayBindings(bindings []Binding, queues [][]string, out, source string, remaining int) []Binding {
+func (l radixLayout) appendDelayBindings(bindings []Binding, queues [][]string, out, source string, remaining int) []Binding {
 	key := make([]byte, 0, 2*remaining+digitWidth(l.radix)) // "#", then one-byte words and one digit
 	for j := remaining - 1; j >= 0; j-- {
 		for v := 1; v < l.radix; v++ {

@@ -15,7 +15,7 @@ func Plan(s Spec) (Topology, error) {
 	if err != nil {
 		return Topology{}, err
 	}
-	l := layout{names: Names(s.Name), radix: s.Radix, levels: s.Levels}
+	l := radixLayout{names: Names(s.Name), radix: s.Radix, levels: s.Levels}
 	n := s.Levels
 	objects := newPlanNames(l, s.Generation, s.FormatGeneration)
 	alternate := ExchangeArguments{AlternateExchange: objects.unroutable}
@@ -52,7 +52,7 @@ func Plan(s Spec) (Topology, error) {
 
 // chainQueues are the TTL queues of generation g, by level, then digit;
 // g's fields are resolved and its top TTL within MaxTTL.
-func chainQueues(l layout, objects planNames, g Generation) []Queue {
+func chainQueues(l radixLayout, objects planNames, g Generation) []Queue {
 	stages := l.stages()
 	queues := make([]Queue, 0, len(stages)+1)
 	ttl := g.Resolution.Milliseconds()
@@ -94,7 +94,7 @@ type planNames struct {
 
 // newPlanNames names the objects of generation's chain and the ingest and
 // out exchanges of generation format.
-func newPlanNames(l layout, generation, format int) planNames {
+func newPlanNames(l radixLayout, generation, format int) planNames {
 	chain, exchanges := l.names.Generation(generation), l.names.Generation(format)
 	p := planNames{
 		ingest: exchanges.Ingest(), out: exchanges.Out(), unroutable: l.names.Unroutable(),
