@@ -441,6 +441,9 @@ func missingReason(name, object string) string {
 	if o, ok := levelObject(name); ok {
 		return o.label() + " is missing"
 	}
+	if label, ok := libraryObjectLabel(name); ok {
+		return label + " is missing"
+	}
 	return "the " + object + " is missing"
 }
 
@@ -449,7 +452,10 @@ func missingReason(name, object string) string {
 // another radix.
 func unwantedReason(name string, wantRadix int) string {
 	o, ok := levelObject(name)
+	label, ofLibrary := libraryObjectLabel(name)
 	switch {
+	case ofLibrary:
+		return label + " is no longer in the set"
 	case !ok:
 		return "no longer part of the set"
 	case wantRadix != 0 && o.radix != wantRadix:
@@ -464,7 +470,8 @@ func unwantedBindingReason(b Binding, want topologyIndex, wantRadix int) string 
 	for _, end := range []string{b.Destination, b.Source} {
 		_, wantedQueue := want.queueByName[end]
 		_, wantedExchange := want.exchangeByName[end]
-		if _, ok := levelObject(end); ok && !wantedQueue && !wantedExchange {
+		_, ofLibrary := libraryObjectLabel(end)
+		if _, ok := levelObject(end); (ok || ofLibrary) && !wantedQueue && !wantedExchange {
 			return unwantedReason(end, wantRadix)
 		}
 	}

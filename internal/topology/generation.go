@@ -66,10 +66,21 @@ func (g Generation) sameQueues(other Generation) bool {
 // they always have. Otherwise it is the next number after every generation
 // that exists, with actual's ingest and out exchanges when the key format
 // stays the same, and its own otherwise.
+//
+// A change of layout is no generation: the objects of one layout are not
+// the other's, so the set must be replaced; it is refused. A library's
+// layout has no generations: its changes replace the objects that differ.
 func NextGeneration(desired, actual Spec, draining []Generation) (Spec, error) {
 	desired, err := Resolve(desired)
 	if err != nil {
 		return Spec{}, err
+	}
+	if from, to := actual.Layout.OrDefault(), desired.Layout.OrDefault(); from != to {
+		return Spec{}, &FieldError{Field: "layout", Route: -1, Message: fmt.Sprintf(
+			"cannot change from %q to %q in place: the layouts' objects have other names, so the set must be replaced", from, to)}
+	}
+	if _, ok := libraryOf(desired.Layout); ok {
+		return desired, nil
 	}
 	want, have := desired.CurrentGeneration(), actual.CurrentGeneration()
 	sharesExchanges := false // with a draining generation, which must keep its key format

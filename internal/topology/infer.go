@@ -49,9 +49,65 @@ func (e *InferError) Error() string {
 // It fails with an [*InferError] when no level object exists, when the
 // level objects are of different radixes, when no level queue has a TTL, or
 // when the level queues disagree on what they should share.
+//
+// A set of a library's layout ([LayoutNServiceBus], [LayoutCelery]) is
+// told by its objects' names, which are the library's whatever the set's
+// name, when actual holds no object named for the set in the default
+// layout: see [InferLayout].
 func Infer(name string, actual Topology) (Spec, error) {
 	spec, _, err := InferGenerations(name, actual)
 	return spec, err
+}
+
+// InferLayout is [InferGenerations] of a set whose layout is known, such
+// as one a refresh reads back. In a library's layout everything but the
+// queue type (Celery's, which its level queues' x-queue-type tells) and
+// the routes is fixed, so any part of its objects, or none, gives a spec
+// whose plan's Diff shows what is missing or declared otherwise; its
+// routes are the delivery exchange's bindings on "#.<key>", or "#" for
+// the empty key; the levels' queues must not disagree on their type. Such
+// a set has no draining generations.
+func InferLayout(name string, layout Layout, actual Topology) (spec Spec, draining []Generation, err error) {
+	lib, problem := checkLayout(layout)
+	switch {
+	case problem != nil:
+		return Spec{}, nil, &InferError{Name: name, Reasons: []string{problem.Error()}}
+	case lib != nil:
+		spec, err = lib.infer(name, actual)
+		return spec, nil, err
+	}
+	return inferDefaultLayout(name, actual)
+}
+
+// layoutOf tells which layout's objects actual holds for the set name: the
+// default layout's when any object is named for the set, otherwise the one
+// library's whose objects are there; the default layout when none are.
+func layoutOf(name string, actual Topology) (Layout, error) {
+	names := Names(name)
+	for _, e := range actual.Exchanges {
+		if names.parse(e.Name).kind != kindNone {
+			return "", nil
+		}
+	}
+	for _, q := range actual.Queues {
+		if names.parse(q.Name).kind != kindNone {
+			return "", nil
+		}
+	}
+	var found []Layout
+	for _, l := range Layouts {
+		if lib, ok := libraryOf(l); ok && lib.holds(actual) {
+			found = append(found, l)
+		}
+	}
+	if len(found) > 1 {
+		return "", &InferError{Name: name, Reasons: []string{fmt.Sprintf(
+			"the objects are those of two layouts, %s; name the layout to import (InferLayout)", joinValues(found))}}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	return "", nil
 }
 
 // InferGenerations is [Infer] for a set with several generations
@@ -68,7 +124,18 @@ func Infer(name string, actual Topology) (Spec, error) {
 // queue is not a generation (see below). An older generation whose queues
 // disagree (one drifted) is read from those that agree; the current one
 // must agree throughout.
+//
+// The layout is told as [Infer] tells it.
 func InferGenerations(name string, actual Topology) (spec Spec, draining []Generation, err error) {
+	layout, err := layoutOf(name, actual)
+	if err != nil {
+		return Spec{}, nil, err
+	}
+	return InferLayout(name, layout, actual)
+}
+
+// inferDefaultLayout is InferGenerations of a set of the default layout.
+func inferDefaultLayout(name string, actual Topology) (spec Spec, draining []Generation, err error) {
 	names := Names(name)
 	chains := map[int]*chainObjects{}
 	chain := func(generation int) *chainObjects {
@@ -170,11 +237,20 @@ func InferGenerations(name string, actual Topology) (spec Spec, draining []Gener
 		Generation:         current.Number,
 		FormatGeneration:   current.Format,
 	}
+	resolved, err := resolveInferred(spec)
+	if err != nil {
+		return Spec{}, nil, err
+	}
+	return resolved, draining, nil
+}
+
+// resolveInferred resolves a spec read from a topology. A route Validate
+// refuses is drift to delete, not a reason to refuse the import: it is
+// left out.
+func resolveInferred(spec Spec) (Spec, error) {
 	resolved, err := Resolve(spec)
 	var invalid ValidationErrors
 	if errors.As(err, &invalid) {
-		// A route Validate refuses is drift to delete, not a reason to refuse
-		// the import: leave it out and try again.
 		refused := map[int]bool{}
 		for _, problem := range invalid {
 			if problem.Route >= 0 {
@@ -193,9 +269,9 @@ func InferGenerations(name string, actual Topology) (spec Spec, draining []Gener
 		}
 	}
 	if err != nil {
-		return Spec{}, nil, &InferError{Name: name, Reasons: []string{"the inferred spec is invalid: " + err.Error()}}
+		return Spec{}, &InferError{Name: spec.Name, Reasons: []string{"the inferred spec is invalid: " + err.Error()}}
 	}
-	return resolved, draining, nil
+	return resolved, nil
 }
 
 // chainObjects are the TTL queues and done exchanges of one generation.

@@ -62,15 +62,44 @@ func maxKeyLength(levels, radix int) int {
 // KeyFormat is how the routing keys of a set write a delay: Levels digits
 // in base Radix (2 when zero), each tick Resolution long. A resolved
 // [Spec]'s is [Spec.KeyFormat].
+//
+// In a library's layout (Layout [LayoutNServiceBus] or [LayoutCelery])
+// the delay comes first, as 28 bits of a second each, then the key; its
+// Levels, Radix and Resolution are fixed, and may be left zero.
 type KeyFormat struct {
 	Levels     int
 	Radix      int
 	Resolution time.Duration
+	// Layout is the set's layout; empty (or [LayoutDefault]) for the
+	// default one.
+	Layout Layout
 }
 
 // KeyFormat is the key format of s, which must be resolved ([Resolve]).
 func (s Spec) KeyFormat() KeyFormat {
-	return KeyFormat{Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution}
+	return KeyFormat{Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution, Layout: s.Layout}
+}
+
+// library returns the library whose layout the format is, nil for the
+// default layout, or the problem with a layout no set has or with a field
+// that differs from what the library's layout fixes.
+func (f KeyFormat) library() (*library, *FieldError) {
+	lib, err := checkLayout(f.Layout)
+	if lib == nil || err != nil {
+		return nil, err
+	}
+	switch {
+	case f.Levels != 0 && f.Levels != libraryLevels:
+		err = &FieldError{Field: "levels", Route: -1, Message: fmt.Sprintf(
+			"must be %d (or unset) in the %s layout, got %d", libraryLevels, lib.layout, f.Levels)}
+	case f.Radix != 0 && f.Radix != DefaultRadix:
+		err = &FieldError{Field: "radix", Route: -1, Message: fmt.Sprintf(
+			"must be %d (or unset) in the %s layout, got %d", DefaultRadix, lib.layout, f.Radix)}
+	case f.Resolution != 0 && f.Resolution != libraryResolution:
+		err = &FieldError{Field: "resolution", Route: -1, Message: fmt.Sprintf(
+			"must be %s (or unset) in the %s layout, got %s", libraryResolution, lib.layout, f.Resolution)}
+	}
+	return lib, err
 }
 
 // check accepts the format of a valid set and returns its radix.
@@ -84,8 +113,15 @@ func (f KeyFormat) check() (int, *FieldError) {
 
 // MaxDelay is the longest delay the format holds, (Radix^Levels − 1)·Resolution,
 // saturated at the largest Duration; 0 when Levels or Resolution is not
-// positive.
+// positive. A library's layout holds 2^28 − 1 seconds; a format it refuses
+// holds nothing.
 func (f KeyFormat) MaxDelay() time.Duration {
+	switch lib, err := f.library(); {
+	case err != nil:
+		return 0
+	case lib != nil:
+		return lib.maxDelay()
+	}
 	return maxDelayFor(f.Levels, radixOrDefault(f.Radix), f.Resolution)
 }
 
@@ -100,11 +136,22 @@ func EncodeKey(key string, delay time.Duration, levels int, resolution time.Dura
 // delay: the key, then the delay rounded up to whole ticks (a message is
 // never early) as Levels digits in base Radix, each a decimal word. The key
 // is taken literally; an empty key gives just the digits. Errors are
-// *[FieldError] naming "key", "delay", "levels", "radix" or "resolution": a
-// negative delay, a delay beyond the set's longest, a routing key that could
-// exceed 255 bytes (every digit counted at its longest), or a format no
-// valid set has.
+// *[FieldError] naming "key", "delay", "levels", "radix", "resolution" or
+// "layout": a negative delay, a delay beyond the set's longest, a routing
+// key that could exceed 255 bytes (every digit counted at its longest), or
+// a format no valid set has.
+//
+// In a library's layout the routing key is the delay in whole seconds,
+// rounded up in the nservicebus layout and truncated in the celery one (as
+// each library counts it), written as 28 bits, most significant first,
+// then the key, which must not be empty: "0.….1.0.1.Sales" for 5s.
 func (f KeyFormat) Encode(key string, delay time.Duration) (string, error) {
+	switch lib, err := f.library(); {
+	case err != nil:
+		return "", err
+	case lib != nil:
+		return lib.encode(key, delay)
+	}
 	radix, err := f.check()
 	if err != nil {
 		return "", err
@@ -153,13 +200,20 @@ func inRadix(radix int) string {
 // this format: [CheckKey]'s problems, and a length that leaves no room for
 // the delay digits (each counted at its longest). Errors are
 // [ValidationErrors] about "key".
+//
+// In a library's layout the key must also not be empty: it is what the
+// delivery exchange routes by.
 func (f KeyFormat) CheckKey(key string) error {
 	var errs ValidationErrors
 	for _, problem := range keyProblems(key) {
 		errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
 	}
 	radix := radixOrDefault(f.Radix)
-	if checkRadix(radix) == nil && f.Levels >= MinLevels {
+	if lib, err := f.library(); lib != nil && err == nil {
+		if problem := lib.messageKeyProblem(key); problem != "" {
+			errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
+		}
+	} else if checkRadix(radix) == nil && f.Levels >= MinLevels {
 		if problem := keyLengthProblem(key, f.Levels, radix); problem != "" {
 			errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
 		}
@@ -181,9 +235,18 @@ func DecodeKey(routingKey string, levels int, resolution time.Duration) (key str
 // 255 bytes, with fewer than Levels words, or whose last Levels words are
 // not all digits of the radix in decimal ("0" … "15" in radix 16, no
 // padding); errors are *[FieldError] naming "routing_key", "levels",
-// "radix" or "resolution". A routing key that is just the digits, or an
-// empty word and the digits (".0.1"), has the empty key.
+// "radix", "resolution" or "layout". A routing key that is just the digits,
+// or an empty word and the digits (".0.1"), has the empty key.
+//
+// In a library's layout the first 28 words must be bits ("0" or "1"), and
+// a non-empty key must follow them.
 func (f KeyFormat) Decode(routingKey string) (key string, delay time.Duration, err error) {
+	switch lib, problem := f.library(); {
+	case problem != nil:
+		return "", 0, problem
+	case lib != nil:
+		return lib.decode(routingKey)
+	}
 	radix, problem := f.check()
 	if problem != nil {
 		return "", 0, problem

@@ -9,11 +9,18 @@ const overflowRejectPublish = "reject-publish"
 // N−1, out, unroutable; queues the TTL queues by level, then digit, and
 // unroutable; bindings from ingest, then from each done exchange in level
 // order, then the unroutable binding, then the routes in resolved order. In
-// radix 2 the TTL queues are level.00 … level.(N−1). The error is Resolve's.
+// radix 2 the TTL queues are level.00 … level.(N−1). A library's layout
+// plans its own objects instead: its level exchanges from 0 up, then its
+// delivery exchange; its level queues; then each level's binding to its
+// queue and to the next exchange; then the routes from the delivery
+// exchange. The error is Resolve's.
 func Plan(s Spec) (Topology, error) {
 	s, err := Resolve(s)
 	if err != nil {
 		return Topology{}, err
+	}
+	if lib, ok := libraryOf(s.Layout); ok {
+		return lib.plan(s), nil
 	}
 	l := radixLayout{names: Names(s.Name), radix: s.Radix, levels: s.Levels}
 	n := s.Levels

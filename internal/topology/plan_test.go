@@ -49,6 +49,30 @@ func planGoldenText(top Topology) string {
 var planSpecN4 = Spec{Name: "delay", VHost: "/", Levels: 4, Resolution: time.Second,
 	Routes: []Route{{Destination: "orders", Key: "orders.eu"}}}
 
+// planSpecNServiceBus is an NServiceBus system: two endpoints bound the
+// conventional way (a fanout exchange per endpoint) and one the direct way
+// (its queue).
+var planSpecNServiceBus = Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, Routes: []Route{
+	{Destination: "Sales", DestinationType: DestinationExchange, Key: "Sales"},
+	{Destination: "Billing", DestinationType: DestinationExchange, Key: "Billing"},
+	{Destination: "Shipping", Key: "Shipping"},
+}}
+
+// planSpecCelery is a Celery app whose task queues are bound to topic
+// exchanges, one with a wildcard key, and one catch-all.
+var planSpecCelery = Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, Routes: []Route{
+	{Destination: "celery", DestinationType: DestinationExchange, Key: "celery"},
+	{Destination: "tasks", DestinationType: DestinationExchange, Key: "tasks.#"},
+	{Destination: "everything", DestinationType: DestinationExchange},
+}}
+
+// planSpecCeleryClassic is planSpecCelery on classic queues.
+var planSpecCeleryClassic = func() Spec {
+	s := planSpecCelery
+	s.QueueType = QueueTypeClassic
+	return s
+}()
+
 func TestPlanGolden(t *testing.T) {
 	t.Parallel()
 	radix := func(radix, levels int) Spec {
@@ -60,6 +84,9 @@ func TestPlanGolden(t *testing.T) {
 		"plan_n4_r1s.golden":         planSpecN4, // radix 2, unchanged since the layout began
 		"plan_radix4_n3_r1s.golden":  radix(4, 3),
 		"plan_radix16_n2_r1s.golden": radix(16, 2),
+		"plan_nservicebus.golden":    planSpecNServiceBus,
+		"plan_celery.golden":         planSpecCelery,
+		"plan_celery_classic.golden": planSpecCeleryClassic,
 	}
 	for file, spec := range tests {
 		t.Run(file, func(t *testing.T) {
@@ -257,7 +284,11 @@ func TestPlanResolvedSpecsAgree(t *testing.T) {
 			if diff := cmp.Diff(fromCanonical, fromSpec); diff != "" {
 				t.Errorf("Plan(spec) and Plan(Resolve(spec)) differ (-canonical +spec):\n%s", diff)
 			}
-			if len(fromSpec.Bindings) != planDelayBindings(tc.want.Levels)+1+len(tc.want.Routes) {
+			wantBindings := planDelayBindings(tc.want.Levels) + 1 + len(tc.want.Routes)
+			if tc.want.Layout != "" {
+				wantBindings = 2*28 + len(tc.want.Routes) // to its queue and to the next exchange, per level
+			}
+			if len(fromSpec.Bindings) != wantBindings {
 				t.Errorf("%d bindings", len(fromSpec.Bindings))
 			}
 		})

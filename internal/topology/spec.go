@@ -33,8 +33,8 @@ func (e *FieldError) Error() string {
 }
 
 // ValidationErrors holds every problem [Validate] found, in the order of the
-// fields: name, vhost, levels, max_delay, resolution, radix, queue_type,
-// dead_letter_strategy, then each route in turn.
+// fields: name, generation, vhost, layout, levels, max_delay, resolution,
+// radix, queue_type, dead_letter_strategy, then each route in turn.
 type ValidationErrors []*FieldError
 
 // Error joins the messages of every problem with "; ".
@@ -51,8 +51,19 @@ func (errs ValidationErrors) Error() string {
 func Validate(s Spec) error {
 	var v specValidator
 	v.name(s.Name)
-	v.generations(s.Name, s.Generation, s.FormatGeneration)
+	lib, layoutErr := checkLayout(s.Layout)
+	if lib != nil {
+		lib.validateGeneration(&v, s.Generation, s.FormatGeneration)
+	} else {
+		v.generations(s.Name, s.Generation, s.FormatGeneration)
+	}
 	v.vhost(s.VHost)
+	v.addErr(layoutErr)
+	if lib != nil {
+		lib.validate(&v, s)
+		v.routes(s.Routes, lib.owns, func(route int, key string) { lib.checkRouteKey(&v, route, key) })
+		return v.result()
+	}
 	// The levels checks need the resolution, but its errors come after theirs,
 	// in the order of the fields.
 	resolution, resolutionErr := resolvedResolution(s.Resolution)
@@ -65,22 +76,44 @@ func Validate(s Spec) error {
 	v.addErr(resolutionErr)
 	v.addErr(radixErr)
 	v.queueType(s.QueueType, s.DeadLetterStrategy)
-	v.routes(s.Name, s.Routes, levels, radix, levelsOK)
-	if len(v.errs) == 0 {
-		return nil
+	ownObject := func(destination string) bool {
+		return s.Name != "" && Names(s.Name).parse(destination).kind != kindNone
 	}
-	return v.errs
+	v.routes(s.Routes, ownObject, func(route int, key string) { v.routeKey(route, key, levels, radix, levelsOK) })
+	return v.result()
 }
 
 // Resolve validates s and returns its canonical form: Levels set (derived
-// from MaxDelay when needed) and MaxDelay zero, every default spelled out,
-// routes sorted by destination type, destination and key, and a nil Routes
-// slice when there are none. Two specs that plan the same topology resolve
-// to equal specs.
+// from MaxDelay when needed, fixed by a library's layout) and MaxDelay
+// zero, every default spelled out but the default layout's (an empty
+// Layout), routes sorted by destination type, destination and key, and a
+// nil Routes slice when there are none. Two specs that plan the same
+// topology resolve to equal specs.
 func Resolve(s Spec) (Spec, error) {
 	if err := Validate(s); err != nil {
 		return Spec{}, err
 	}
+	if lib, ok := libraryOf(s.Layout); ok {
+		s = lib.resolve(s)
+	} else {
+		s = resolveDefaultLayout(s)
+	}
+	var routes []Route
+	for _, r := range s.Routes {
+		if r.DestinationType == "" {
+			r.DestinationType = DestinationQueue
+		}
+		routes = append(routes, r)
+	}
+	slices.SortFunc(routes, compareRoutes)
+	s.Routes = routes
+	return s, nil
+}
+
+// resolveDefaultLayout spells out the defaults of a valid spec of the
+// default layout.
+func resolveDefaultLayout(s Spec) Spec {
+	s.Layout = ""
 	if s.Resolution == 0 {
 		s.Resolution = DefaultResolution
 	}
@@ -96,16 +129,7 @@ func Resolve(s Spec) (Spec, error) {
 	if s.DeadLetterStrategy == "" {
 		s.DeadLetterStrategy = defaultDeadLetterStrategy(s.QueueType)
 	}
-	var routes []Route
-	for _, r := range s.Routes {
-		if r.DestinationType == "" {
-			r.DestinationType = DestinationQueue
-		}
-		routes = append(routes, r)
-	}
-	slices.SortFunc(routes, compareRoutes)
-	s.Routes = routes
-	return s, nil
+	return s
 }
 
 // defaultDeadLetterStrategy is at-least-once where the queue type supports it.
@@ -259,6 +283,21 @@ func (v *specValidator) addErr(err *FieldError) {
 	}
 }
 
+// fixed adds a problem with field when refused.
+func (v *specValidator) fixed(refused bool, field, format string, args ...any) {
+	if refused {
+		v.add(field, -1, format, args...)
+	}
+}
+
+// result is the problems found, or nil.
+func (v *specValidator) result() error {
+	if len(v.errs) == 0 {
+		return nil
+	}
+	return v.errs
+}
+
 // CheckKey reports what makes key unusable as the key of a routing key
 // (and of a route) whatever the set: a wildcard or an empty word. Its length
 // depends on the levels, which [EncodeKey] checks. Errors are
@@ -280,10 +319,19 @@ func keyProblems(key string) []string {
 	if strings.ContainsAny(key, "#*") {
 		problems = append(problems, fmt.Sprintf("must not contain '#' or '*': the set appends the delay digits to the key, and a wildcard would match the wrong messages; got %q", key))
 	}
-	if key != "" && (strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") || strings.Contains(key, "..")) {
-		problems = append(problems, fmt.Sprintf("must not start or end with '.' nor contain an empty word (\"..\"), got %q", key))
+	if problem := emptyWordProblem(key); problem != "" {
+		problems = append(problems, problem)
 	}
 	return problems
+}
+
+// emptyWordProblem says why a key has an empty word, or "" when it has
+// none; the empty key has no words at all.
+func emptyWordProblem(key string) string {
+	if key != "" && (strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") || strings.Contains(key, "..")) {
+		return fmt.Sprintf("must not start or end with '.' nor contain an empty word (\"..\"), got %q", key)
+	}
+	return ""
 }
 
 // nameCharacters describes the characters allowed in a set name.
@@ -406,16 +454,21 @@ func (v *specValidator) levels(levels int, maxDelay time.Duration, radix int, re
 }
 
 func (v *specValidator) queueType(queueType QueueType, strategy DeadLetterStrategy) {
-	if queueType != "" && !slices.Contains(QueueTypes, queueType) {
-		v.add("queue_type", -1, "must be one of %s, got %q", quoteAll(QueueTypes), queueType)
-	}
-	if strategy != "" && !slices.Contains(DeadLetterStrategies, strategy) {
-		v.add("dead_letter_strategy", -1, "must be one of %s, got %q", quoteAll(DeadLetterStrategies), strategy)
-	}
+	v.knownQueueKind(queueType, strategy)
 	if queueType == QueueTypeClassic && strategy == AtLeastOnce {
 		v.add("dead_letter_strategy", -1, "%q needs queue_type %q: classic queues can only dead-letter at-most-once",
 			AtLeastOnce, QueueTypeQuorum)
 	}
+}
+
+// knownQueueKind refuses a queue type or strategy that no set has, and
+// tells whether each is known (or unset).
+func (v *specValidator) knownQueueKind(queueType QueueType, strategy DeadLetterStrategy) (typeKnown, strategyKnown bool) {
+	typeKnown = queueType == "" || slices.Contains(QueueTypes, queueType)
+	strategyKnown = strategy == "" || slices.Contains(DeadLetterStrategies, strategy)
+	v.fixed(!typeKnown, "queue_type", "must be one of %s, got %q", quoteAll(QueueTypes), queueType)
+	v.fixed(!strategyKnown, "dead_letter_strategy", "must be one of %s, got %q", quoteAll(DeadLetterStrategies), strategy)
+	return typeKnown, strategyKnown
 }
 
 func quoteAll[T ~string](values []T) string {
@@ -426,18 +479,21 @@ func quoteAll[T ~string](values []T) string {
 	return strings.Join(quoted, ", ")
 }
 
-func (v *specValidator) routes(name string, routes []Route, levels, radix int, levelsOK bool) {
+// routes checks each route: its destination, which must not be one of the
+// set's own objects (ownObject), its destination type, its key (checkKey,
+// which depends on the layout), and that no route repeats another.
+func (v *specValidator) routes(routes []Route, ownObject func(string) bool, checkKey func(route int, key string)) {
 	firstIndex := make(map[Route]int, len(routes))
 	for i, r := range routes {
 		if problem := brokerString(r.Destination); problem != "" {
 			v.add("route.destination", i, "%s (a queue or exchange name up to %d bytes without control characters)", problem, MaxNameLength)
-		} else if name != "" && Names(name).parse(r.Destination).kind != kindNone {
+		} else if ownObject(r.Destination) {
 			v.add("route.destination", i, "%q is one of the set's own objects: routing delivered messages back into the set would loop", r.Destination)
 		}
 		if r.DestinationType != "" && !slices.Contains(DestinationTypes, r.DestinationType) {
 			v.add("route.destination_type", i, "must be one of %s, got %q", quoteAll(DestinationTypes), r.DestinationType)
 		}
-		v.routeKey(i, r.Key, levels, radix, levelsOK)
+		checkKey(i, r.Key)
 
 		if r.DestinationType == "" {
 			r.DestinationType = DestinationQueue

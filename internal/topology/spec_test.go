@@ -221,6 +221,55 @@ var specInvalidCases = map[string]struct {
 		{"route", 3, "duplicates route[0]: same destination_type \"queue\", destination \"q\" and key \"a\""},
 		{"route", 4, "duplicates route[0]"},
 	}},
+	"unknown layout": {specBase(func(s *Spec) { s.Layout = "masstransit" }), []specWantError{
+		{"layout", -1, `must be one of "default", "nservicebus", "celery", got "masstransit"`},
+	}},
+	"nservicebus fixes levels, max_delay, resolution and radix": {Spec{
+		Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, Levels: 12, MaxDelay: time.Hour, Resolution: 100 * time.Millisecond, Radix: 16,
+	}, []specWantError{
+		{"levels", -1, "is fixed at 28 in the nservicebus layout, one level per bit of a delay in seconds; leave it unset, got 12"},
+		{"max_delay", -1, "is fixed at 74565h24m15s (2^28 − 1 seconds) in the nservicebus layout; leave it unset, got 1h0m0s"},
+		{"resolution", -1, "is fixed at 1s in the nservicebus layout: NServiceBus counts delays in whole seconds; leave it unset, got 100ms"},
+		{"radix", -1, "is fixed at 2 in the nservicebus layout: NServiceBus writes delays in binary; leave it unset, got 16"},
+	}},
+	"nservicebus queues are quorum only": {Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, QueueType: QueueTypeClassic, DeadLetterStrategy: AtLeastOnce}, []specWantError{
+		{"queue_type", -1, `must be "quorum" in the nservicebus layout: NServiceBus declares its delay queues so; got "classic"`},
+	}},
+	"nservicebus quorum queues dead-letter at least once": {Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, DeadLetterStrategy: AtMostOnce}, []specWantError{
+		{"dead_letter_strategy", -1, `must be "at-least-once" in the nservicebus layout: NServiceBus declares its quorum queues with x-dead-letter-strategy at-least-once; got "at-most-once"`},
+	}},
+	"celery classic queues have no strategy": {Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, QueueType: QueueTypeClassic, DeadLetterStrategy: AtLeastOnce}, []specWantError{
+		{"dead_letter_strategy", -1, `"at-least-once" needs queue_type "quorum": Celery declares classic queues without x-dead-letter-strategy, and they dead-letter at most once`},
+	}},
+	"celery quorum queues dead-letter at least once": {Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtMostOnce}, []specWantError{
+		{"dead_letter_strategy", -1, `must be "at-least-once" in the celery layout`},
+	}},
+	"celery unknown queue type and strategy": {Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, QueueType: "stream", DeadLetterStrategy: "exactly-once"}, []specWantError{
+		{"queue_type", -1, `must be one of "quorum", "classic", got "stream"`},
+		{"dead_letter_strategy", -1, `must be one of "at-least-once", "at-most-once", got "exactly-once"`},
+	}},
+	"a library layout has no generations": {Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, Generation: 2, FormatGeneration: 1}, []specWantError{
+		{"generation", -1, "must be 0 in the nservicebus layout, got generation 2 with the exchanges of generation 1: its objects have the names NServiceBus gives them"},
+	}},
+	"a library layout has no exchange generations either": {Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, FormatGeneration: 3}, []specWantError{
+		{"generation", -1, "must be 0 in the celery layout, got generation 0 with the exchanges of generation 3"},
+	}},
+	"library routes": {Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, Routes: []Route{
+		{Destination: "nsb.v2.delay-level-05", DestinationType: DestinationExchange, Key: "Sales"},
+		{Destination: "nsb.v2.delay-delivery", DestinationType: DestinationExchange, Key: "Sales"},
+		{Destination: "Sales", Key: "Sales..eu"},
+		{Destination: "Sales", Key: strings.Repeat("k", 200)},
+		{Destination: "Sales", DestinationType: "topic", Key: "Sales"},
+		{Destination: "Sales", DestinationType: DestinationQueue, Key: "Sales..eu"},
+	}}, []specWantError{
+		{"route.destination", 0, `"nsb.v2.delay-level-05" is one of the set's own objects`},
+		{"route.destination", 1, `"nsb.v2.delay-delivery" is one of the set's own objects`},
+		{"route.key", 2, `must not start or end with '.' nor contain an empty word ("..")`},
+		{"route.key", 3, "must be at most 199 bytes in the nservicebus layout: a message's routing key is its 28 delay bits, then the key, and must fit AMQP's 255 bytes; got 200"},
+		{"route.destination_type", 4, "must be one of"},
+		{"route.key", 5, "must not start or end with '.'"},
+		{"route", 5, "duplicates route[2]"},
+	}},
 	"every problem at once": {Spec{
 		Name: "amq.x y", VHost: "", Levels: 40, MaxDelay: time.Hour, Resolution: time.Microsecond,
 		QueueType: "classic", DeadLetterStrategy: AtLeastOnce,
@@ -391,7 +440,49 @@ var specValidCases = map[string]struct {
 		Spec{Name: "delay", VHost: "/", Levels: 4, Routes: []Route{}},
 		Spec{Name: "delay", VHost: "/", Levels: 4, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
 	},
+	"default layout spelled out resolves to the empty layout": {
+		Spec{Name: "delay", VHost: "/", Levels: 4, Layout: LayoutDefault},
+		Spec{Name: "delay", VHost: "/", Levels: 4, Radix: 2, Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"nservicebus fixes everything": {
+		Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus},
+		specNServiceBusResolved,
+	},
+	"nservicebus with what it fixes spelled out": {
+		Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, Levels: 28, MaxDelay: (1<<28 - 1) * time.Second,
+			Resolution: time.Second, Radix: 2, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+		specNServiceBusResolved,
+	},
+	"celery on quorum queues": {
+		Spec{Name: "celery", VHost: "/", Layout: LayoutCelery},
+		Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, Levels: 28, Radix: 2, Resolution: time.Second,
+			QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce},
+	},
+	"celery on classic queues dead-letters at most once": {
+		Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, QueueType: QueueTypeClassic},
+		Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, Levels: 28, Radix: 2, Resolution: time.Second,
+			QueueType: QueueTypeClassic, DeadLetterStrategy: AtMostOnce},
+	},
+	"celery routes: wildcards, the empty key, the longest key, sorted": {
+		Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, Routes: []Route{
+			{Destination: "tasks", DestinationType: DestinationExchange, Key: "tasks.*.#"},
+			{Destination: "all", DestinationType: DestinationExchange},
+			{Destination: "long", Key: strings.Repeat("k", 199)},
+			{Destination: "delay.level.00", Key: "x"}, // a default layout's object, not this set's
+		}},
+		Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, Levels: 28, Radix: 2, Resolution: time.Second,
+			QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce, Routes: []Route{
+				{Destination: "all", DestinationType: DestinationExchange},
+				{Destination: "tasks", DestinationType: DestinationExchange, Key: "tasks.*.#"},
+				{Destination: "delay.level.00", DestinationType: DestinationQueue, Key: "x"},
+				{Destination: "long", DestinationType: DestinationQueue, Key: strings.Repeat("k", 199)},
+			}},
+	},
 }
+
+// specNServiceBusResolved is every NServiceBus spec's canonical form.
+var specNServiceBusResolved = Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, Levels: 28, Radix: 2,
+	Resolution: time.Second, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce}
 
 func TestResolve(t *testing.T) {
 	t.Parallel()

@@ -70,12 +70,21 @@ type Route struct {
 	Key             string
 }
 
-// Spec describes one delay set. Exactly one of Levels and MaxDelay is set;
-// zero values of the other fields take their defaults (see [Resolve]).
+// Spec describes one delay set. In the default layout exactly one of
+// Levels and MaxDelay is set; zero values of the other fields take their
+// defaults (see [Resolve]).
 type Spec struct {
-	// Name prefixes every object of the set: "<Name>.ingest", "<Name>.level.00", ….
+	// Name prefixes every object of a set of the default layout:
+	// "<Name>.ingest", "<Name>.level.00", …. A library's layout names its
+	// objects as the library does; Name still tells the set apart.
 	Name  string
 	VHost string
+
+	// Layout is how the set's objects and keys are laid out: the default
+	// layout when empty or [LayoutDefault], or a library's, which fixes
+	// the levels (28), the resolution (1s), the radix (2) and the names,
+	// and leaves only the queue type (Celery's) and the routes to choose.
+	Layout Layout
 
 	// Levels is N, the number of delay digits (of TTL queues in radix 2);
 	// delays go up to (Radix^N − 1)·Resolution.
