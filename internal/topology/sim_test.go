@@ -504,3 +504,187 @@ func TestSimulateHopsArePopcount(t *testing.T) {
 		}
 	}
 }
+
+// simLibraryRoutes are the routes of the simulated library sets: two
+// destinations of one key, a wildcard key (as a Celery topic queue binds),
+// a key with bit-like words, and a catch-all.
+var simLibraryRoutes = []Route{
+	{Destination: "sales", Key: "Sales"},
+	{Destination: "audit", DestinationType: DestinationExchange, Key: "Sales"},
+	{Destination: "tasks", Key: "tasks.#"},
+	{Destination: "digits", Key: "a.1.0"},
+	{Destination: "everything"},
+}
+
+// simLibraryMessages are message keys and the destinations of the routes
+// they match: the delivery exchange matches the end of the routing key.
+var simLibraryMessages = map[string][]simStep{
+	"Sales":     {{DestinationExchange, "audit"}, {DestinationQueue, "everything"}, {DestinationQueue, "sales"}},
+	"eu.Sales":  {{DestinationExchange, "audit"}, {DestinationQueue, "everything"}, {DestinationQueue, "sales"}},
+	"Sales.eu":  {{DestinationQueue, "everything"}},
+	"tasks.add": {{DestinationQueue, "everything"}, {DestinationQueue, "tasks"}},
+	"a.1.0":     {{DestinationQueue, "digits"}, {DestinationQueue, "everything"}},
+	"1.0":       {{DestinationQueue, "everything"}},
+}
+
+// simLibraryLayouts are the libraries' layouts the simulator runs.
+var simLibraryLayouts = map[string]Spec{
+	"nservicebus":    {Name: "nsb", VHost: "/", Layout: LayoutNServiceBus},
+	"celery":         {Name: "celery", VHost: "/", Layout: LayoutCelery},
+	"celery classic": {Name: "celery", VHost: "/", Layout: LayoutCelery, QueueType: QueueTypeClassic},
+}
+
+// simLibraryTicks are the delays in seconds tried in a library's layout:
+// every delay up to 2^8 − 1, and a sample spanning all 28 bits.
+func simLibraryTicks() []uint64 {
+	ticks := make([]uint64, 0, 512)
+	for i := range uint64(1 << 8) {
+		ticks = append(ticks, i)
+	}
+	return append(ticks, simSampleTicks(libraryLevels, 2)...)
+}
+
+// TestSimulateLibraryLayouts publishes every delay the way each library
+// does (its entry exchange, its key format) and checks that every copy
+// reaches exactly the routes' destinations after exactly its delay, never
+// early, through the queues of its set bits from the highest down, each
+// once (popcount hops), every level exchange from the entry down to 0 once
+// each, and the delivery exchange last.
+func TestSimulateLibraryLayouts(t *testing.T) {
+	t.Parallel()
+	for name, spec := range simLibraryLayouts {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			spec.Routes = simLibraryRoutes
+			spec = mustResolve(t, spec)
+			lib, _ := libraryOf(spec.Layout)
+			broker, format := newSimBroker(mustPlan(t, spec)), spec.KeyFormat()
+			for _, ticks := range simLibraryTicks() {
+				delay := time.Duration(ticks) * time.Second
+				entry, err := spec.EntryExchange(delay)
+				if err != nil {
+					t.Fatal(err)
+				}
+				entryLevel, _ := lib.parseLevel(entry)
+				if highest := bits.Len64(ticks) - 1; lib.entryAtHighestBit && entryLevel != max(highest, 0) || !lib.entryAtHighestBit && entryLevel != 27 {
+					t.Fatalf("%ds: entry %s", ticks, entry)
+				}
+				var wantExchanges, wantQueues []simStep
+				for k := entryLevel; k >= 0; k-- {
+					wantExchanges = append(wantExchanges, simStep{DestinationExchange, lib.level(k)})
+					if ticks>>k&1 == 1 {
+						wantQueues = append(wantQueues, simStep{DestinationQueue, lib.level(k)})
+					}
+				}
+				wantExchanges = append(wantExchanges, simStep{DestinationExchange, lib.delivery})
+				if len(wantQueues) != bits.OnesCount64(ticks) {
+					t.Fatalf("%ds: %d queues expected, popcount %d", ticks, len(wantQueues), bits.OnesCount64(ticks))
+				}
+				for key, wantDestinations := range simLibraryMessages {
+					routingKey, err := format.Encode(key, delay)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var gotDestinations []simStep
+					for _, d := range simulate(t, broker, entry, routingKey) {
+						gotDestinations = append(gotDestinations, d.Destination)
+						var gotExchanges, gotQueues []simStep
+						for _, step := range d.Path[:len(d.Path)-1] {
+							if step.Kind == DestinationQueue {
+								gotQueues = append(gotQueues, step)
+							} else {
+								gotExchanges = append(gotExchanges, step)
+							}
+						}
+						if !slices.Equal(wantQueues, gotQueues) || !slices.Equal(wantExchanges, gotExchanges) {
+							t.Fatalf("routing key %q from %s: path %v, want the exchanges %v and the queues %v", routingKey, entry, d.Path, wantExchanges, wantQueues)
+						}
+						if d.Wait != delay {
+							t.Fatalf("routing key %q: waited %s, want %s", routingKey, d.Wait, delay)
+						}
+					}
+					slices.SortFunc(gotDestinations, func(a, b simStep) int { return strings.Compare(a.String(), b.String()) })
+					if !slices.Equal(wantDestinations, gotDestinations) {
+						t.Fatalf("routing key %q: destinations (-want +got):\n%s", routingKey, cmp.Diff(wantDestinations, gotDestinations))
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSimulateLibraryMalformedKeys checks that a routing key Decode
+// refuses never reaches a destination: a bit that is no "0" or "1", too
+// few bits, no key or an empty one. Nothing parks it in these layouts: it
+// is dropped. A Celery publisher always enters at level 27; an NServiceBus
+// publisher enters at its delay's highest bit, and a level only reads its
+// own bit, so a key is tried from every level that reads its malformed
+// word (TestSimulateNServiceBusEntryVouchesForHigherBits shows the rest).
+func TestSimulateLibraryMalformedKeys(t *testing.T) {
+	t.Parallel()
+	for name, spec := range simLibraryLayouts {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			spec.Routes = []Route{{Destination: "sales", Key: "Sales"}, {Destination: "audit", DestinationType: DestinationExchange, Key: "Sales"}}
+			spec = mustResolve(t, spec)
+			lib, _ := libraryOf(spec.Layout)
+			broker, format := newSimBroker(mustPlan(t, spec)), spec.KeyFormat()
+			type malformed struct {
+				routingKey string
+				readFrom   int // the lowest entry level that reads the malformed word
+			}
+			var keys []malformed
+			for _, ticks := range []uint64{0, 1, 2, 5, 13, 255, 256, 1 << 27, 1<<28 - 1, 12_345_678} {
+				words := strings.Split(string(appendDigits(nil, ticks, libraryLevels, 2)), ".")
+				bitsOnly := strings.Join(words, ".")
+				keys = append(keys,
+					malformed{strings.Join(words[1:], ".") + ".Sales", 0}, // 27 bits: level 0 reads "Sales"
+					malformed{bitsOnly, 0},
+					malformed{bitsOnly + ".", 0},
+				)
+				for position := range words {
+					for _, bad := range []string{"2", "x", "", "01", "*", "#"} {
+						broken := slices.Clone(words)
+						broken[position] = bad
+						keys = append(keys, malformed{strings.Join(broken, ".") + ".Sales", libraryLevels - 1 - position})
+					}
+				}
+			}
+			for _, m := range keys {
+				if _, _, err := format.Decode(m.routingKey); err == nil {
+					t.Fatalf("Decode(%q) accepted a key this test calls malformed", m.routingKey)
+				}
+				entries := []int{libraryLevels - 1}
+				if lib.entryAtHighestBit {
+					entries = nil
+					for level := m.readFrom; level < libraryLevels; level++ {
+						entries = append(entries, level)
+					}
+				}
+				for _, level := range entries {
+					if deliveries := simulate(t, broker, lib.level(level), m.routingKey); len(deliveries) != 0 {
+						t.Fatalf("routing key %q from %s ended in %v, want nowhere", m.routingKey, lib.level(level), deliveries)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSimulateNServiceBusEntryVouchesForHigherBits documents what the
+// NServiceBus layout leaves to its publisher: a message entering at level
+// k is never asked for the bits above k, so whatever words stand there
+// pass unread.
+func TestSimulateNServiceBusEntryVouchesForHigherBits(t *testing.T) {
+	t.Parallel()
+	spec := Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, Routes: []Route{{Destination: "sales", Key: "Sales"}}}
+	broker := newSimBroker(mustPlan(t, spec))
+	routingKey := strings.Repeat("x.", 24) + "1.0.1.1.Sales" // 11s, with words above bit 3 that are no bits
+	deliveries := simulate(t, broker, "nsb.v2.delay-level-03", routingKey)
+	if len(deliveries) != 1 || deliveries[0].Wait != 11*time.Second || deliveries[0].Destination.Name != "sales" {
+		t.Fatalf("got %+v, want one delivery to sales after 11s", deliveries)
+	}
+	if got := simulate(t, broker, "nsb.v2.delay-level-27", routingKey); len(got) != 0 {
+		t.Fatalf("from level 27: %+v, want nowhere", got)
+	}
+}
