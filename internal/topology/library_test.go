@@ -642,3 +642,49 @@ func TestDiffReasonsOfLibraryObjects(t *testing.T) {
 		}
 	}
 }
+
+func FuzzLibraryKey(f *testing.F) {
+	// layoutChoice: even NServiceBus, odd Celery; key; delay in ns.
+	f.Add(0, "some-address", int64(10*time.Second))                                      // NServiceBus's own example
+	f.Add(0, "Sales", int64(1))                                                          // a nanosecond rounds up to a second
+	f.Add(1, "celery", int64(1999*time.Millisecond))                                     // truncated to a second
+	f.Add(1, "celery", int64(999*time.Millisecond))                                      // truncated to none
+	f.Add(0, "Sales", int64((1<<28-1)*time.Second+1))                                    // rounds past the longest: refused
+	f.Add(1, "celery", int64((1<<28)*time.Second-1))                                     // truncates to the longest
+	f.Add(0, "", int64(time.Second))                                                     // no key: refused
+	f.Add(1, "tasks.add.1.0", int64(time.Hour))                                          // key words that look like bits
+	f.Add(1, strings.Repeat("k", 200), int64(time.Second))                               // one byte too long: refused
+	f.Add(0, "0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.1.Sales", int64(-1)) // a routing key given as key, negative delay
+	f.Fuzz(func(t *testing.T, layoutChoice int, key string, delayNanos int64) {
+		spec := mustResolve(t, Spec{Name: "x", VHost: "/", Layout: []Layout{LayoutNServiceBus, LayoutCelery}[layoutChoice&1]})
+		lib, _ := libraryOf(spec.Layout)
+		format, delay := spec.KeyFormat(), time.Duration(delayNanos)
+		fuzzCheckDecodeReencodes(t, key, format) // any text decodes without panic
+		routingKey, err := format.Encode(key, delay)
+		if err != nil {
+			var fieldErr *FieldError
+			if !errors.As(err, &fieldErr) || routingKey != "" {
+				t.Fatalf("Encode() = %q, %v (%T), want only a *FieldError", routingKey, err, err)
+			}
+			return
+		}
+		if len(routingKey) > MaxNameLength {
+			t.Fatalf("Encode() made a routing key of %d bytes", len(routingKey))
+		}
+		gotKey, gotDelay, err := format.Decode(routingKey)
+		if err != nil || gotKey != key {
+			t.Fatalf("Decode(Encode()) = %q, %v; want the key %q", gotKey, err, key)
+		}
+		// NServiceBus rounds up, never early; Celery truncates, never late;
+		// both by less than a second.
+		early, late := gotDelay < delay, gotDelay > delay
+		if gotDelay%time.Second != 0 || (lib.roundUp && (early || gotDelay-delay >= time.Second)) || (!lib.roundUp && (late || delay-gotDelay >= time.Second)) {
+			t.Fatalf("%s: delay %s came back as %s", spec.Layout, delay, gotDelay)
+		}
+		entry, err := spec.EntryExchange(delay)
+		if err != nil || !lib.owns(entry) {
+			t.Fatalf("EntryExchange(%s) = %q, %v", delay, entry, err)
+		}
+		fuzzCheckDecodeReencodes(t, routingKey, format)
+	})
+}
