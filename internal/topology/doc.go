@@ -30,4 +30,10 @@
 // dead-lettering into delay.r<r>.kk.done; the bindings read the digits the
 // same way, with v in place of 1 ([KeyFormat] writes and reads such keys).
 // Radix 2 is the layout above.
+//
+// A set may instead take the delay layout of NServiceBus (v2) or Celery
+// ([Spec.Layout]): 28 levels of one second, each a topic exchange and a
+// TTL queue of one fixed name, the delay written as 28 bits before the
+// key, and exchange-to-exchange bindings between the levels; library.go
+// describes it.
 package topology
