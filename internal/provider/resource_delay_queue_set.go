@@ -246,23 +246,24 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		}
 		setSpec(&state, inferred)
 	}
-	spec, _, diags := planOf(state)
+	spec, desired, diags := planOf(state)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if inferErr != nil {
-		draining = nil // drift the next plan shows; the state's generations stand
+		// The broker's objects explain no set: drift, which the next plan
+		// shows. The state's generations stand, the draining ones too.
+		draining, _ = drainingOf(state)
 	} else if followed := topology.FollowBroker(spec, inferred); followed.Generation != spec.Generation ||
 		followed.FormatGeneration != spec.FormatGeneration {
 		// The broker holds a generation the state does not know: an apply
 		// was cut off in the middle of a change. The next plan starts from it.
 		setGeneration(&state, followed)
-	}
-	spec, desired, diags := planOf(state)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+		if spec, desired, diags = planOf(state); diags.HasError() {
+			resp.Diagnostics.Append(diags...)
+			return
+		}
 	}
 	counts, err := r.drainingMessages(ctx, client, spec, draining)
 	if err != nil {

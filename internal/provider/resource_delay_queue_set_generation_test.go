@@ -538,16 +538,20 @@ func TestAccDelayQueueSet_cutOffChange(t *testing.T) {
 // of a set again behind Terraform's back, with an extra argument, and lets
 // a message wait in it. The broker cannot change the argument back in
 // place and the provider may not delete the queue, so the apply starts a
-// new generation instead: the drifted queue drains as it is, the message
-// arrives on time, and the next apply deletes the old generation.
+// new generation instead: the drifted queue drains as it is. While it
+// drains, an empty queue of the new generation drifts too (its TTL, so
+// that the broker's objects explain no set): the refresh keeps the
+// draining generation, and the apply declares the empty queue again and
+// keeps the one holding the message. The message arrives on time, and the
+// next apply deletes the old generation.
 func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 	conn, name, routeQueue, _ := dataPathSetUp(t)
 	client := testBrokerClient(t)
 	names := topology.Names(name)
-	spec := topology.Spec{Name: name, VHost: "/", Levels: 3, QueueType: topology.QueueTypeClassic,
+	spec := topology.Spec{Name: name, VHost: "/", Levels: 4, QueueType: topology.QueueTypeClassic,
 		Routes: []topology.Route{{Destination: routeQueue, Key: dataPathKey}}}
 	config := dataPathSetConfig(name, routeQueue, `
-  levels         = 3
+  levels         = 4
   queue_type     = "classic"
   migration_wait = "0s"`)
 	consumer, err := messaging.NewConsumer(conn, routeQueue, messaging.ConsumerOptions{IDPrefix: "drift-"})
@@ -555,9 +559,33 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = consumer.Close() })
-	var sent messaging.Message
 	repaired := spec
 	repaired.Generation = 1
+	// redeclare declares queue of spec's plan again with its arguments
+	// edited, and the bindings its deletion takes along.
+	redeclare := func(spec topology.Spec, queue string, edit func(*topology.QueueArguments)) {
+		planned, err := topology.Plan(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drifted := planned.Queues[slices.IndexFunc(planned.Queues, func(q topology.Queue) bool { return q.Name == queue })]
+		edit(&drifted.Arguments)
+		changes := []topology.Change{{Kind: topology.DeleteQueue, Queue: &drifted}, {Kind: topology.CreateQueue, Queue: &drifted}}
+		for _, b := range planned.Bindings {
+			if b.Destination == drifted.Name {
+				changes = append(changes, topology.Change{Kind: topology.CreateBinding, Binding: &b})
+			}
+		}
+		if err := client.Apply(context.Background(), "/", changes, broker.ApplyOptions{}); err != nil {
+			t.Fatalf("making drift: %v", err)
+		}
+	}
+	var sent messaging.Message
+	holding := []statecheck.StateCheck{
+		statecheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(1)),
+		statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining").AtSliceIndex(0).AtMapKey("generation"), knownvalue.Int64Exact(0)),
+		statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining").AtSliceIndex(0).AtMapKey("messages"), knownvalue.Int64Exact(1)),
+	}
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
@@ -567,29 +595,14 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 			{Config: config},
 			{
 				PreConfig: func() {
-					planned, err := topology.Plan(spec)
-					if err != nil {
-						t.Fatal(err)
-					}
-					i := slices.IndexFunc(planned.Queues, func(q topology.Queue) bool { return q.Name == names.Level(2) })
-					drifted := planned.Queues[i]
-					drifted.Arguments.Other = map[string]string{"x-max-length": "100000"}
-					changes := []topology.Change{{Kind: topology.DeleteQueue, Queue: &drifted}, {Kind: topology.CreateQueue, Queue: &drifted}}
-					for _, b := range planned.Bindings { // the deletion took them along
-						if b.Destination == drifted.Name {
-							changes = append(changes, topology.Change{Kind: topology.CreateBinding, Binding: &b})
-						}
-					}
-					if err := client.Apply(context.Background(), "/", changes, broker.ApplyOptions{}); err != nil {
-						t.Fatalf("making drift: %v", err)
-					}
-					// 6 s: 4 s in the drifted queue, then 2 s in level 1.
-					publisher, err := messaging.NewPublisher(conn, messaging.Set{IngestExchange: names.Ingest(), Levels: 3, Resolution: time.Second})
+					redeclare(spec, names.Level(3), func(a *topology.QueueArguments) { a.Other = map[string]string{"x-max-length": "100000"} })
+					// 12 s: 8 s in the drifted queue, then 4 s in level 2.
+					publisher, err := messaging.NewPublisher(conn, messaging.Set{IngestExchange: names.Ingest(), Levels: 4, Resolution: time.Second})
 					if err != nil {
 						t.Fatal(err)
 					}
 					defer func() { _ = publisher.Close() }()
-					if sent, err = publisher.Publish(context.Background(), messaging.Delayed{ID: "drift-1", Key: dataPathKey, Delay: 6 * time.Second}); err != nil {
+					if sent, err = publisher.Publish(context.Background(), messaging.Delayed{ID: "drift-1", Key: dataPathKey, Delay: 12 * time.Second}); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -598,10 +611,17 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 					plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(1)),
 				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining").AtSliceIndex(0).AtMapKey("generation"), knownvalue.Int64Exact(0)),
-					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining").AtSliceIndex(0).AtMapKey("messages"), knownvalue.Int64Exact(1)),
+				ConfigStateChecks: holding,
+			},
+			{
+				PreConfig: func() {
+					redeclare(repaired, names.Generation(1).Queue(topology.DefaultRadix, 1, 1), func(a *topology.QueueArguments) { a.MessageTTL = 1234 })
 				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: holding,
 			},
 			{
 				PreConfig: func() {
@@ -615,7 +635,7 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 							t.Errorf("%s (delay %s) arrived %s after its delay", a.Message.ID, a.Message.Delay, a.Lateness)
 						}
 					}
-					if err := testWaitEmpty(ctx, client, topology.Generation{Levels: 3, Radix: topology.DefaultRadix}.Queues(name)); err != nil {
+					if err := testWaitEmpty(ctx, client, topology.Generation{Levels: 4, Radix: topology.DefaultRadix}.Queues(name)); err != nil {
 						t.Fatal(err)
 					}
 				},
