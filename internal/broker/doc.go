@@ -2,7 +2,10 @@
 // management HTTP API, in the types of package topology.
 //
 // [Client.ReadSet] reads one set's objects in N + 5 requests for N levels,
-// however many other objects the vhost holds; [Client.Apply] carries out the
+// however many other objects the vhost holds; [Client.ReadSetOf] reads a set
+// of a library's layout (NServiceBus, Celery) in 31 requests (its 29
+// exchanges' binding listings, exchange-to-exchange bindings included, and
+// the two name-filtered listings); [Client.Apply] carries out the
 // ordered changes of topology.Diff; [Client.QueueMessages] counts what the
 // queues hold from the statistics, and [Client.HeldMessages] tells, exactly
 // enough to refuse a change before making any, which queues hold messages.

@@ -520,3 +520,47 @@ func (s Spec) EntryExchange(delay time.Duration) (string, error) {
 	}
 	return lib.entry(ticks), nil
 }
+
+// IngestExchange is the exchange a publisher may send a message of any
+// delay to, in the set of the resolved spec s: the ingest exchange of the
+// set's key format in the default layout; in a library's layout the top
+// level's exchange (nsb.v2.delay-level-27, celery_delayed_27), which reads
+// every bit. NServiceBus itself enters lower, at the highest set bit
+// ([Spec.EntryExchange]); both are right.
+func (s Spec) IngestExchange() string {
+	if lib, ok := libraryOf(s.Layout); ok {
+		return lib.level(libraryLevels - 1)
+	}
+	return Names(s.Name).Generation(s.FormatGeneration).Ingest()
+}
+
+// OutExchange is the exchange messages leave the set of the resolved spec s
+// through, which the routes bind from: out in the default layout, the
+// delivery exchange in a library's.
+func (s Spec) OutExchange() string {
+	if lib, ok := libraryOf(s.Layout); ok {
+		return lib.delivery
+	}
+	return Names(s.Name).Generation(s.FormatGeneration).Out()
+}
+
+// UnroutableQueue is the parking lot of the set of the resolved spec s, or
+// "" in a library's layout, which has none: a malformed key is dropped.
+func (s Spec) UnroutableQueue() string {
+	if _, ok := libraryOf(s.Layout); ok {
+		return ""
+	}
+	return Names(s.Name).Unroutable()
+}
+
+// AnyLayoutObjectNamePattern matches the names of the objects of the set
+// name in every layout: the default layout's named for it and every
+// library's. Reading what it matches and inferring tells an imported set's
+// layout ([Infer]) in one read, before the layout is known.
+func AnyLayoutObjectNamePattern(name string) string {
+	alternatives := make([]string, len(Layouts))
+	for i, l := range Layouts {
+		alternatives[i] = "(" + l.ObjectNamePattern(name) + ")"
+	}
+	return strings.Join(alternatives, "|")
+}

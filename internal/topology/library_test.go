@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -687,4 +688,73 @@ func FuzzLibraryKey(f *testing.F) {
 		}
 		fuzzCheckDecodeReencodes(t, routingKey, format)
 	})
+}
+
+func TestPublishingNames(t *testing.T) {
+	t.Parallel()
+	resolved := func(t *testing.T, s Spec) Spec {
+		t.Helper()
+		s.VHost = "/"
+		r, err := Resolve(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	tests := map[string]struct {
+		spec                         Spec
+		ingest, out, unroutableQueue string
+	}{
+		"default":             {Spec{Name: "delay", Levels: 4}, "delay.ingest", "delay.out", "delay.unroutable"},
+		"default, generation": {Spec{Name: "delay", Levels: 4, Generation: 3, FormatGeneration: 2}, "delay.ingest.g2", "delay.out.g2", "delay.unroutable"},
+		"nservicebus":         {Spec{Name: "nsb", Layout: LayoutNServiceBus}, "nsb.v2.delay-level-27", "nsb.v2.delay-delivery", ""},
+		"celery":              {Spec{Name: "celery", Layout: LayoutCelery}, "celery_delayed_27", "celery_delayed_delivery", ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := resolved(t, tc.spec)
+			got := [3]string{s.IngestExchange(), s.OutExchange(), s.UnroutableQueue()}
+			if want := [3]string{tc.ingest, tc.out, tc.unroutableQueue}; got != want {
+				t.Errorf("ingest, out, unroutable = %q, want %q", got, want)
+			}
+			planned := mustPlan(t, s)
+			for _, exchange := range got[:2] {
+				if !slices.ContainsFunc(planned.Exchanges, func(e Exchange) bool { return e.Name == exchange }) {
+					t.Errorf("%s is no exchange of the plan", exchange)
+				}
+			}
+		})
+	}
+	// Every delay the layout holds enters at the ingest exchange: it is
+	// the entry exchange of the longest delay, whose highest bit is the top.
+	for _, l := range []Layout{LayoutNServiceBus, LayoutCelery} {
+		s := resolved(t, Spec{Name: "x", Layout: l})
+		if entry, err := s.EntryExchange(s.KeyFormat().MaxDelay()); err != nil || entry != s.IngestExchange() {
+			t.Errorf("%s: entry of the longest delay %q, %v; want the ingest exchange %q", l, entry, err, s.IngestExchange())
+		}
+	}
+}
+
+func TestAnyLayoutObjectNamePattern(t *testing.T) {
+	t.Parallel()
+	pattern := regexp.MustCompile(AnyLayoutObjectNamePattern("delay"))
+	for _, s := range []Spec{{Name: "delay", VHost: "/", Levels: 3, Radix: 4}, planSpecNServiceBus, planSpecCelery} {
+		planned := mustPlan(t, s)
+		for _, e := range planned.Exchanges {
+			if !pattern.MatchString(e.Name) {
+				t.Errorf("%s does not match %s", e.Name, pattern)
+			}
+		}
+		for _, q := range planned.Queues {
+			if !pattern.MatchString(q.Name) {
+				t.Errorf("%s does not match %s", q.Name, pattern)
+			}
+		}
+	}
+	for _, name := range []string{"delayx.ingest", "other.ingest", "delay.ingest.x", "xnsb.v2.delay-level-01", "celery_delayed_28", "amq.topic"} {
+		if pattern.MatchString(name) {
+			t.Errorf("%s matches %q, an object of no layout's set", pattern, name)
+		}
+	}
 }
