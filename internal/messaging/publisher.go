@@ -41,11 +41,25 @@ type Set struct {
 	Resolution     time.Duration
 	// Radix is the base of the delay digits, 2 when zero, as in [topology.Spec].
 	Radix int
+	// Layout is the set's layout, the default one when empty. In a
+	// library's, a message is published as the library publishes it: its
+	// key format ([topology.KeyFormat]) and its entry exchange
+	// ([topology.Spec.EntryExchange]), which for NServiceBus depends on the
+	// delay; IngestExchange and the other fields are then not used.
+	Layout topology.Layout
 }
 
 // KeyFormat is how the set's routing keys write a delay.
 func (s Set) KeyFormat() topology.KeyFormat {
-	return topology.KeyFormat{Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution}
+	return topology.KeyFormat{Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution, Layout: s.Layout}
+}
+
+// Exchange is the exchange a message delayed by delay is published to.
+func (s Set) Exchange(delay time.Duration) (string, error) {
+	if s.Layout.OrDefault() == topology.LayoutDefault {
+		return s.IngestExchange, nil
+	}
+	return topology.Spec{Layout: s.Layout}.EntryExchange(delay)
 }
 
 // RoutingKey is the routing key that delays a message with key by delay in
@@ -70,7 +84,7 @@ type Publisher struct {
 
 // NewPublisher opens a confirm-mode channel on conn for publishing to set.
 func NewPublisher(conn *amqp.Connection, set Set) (*Publisher, error) {
-	if _, err := set.RoutingKey("", 0); err != nil {
+	if _, err := set.KeyFormat().Encode("", 0); err != nil && set.Layout.OrDefault() == topology.LayoutDefault {
 		return nil, fmt.Errorf("publisher for %q: %w", set.IngestExchange, err)
 	}
 	ch, err := conn.Channel()
@@ -115,10 +129,14 @@ func (p *Publisher) Publish(ctx context.Context, d Delayed) (Message, error) {
 // could not be sent, or was not confirmed before ctx ended, and names them.
 // Routing keys are checked before anything is sent.
 func (p *Publisher) PublishBatch(ctx context.Context, batch []Delayed) ([]Message, error) {
+	exchanges := make([]string, len(batch))
 	keys := make([]string, len(batch))
 	for i, d := range batch {
 		key, err := p.set.RoutingKey(d.Key, d.Delay)
 		if err != nil {
+			return nil, fmt.Errorf("message %s: %w", d.ID, err)
+		}
+		if exchanges[i], err = p.set.Exchange(d.Delay); err != nil {
 			return nil, fmt.Errorf("message %s: %w", d.ID, err)
 		}
 		keys[i] = key
@@ -127,23 +145,23 @@ func (p *Publisher) PublishBatch(ctx context.Context, batch []Delayed) ([]Messag
 	for i, d := range batch {
 		messages[i] = Message{ID: d.ID, Delay: d.Delay}
 	}
-	return p.publish(ctx, keys, messages)
+	return p.publish(ctx, exchanges, keys, messages)
 }
 
 // PublishWithRoutingKey sends a message with a routing key taken literally,
 // such as a malformed one, and waits for the confirm. The body still says
 // the message's id and delay, so a consumer can recognise it.
 func (p *Publisher) PublishWithRoutingKey(ctx context.Context, routingKey string, m Message) (Message, error) {
-	sent, err := p.publish(ctx, []string{routingKey}, []Message{m})
+	sent, err := p.publish(ctx, []string{p.set.IngestExchange}, []string{routingKey}, []Message{m})
 	if len(sent) == 1 {
 		return sent[0], err
 	}
 	return Message{}, err
 }
 
-// publish sends messages[i] with keys[i], stamping each publish time, then
-// waits for all confirms.
-func (p *Publisher) publish(ctx context.Context, keys []string, messages []Message) ([]Message, error) {
+// publish sends messages[i] to exchanges[i] with keys[i], stamping each
+// publish time, then waits for all confirms.
+func (p *Publisher) publish(ctx context.Context, exchanges, keys []string, messages []Message) ([]Message, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 
@@ -156,7 +174,7 @@ func (p *Publisher) publish(ctx context.Context, keys []string, messages []Messa
 			sendErr = err
 			break
 		}
-		confirm, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.set.IngestExchange, keys[i], false, false, amqp.Publishing{
+		confirm, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, exchanges[i], keys[i], false, false, amqp.Publishing{
 			ContentType:  ContentType,
 			DeliveryMode: amqp.Persistent,
 			MessageId:    messages[i].ID,
@@ -164,7 +182,7 @@ func (p *Publisher) publish(ctx context.Context, keys []string, messages []Messa
 			Body:         body,
 		})
 		if err != nil {
-			sendErr = fmt.Errorf("publish message %s to %q with routing key %q: %w", messages[i].ID, p.set.IngestExchange, keys[i], p.withCloseReason(err))
+			sendErr = fmt.Errorf("publish message %s to %q with routing key %q: %w", messages[i].ID, exchanges[i], keys[i], p.withCloseReason(err))
 			break
 		}
 		confirms = append(confirms, confirm)
@@ -183,7 +201,7 @@ func (p *Publisher) publish(ctx context.Context, keys []string, messages []Messa
 		case !acked && p.ch.IsClosed():
 			problems = append(problems, fmt.Errorf("message %s: channel closed before the confirm: %w", messages[i].ID, p.withCloseReason(amqp.ErrClosed)))
 		case !acked:
-			problems = append(problems, fmt.Errorf("message %s: the broker refused it (nack) on %q with routing key %q", messages[i].ID, p.set.IngestExchange, keys[i]))
+			problems = append(problems, fmt.Errorf("message %s: the broker refused it (nack) on %q with routing key %q", messages[i].ID, exchanges[i], keys[i]))
 		}
 		if len(problems) > 10 {
 			problems = append(problems, fmt.Errorf("… and possibly more of the %d messages", len(messages)))

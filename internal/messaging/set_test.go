@@ -70,3 +70,39 @@ func TestSetRoutingKeyRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestSetLibraryLayout: a set of a library's layout writes the library's
+// keys and picks the library's entry exchange for each delay.
+func TestSetLibraryLayout(t *testing.T) {
+	t.Parallel()
+	bits := func(ticks int) string {
+		key := ""
+		for k := 27; k >= 0; k-- {
+			key += string(rune('0'+ticks>>k&1)) + "."
+		}
+		return key
+	}
+	tests := map[string]struct {
+		set           Set
+		delay         time.Duration
+		key, exchange string
+	}{
+		"nservicebus rounds 4.2s up to 5, enters at bit 2": {Set{Layout: topology.LayoutNServiceBus}, 4200 * time.Millisecond, bits(5) + "Sales", "nsb.v2.delay-level-02"},
+		"nservicebus no delay enters at level 00":          {Set{Layout: topology.LayoutNServiceBus}, 0, bits(0) + "Sales", "nsb.v2.delay-level-00"},
+		"celery truncates 4.9s to 4, enters at the top":    {Set{Layout: topology.LayoutCelery}, 4900 * time.Millisecond, bits(4) + "Sales", "celery_delayed_27"},
+		"default layout keeps its ingest exchange":         {Set{IngestExchange: "d.ingest", Levels: 3, Resolution: time.Second}, 5 * time.Second, "Sales.1.0.1", "d.ingest"},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			key, err := test.set.RoutingKey("Sales", test.delay)
+			if err != nil || key != test.key {
+				t.Errorf("RoutingKey = %q, %v; want %q", key, err, test.key)
+			}
+			exchange, err := test.set.Exchange(test.delay)
+			if err != nil || exchange != test.exchange {
+				t.Errorf("Exchange = %q, %v; want %q", exchange, err, test.exchange)
+			}
+		})
+	}
+}

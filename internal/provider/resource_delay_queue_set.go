@@ -108,6 +108,10 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 		if resp.Diagnostics.HasError() {
 			return
 		}
+	}
+	// A change of layout replaces the set (requiresReplaceOfLayout): the
+	// new one is planned like a set of its own, from nothing.
+	if !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout) {
 		// A change of the queues' kind or key format starts a new
 		// generation beside the current one, which then drains.
 		current, _, diags := planOf(state)
@@ -189,6 +193,14 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if len(actual.Exchanges)+len(actual.Queues) > 0 && spec.Layout.OrDefault() != topology.LayoutDefault {
+		resp.Diagnostics.AddError("Delay Queue Set Already Exists",
+			fmt.Sprintf("Objects of the %s layout already exist in vhost %q (for example %s). Its names are the library's, "+
+				"so a vhost holds at most one set of that layout: if it is the library's own, import it with "+
+				"`terraform import <address> %s` to manage it; if another resource manages it, keep one of the two.",
+				spec.Layout, spec.VHost, firstObjectName(actual), importID(spec.VHost, spec.Name)))
+		return
+	}
 	if len(actual.Exchanges)+len(actual.Queues) > 0 {
 		resp.Diagnostics.AddError("Delay Queue Set Already Exists",
 			fmt.Sprintf("Objects of the set %q already exist in vhost %q (for example %s). Import the set with "+
@@ -221,7 +233,16 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	vhost, name := state.VHost.ValueString(), state.Name.ValueString()
-	actual, err := client.ReadSet(ctx, vhost, name)
+	// Just imported: only the name, the vhost and perhaps the layout are known.
+	importing := state.Levels.IsNull()
+	layout := layoutOf(state.Layout)
+	var actual topology.Topology
+	var err error
+	if importing && state.Layout.IsNull() {
+		actual, err = client.ReadSetOfAnyLayout(ctx, vhost, name)
+	} else {
+		actual, err = client.ReadSetOf(ctx, vhost, name, layout)
+	}
 	if errors.Is(err, broker.ErrVHostNotFound) {
 		tflog.Warn(ctx, "vhost of the delay queue set is gone; removing the set from state", map[string]any{"vhost": vhost})
 		resp.State.RemoveResource(ctx)
@@ -237,8 +258,24 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 
-	inferred, draining, inferErr := topology.InferGenerations(name, actual)
-	if state.Levels.IsNull() { // just imported: only the name and vhost are known
+	if importing && state.Layout.IsNull() {
+		// The objects tell the layout; then only that layout's count.
+		told, err := topology.Infer(name, actual)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot Import the Delay Queue Set",
+				fmt.Sprintf("The objects of %q in vhost %q do not explain a delay queue set: %s. If they are those of two "+
+					"layouts, name the one to import at the end of the import ID: %s/<layout>, one of %s.",
+					name, vhost, err, importID(vhost, name), quoted(topology.Layouts)))
+			return
+		}
+		layout = told.Layout.OrDefault()
+		if actual, err = client.ReadSetOf(ctx, vhost, name, layout); err != nil {
+			resp.Diagnostics.Append(brokerError("read", topology.Spec{Name: name, VHost: vhost, Layout: layout}, err, "")...)
+			return
+		}
+	}
+	inferred, draining, inferErr := topology.InferLayout(name, layout, actual)
+	if importing {
 		if inferErr != nil {
 			resp.Diagnostics.AddError("Cannot Import the Delay Queue Set",
 				fmt.Sprintf("The objects of %q in vhost %q do not explain a delay queue set: %s", name, vhost, inferErr))
@@ -328,7 +365,7 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 		}
 	}
 	if still := topology.Holding(spec.Name, draining, counts); err == nil && len(still) < len(draining) {
-		actual, err = client.ReadSet(ctx, spec.VHost, spec.Name)
+		actual, err = client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
 		if err == nil {
 			err = r.applyGenerations(ctx, client, spec, still, actual, false)
 		}
@@ -408,8 +445,8 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec := topology.Spec{Name: state.Name.ValueString(), VHost: state.VHost.ValueString()}
-	actual, err := client.ReadSet(ctx, spec.VHost, spec.Name)
+	spec := topology.Spec{Name: state.Name.ValueString(), VHost: state.VHost.ValueString(), Layout: layoutOf(state.Layout)}
+	actual, err := client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
 	if errors.Is(err, broker.ErrVHostNotFound) {
 		return // the vhost and everything in it are gone
 	}
@@ -439,20 +476,24 @@ func (r *DelayQueueSetResource) desiredAndActual(ctx context.Context, action str
 	if diags.HasError() {
 		return
 	}
-	actual, err := client.ReadSet(ctx, spec.VHost, spec.Name)
+	actual, err := client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
 	if err != nil {
 		diags.Append(brokerError(action, spec, err, "")...)
 	}
 	return client, spec, desired, actual, diags
 }
 
-// ImportState takes an ID "<url-escaped vhost>/<name>", such as "%2F/delay";
-// Read then infers the rest of the spec from the broker.
+// ImportState takes an ID "<url-escaped vhost>/<name>", such as "%2F/delay",
+// optionally followed by "/<layout>"; Read then infers the rest of the spec
+// from the broker, and the layout when the ID names none.
 func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	vhost, name, err := parseImportID(req.ID)
+	vhost, name, layout, err := parseImportID(req.ID)
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid Import ID", err.Error())
 		return
+	}
+	if layout != "" {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("layout"), string(layout))...)
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), importID(vhost, name))...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)

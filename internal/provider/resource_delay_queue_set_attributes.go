@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -72,13 +73,30 @@ type sharedAttribute struct {
 	// and fills the same value from the resolved spec.
 	resourceDefault string
 	int64Default    int64
+	// stringModifiers are the resource's plan modifiers of a string
+	// attribute, in place of RequiresReplace.
+	stringModifiers []planmodifier.String
 }
 
 // sharedAttributes are the spec's attributes and the outputs both derive.
 var sharedAttributes = map[string]sharedAttribute{
 	"name": {required: true, replaces: replacedByModifier,
 		description: fmt.Sprintf("The prefix of every object of the set (`<name>.ingest`, `<name>.level.00`, …): "+
-			"1 to %d bytes of ASCII letters, digits, `.`, `_`, `-` and `:`, not starting with `amq.`.", topology.MaxSetNameLength)},
+			"1 to %d bytes of ASCII letters, digits, `.`, `_`, `-` and `:`, not starting with `amq.`. In a library's "+
+			"`layout` the objects have the library's names whatever the set's name, which then only names the set "+
+			"(and its import ID).", topology.MaxSetNameLength)},
+	"layout": {optional: true, computed: true, resourceDefault: string(topology.LayoutDefault), replaces: replacedByModifier,
+		stringModifiers: []planmodifier.String{requiresReplaceOfLayout()},
+		description: "How the set's objects and keys are laid out: " + quoted(topology.Layouts) + ". Defaults to `" +
+			string(topology.LayoutDefault) + "`, this provider's own layout. `" + string(topology.LayoutNServiceBus) +
+			"` declares, byte for byte, the delay infrastructure of the NServiceBus RabbitMQ transport (v2: " +
+			"`nsb.v2.delay-level-00` … `27` and `nsb.v2.delay-delivery`), and `" + string(topology.LayoutCelery) +
+			"` the one Celery declares through kombu (`celery_delayed_0` … `27` and `celery_delayed_delivery`): " +
+			"the library's own declarations then succeed against the set, and an existing one imports. Such a layout " +
+			"fixes `levels` (28), `resolution` (`1s`), `radix` (2), the names and, for NServiceBus, `queue_type` " +
+			"(`quorum`): leave them unset (they are computed), or set them to exactly those values. Its routes are " +
+			"the delivery exchange's bindings on `#.<key>`, and it has no unroutable queue. Its names are fixed, so a " +
+			"vhost holds at most one set of each library's layout. See the guides for NServiceBus and Celery."},
 	"vhost": {optional: true, computed: true, resourceDefault: defaultVHost, replaces: replacedByModifier,
 		description: "The vhost the set lives in. Defaults to `" + defaultVHost + "`.",
 		onResource:  "It must exist."},
@@ -121,17 +139,37 @@ var sharedAttributes = map[string]sharedAttribute{
 		description: "The longest delay the set holds: (`radix`^N − 1) × `resolution`."},
 	"ingest_exchange": {computed: true,
 		description: "The topic exchange to publish delayed messages to, with routing key `<key>.<N digits>`: " +
-			"the delay in ticks in base `radix`, each digit a decimal word."},
+			"the delay in ticks in base `radix`, each digit a decimal word. In a library's `layout`, the top level's " +
+			"exchange (`nsb.v2.delay-level-27`, `celery_delayed_27`), which takes every delay, with routing key " +
+			"`<28 bits>.<key>` (see the `layout_delay_routing_key` function)."},
 	"out_exchange": {computed: true,
-		description: "The topic exchange messages leave through when their delay is over."},
+		description: "The topic exchange messages leave through when their delay is over: in a library's `layout`, " +
+			"its delivery exchange."},
 	"unroutable_queue": {computed: true,
-		description: "The queue that parks every message no binding of the set matches (a malformed key, or no matching route)."},
+		description: "The queue that parks every message no binding of the set matches (a malformed key, or no matching route). " +
+			"Null in a library's `layout`, which has none: the broker drops such a message."},
 	"bindings": {kind: stringListAttribute, computed: true,
 		description: "Every binding of the set, one line each (`<source> -> <queue|exchange> <destination>, key \"<routing key>\"`), " +
 			"in the layout's order: the delay bindings from the ingest and done exchanges, then the routes. " +
 			fmt.Sprintf("Lines rather than objects: a set of N levels in radix r has (r − 1) × N(N + 1)/2 + N + 1 delay "+
 				"bindings (%d at %d levels of radix 2), and lines keep its plans fast.",
 				(topology.MaxLevels+1)*(topology.MaxLevels+2)/2, topology.MaxLevels)},
+}
+
+// requiresReplaceOfLayout replaces the set when its layout changes, and
+// not when a state written before layouts existed, which has none, meets
+// the default layout: both are the default layout.
+func requiresReplaceOfLayout() planmodifier.String {
+	const description = "Changing the layout replaces the set: the layouts' objects have other names."
+	return stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = layoutOf(req.StateValue) != layoutOf(req.PlanValue)
+	}, description, description)
+}
+
+// layoutOf is a layout attribute's value as the planner's layout, the
+// default one when null.
+func layoutOf(v types.String) topology.Layout {
+	return topology.Layout(v.ValueString()).OrDefault()
 }
 
 // The route block: its description and its attributes.
@@ -148,7 +186,9 @@ var (
 				string(topology.DestinationQueue) + "`."},
 		"key": {optional: true,
 			description: "The message key this route takes (the part of the routing key before the delay digits), " +
-				"without `#` or `*`. Unset or empty, the route takes every message."},
+				"without `#` or `*`. Unset or empty, the route takes every message. In a library's `layout` it is " +
+				"the part after the delay bits, bound from the delivery exchange as `#.<key>`, and may hold " +
+				"wildcards (a Celery queue bound on `tasks.#`)."},
 	}
 )
 
@@ -186,7 +226,10 @@ func (a sharedAttribute) resourceAttribute() schema.Attribute {
 	if a.resourceDefault != "" {
 		attribute.Default = stringdefault.StaticString(a.resourceDefault)
 	}
-	if a.replaces == replacedByModifier {
+	switch {
+	case a.stringModifiers != nil:
+		attribute.PlanModifiers = a.stringModifiers
+	case a.replaces == replacedByModifier:
 		attribute.PlanModifiers = []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	}
 	return attribute

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 type delaySpecModel struct {
 	Name               types.String `tfsdk:"name"`
 	VHost              types.String `tfsdk:"vhost"`
+	Layout             types.String `tfsdk:"layout"`
 	MaxDelay           types.String `tfsdk:"max_delay"`
 	Levels             types.Int64  `tfsdk:"levels"`
 	Resolution         types.String `tfsdk:"resolution"`
@@ -100,6 +102,7 @@ func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagn
 	spec := topology.Spec{
 		Name:               str(m.Name, "name"),
 		VHost:              str(m.VHost, "vhost"),
+		Layout:             topology.Layout(str(m.Layout, "layout")),
 		QueueType:          topology.QueueType(str(m.QueueType, "queue_type")),
 		DeadLetterStrategy: topology.DeadLetterStrategy(str(m.DeadLetterStrategy, "dead_letter_strategy")),
 	}
@@ -240,9 +243,11 @@ func drainingValue(name string, generations []topology.Generation, counts map[st
 // the defaults of those left unset. Configured values stay as written
 // ("1000ms" is not rewritten "1s").
 func setDerived(m *delaySpecModel, resolved topology.Spec) {
-	names := topology.Names(resolved.Name)
 	if m.VHost.IsNull() {
 		m.VHost = types.StringValue(resolved.VHost)
+	}
+	if m.Layout.IsNull() {
+		m.Layout = types.StringValue(string(resolved.Layout.OrDefault()))
 	}
 	if m.Resolution.IsNull() {
 		m.Resolution = types.StringValue(topology.FormatDuration(resolved.Resolution))
@@ -254,10 +259,9 @@ func setDerived(m *delaySpecModel, resolved topology.Spec) {
 	m.Radix = types.Int64Value(int64(resolved.Radix))
 	m.DeadLetterStrategy = types.StringValue(string(resolved.DeadLetterStrategy))
 	m.MaxDelayEffective = types.StringValue(topology.FormatDuration(resolved.KeyFormat().MaxDelay()))
-	exchanges := names.Generation(resolved.FormatGeneration)
-	m.IngestExchange = types.StringValue(exchanges.Ingest())
-	m.OutExchange = types.StringValue(exchanges.Out())
-	m.UnroutableQueue = types.StringValue(names.Unroutable())
+	m.IngestExchange = types.StringValue(resolved.IngestExchange())
+	m.OutExchange = types.StringValue(resolved.OutExchange())
+	m.UnroutableQueue = optionalString(resolved.UnroutableQueue())
 }
 
 // setBindings lists a topology's bindings, one line each.
@@ -286,6 +290,7 @@ func setPlanned(ctx context.Context, m *delayQueueSetModel, resolved topology.Sp
 // setSpec writes an inferred spec into a freshly imported state.
 func setSpec(m *delayQueueSetModel, spec topology.Spec) {
 	setGeneration(m, spec)
+	m.Layout = types.StringValue(string(spec.Layout.OrDefault()))
 	m.ForceDestroy = types.BoolValue(false)
 	routes := make([]attr.Value, 0, len(spec.Routes))
 	for _, route := range spec.Routes {
@@ -385,14 +390,24 @@ func importID(vhost, name string) string {
 	return url.PathEscape(vhost) + "/" + name
 }
 
-func parseImportID(id string) (vhost, name string, err error) {
-	escaped, name, found := strings.Cut(id, "/")
-	if !found || escaped == "" || name == "" {
-		return "", "", fmt.Errorf("the import ID %q is not <url-escaped vhost>/<name>, such as %%2F/delay for the set \"delay\" in the vhost \"/\"", id)
+// parseImportID reads an import ID: "<url-escaped vhost>/<name>", or
+// "<url-escaped vhost>/<name>/<layout>" to name the layout of a set whose
+// objects the import cannot tell on its own (both libraries' layouts in one
+// vhost). A set name holds no "/", so the parts cannot be mistaken.
+func parseImportID(id string) (vhost, name string, layout topology.Layout, err error) {
+	escaped, rest, found := strings.Cut(id, "/")
+	name, layoutText, withLayout := strings.Cut(rest, "/")
+	if !found || escaped == "" || name == "" || (withLayout && layoutText == "") {
+		return "", "", "", fmt.Errorf("the import ID %q is not <url-escaped vhost>/<name> or <url-escaped vhost>/<name>/<layout>, "+
+			"such as %%2F/delay for the set \"delay\" in the vhost \"/\", or %%2F/nsb/%s", id, topology.LayoutNServiceBus)
 	}
 	vhost, err = url.PathUnescape(escaped)
 	if err != nil {
-		return "", "", fmt.Errorf("the vhost part %q of the import ID is not URL-escaped correctly: %w", escaped, err)
+		return "", "", "", fmt.Errorf("the vhost part %q of the import ID is not URL-escaped correctly: %w", escaped, err)
 	}
-	return vhost, name, nil
+	layout = topology.Layout(layoutText)
+	if withLayout && !slices.Contains(topology.Layouts, layout) {
+		return "", "", "", fmt.Errorf("the layout part %q of the import ID %q is none of %s", layoutText, id, quoted(topology.Layouts))
+	}
+	return vhost, name, layout, nil
 }

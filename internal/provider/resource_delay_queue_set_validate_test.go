@@ -112,6 +112,20 @@ func TestDelayQueueSet_invalidConfigs(t *testing.T) {
 		"route back into the set": {attributes: "levels = 3" + route(`destination = "`+name+`.ingest"`, `destination_type = "exchange"`),
 			want: []string{`route[0].destination: "valid-name.ingest" is one of the set's own objects`}},
 
+		// layout: a library's layout fixes what it fixes, each refused with the planner's reason
+		"unknown layout": {attributes: "levels = 3\n  layout = \"sidekiq\"",
+			want: []string{`layout: must be one of "default", "nservicebus", "celery", got "sidekiq"`}},
+		"levels in the nservicebus layout": {attributes: "layout = \"nservicebus\"\n  levels = 5",
+			want: []string{`levels: is fixed at 28 in the nservicebus layout, one level per bit of a delay in seconds; leave it unset, got 5`}},
+		"resolution in the celery layout": {attributes: "layout = \"celery\"\n  resolution = \"100ms\"",
+			want: []string{`resolution: is fixed at 1s in the celery layout: Celery counts delays in whole seconds; leave it unset, got 100ms`}},
+		"radix in the celery layout": {attributes: "layout = \"celery\"\n  radix = 4",
+			want: []string{`radix: is fixed at 2 in the celery layout: Celery writes delays in binary; leave it unset, got 4`}},
+		"classic queues in the nservicebus layout": {attributes: "layout = \"nservicebus\"\n  queue_type = \"classic\"",
+			want: []string{`queue_type: must be "quorum" in the nservicebus layout: NServiceBus declares its delay queues so; got "classic"`}},
+		"max_delay in the nservicebus layout": {attributes: "layout = \"nservicebus\"\n  max_delay = \"1h\"",
+			want: []string{`max_delay: is fixed at`, `in the nservicebus layout; leave it unset, got 1h0m0s`}},
+
 		// name and vhost
 		"name with a slash": {name: "a/b", attributes: "levels = 3",
 			want: []string{`name: has the character '/' at byte 1; only ASCII letters, digits, '.', '_', '-' and ':' are allowed`}},
