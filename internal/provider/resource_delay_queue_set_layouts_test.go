@@ -1,0 +1,591 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// The libraries' layouts have fixed names, so every test of them runs in a
+// vhost of its own (testVhost): two tests, or a test and a real NServiceBus
+// or Celery on the shared broker, never meet.
+
+// libraryCase is how one library declares its delay infrastructure at
+// start-up, binds its destination and publishes, as its own sources do
+// (the NServiceBus RabbitMQ transport's DelayInfrastructure.Build, v2, and
+// kombu's declare_native_delayed_delivery_exchanges_and_queues and
+// bind_queue_to_native_delayed_delivery_exchange).
+type libraryCase struct {
+	layout topology.Layout
+	// setName names the resource's set; the objects have the library's names.
+	setName string
+	// destination is the exchange the delivery exchange routes to: an
+	// NServiceBus endpoint's fanout exchange, a Celery task queue's topic
+	// exchange; queue is the queue behind it.
+	destination, queue string
+	// routeKey is the route's key, bound from the delivery exchange as
+	// "#.<routeKey>"; publishKey is what a message carries after its bits.
+	routeKey, publishKey string
+	// declareDestination declares the destination exchange and queue, as
+	// the library declares them for an endpoint or task queue.
+	declareDestination func(ch *amqp.Channel) error
+	// replay makes the library's own declarations of the delay
+	// infrastructure and of its destination's binding.
+	replay func(ch *amqp.Channel) error
+	// promised is the delay the library delivers a message after for a
+	// requested delay: NServiceBus rounds up to seconds, Celery truncates.
+	promised func(time.Duration) time.Duration
+	// delays are requested delays, as the library accepts them (Celery
+	// refuses a countdown under a second), spanning bits 0 to 5.
+	delays []time.Duration
+}
+
+func seconds(values ...float64) []time.Duration {
+	delays := make([]time.Duration, len(values))
+	for i, v := range values {
+		delays[i] = time.Duration(v * float64(time.Second))
+	}
+	return delays
+}
+
+var libraryCases = map[string]libraryCase{
+	"nservicebus": {
+		layout: topology.LayoutNServiceBus, setName: "nsb", destination: "Sales", queue: "Sales",
+		routeKey: "Sales", publishKey: "Sales",
+		declareDestination: func(ch *amqp.Channel) error {
+			// The conventional routing topology: an endpoint's fanout exchange and queue of its name.
+			return declareBoundQueue(ch, "Sales", "fanout", "Sales", "")
+		},
+		replay:   replayNServiceBus("Sales"),
+		promised: func(d time.Duration) time.Duration { return (d + time.Second - 1).Truncate(time.Second) },
+		delays:   seconds(0, 0.4, 1, 1.6, 2, 3, 4.5, 5, 7, 8, 9.3, 12, 16, 17.5, 23, 31, 32, 33.2, 40),
+	},
+	"celery": {
+		layout: topology.LayoutCelery, setName: "celery", destination: "tasks", queue: "tasks",
+		routeKey: "tasks.#", publishKey: "tasks.add",
+		declareDestination: func(ch *amqp.Channel) error {
+			// A task queue bound to its topic exchange on tasks.#, and, as the
+			// worker's delayed-delivery bootstep binds it, on #.tasks.#.
+			if err := declareBoundQueue(ch, "tasks", "topic", "tasks", "tasks.#"); err != nil {
+				return err
+			}
+			return ch.QueueBind("tasks", "#.tasks.#", "tasks", false, nil)
+		},
+		replay:   replayCelery("quorum", "tasks", "tasks.#"),
+		promised: func(d time.Duration) time.Duration { return d.Truncate(time.Second) },
+		delays:   seconds(1, 1.6, 2, 3, 4.5, 5, 7, 8, 9.3, 12, 16, 17.5, 23, 31, 32, 33.2, 40),
+	},
+}
+
+// declareBoundQueue declares a durable exchange and a classic queue bound to it.
+func declareBoundQueue(ch *amqp.Channel, exchange, kind, queue, key string) error {
+	if err := ch.ExchangeDeclare(exchange, kind, true, false, false, false, nil); err != nil {
+		return fmt.Errorf("declaring exchange %s: %w", exchange, err)
+	}
+	if _, err := ch.QueueDeclare(queue, true, false, false, false, nil); err != nil {
+		return fmt.Errorf("declaring queue %s: %w", queue, err)
+	}
+	return ch.QueueBind(queue, key, exchange, false, nil)
+}
+
+// levelBindingKey is "*." repeated 27 − level times, then bit and ".#".
+func levelBindingKey(level int, bit string) string {
+	return strings.Repeat("*.", 27-level) + bit + ".#"
+}
+
+// replayNServiceBus makes, in order and with their argument types, the
+// declarations of NServiceBus's DelayInfrastructure.Build (v2): x-message-ttl
+// is a .NET long (Convert.ToInt64), an AMQP long-long; then the binding of
+// an endpoint's exchange to the delivery exchange that the transport's
+// queue setup makes.
+func replayNServiceBus(endpoint string) func(ch *amqp.Channel) error {
+	level := func(k int) string { return fmt.Sprintf("nsb.v2.delay-level-%02d", k) }
+	const delivery = "nsb.v2.delay-delivery"
+	return func(ch *amqp.Channel) error {
+		for k := 27; k >= 0; k-- {
+			next := delivery
+			if k > 0 {
+				next = level(k - 1)
+			}
+			if err := ch.ExchangeDeclare(level(k), "topic", true, false, false, false, nil); err != nil {
+				return fmt.Errorf("ExchangeDeclare(%s): %w", level(k), err)
+			}
+			arguments := amqp.Table{
+				"x-queue-type":           "quorum",
+				"x-dead-letter-strategy": "at-least-once",
+				"x-overflow":             "reject-publish",
+				"x-message-ttl":          int64(1<<k) * 1000,
+				"x-dead-letter-exchange": next,
+			}
+			if _, err := ch.QueueDeclare(level(k), true, false, false, false, arguments); err != nil {
+				return fmt.Errorf("QueueDeclare(%s): %w", level(k), err)
+			}
+			if err := ch.QueueBind(level(k), levelBindingKey(k, "1"), level(k), false, nil); err != nil {
+				return fmt.Errorf("QueueBind(%s): %w", level(k), err)
+			}
+		}
+		for k := 27; k >= 1; k-- {
+			if err := ch.ExchangeBind(level(k-1), levelBindingKey(k, "0"), level(k), false, nil); err != nil {
+				return fmt.Errorf("ExchangeBind(%s → %s): %w", level(k), level(k-1), err)
+			}
+		}
+		if err := ch.ExchangeDeclare(delivery, "topic", true, false, false, false, nil); err != nil {
+			return fmt.Errorf("ExchangeDeclare(%s): %w", delivery, err)
+		}
+		if err := ch.ExchangeBind(delivery, levelBindingKey(0, "0"), level(0), false, nil); err != nil {
+			return fmt.Errorf("ExchangeBind(%s → %s): %w", level(0), delivery, err)
+		}
+		if err := ch.ExchangeBind(endpoint, "#."+endpoint, delivery, false, nil); err != nil {
+			return fmt.Errorf("ExchangeBind(%s → %s): %w", delivery, endpoint, err)
+		}
+		return nil
+	}
+}
+
+// replayCelery makes, in order, kombu's declarations of native delayed
+// delivery for queueType, then the binding of a task queue's exchange that
+// the worker's bootstep makes. A Python int goes on the wire (py-amqp) as a
+// signed 32-bit integer when it fits and as a 64-bit one otherwise; so does
+// x-message-ttl here (amqp091-go writes the 64-bit one as 'l' where py-amqp
+// writes 'L'; both are integers to the broker's equivalence check).
+func replayCelery(queueType, exchange, routingKey string) func(ch *amqp.Channel) error {
+	level := func(k int) string { return fmt.Sprintf("celery_delayed_%d", k) }
+	const delivery = "celery_delayed_delivery"
+	return func(ch *amqp.Channel) error {
+		for k := 27; k >= 0; k-- {
+			next := delivery
+			if k > 0 {
+				next = level(k - 1)
+			}
+			if err := ch.ExchangeDeclare(level(k), "topic", true, false, false, false, nil); err != nil {
+				return fmt.Errorf("exchange declare %s: %w", level(k), err)
+			}
+			var ttl any = int64(1<<k) * 1000
+			if ms := int64(1<<k) * 1000; ms <= math.MaxInt32 {
+				ttl = int32(ms)
+			}
+			arguments := amqp.Table{
+				"x-queue-type":           queueType,
+				"x-overflow":             "reject-publish",
+				"x-message-ttl":          ttl,
+				"x-dead-letter-exchange": next,
+			}
+			if queueType == "quorum" {
+				arguments["x-dead-letter-strategy"] = "at-least-once"
+			}
+			if _, err := ch.QueueDeclare(level(k), true, false, false, false, arguments); err != nil {
+				return fmt.Errorf("queue declare %s: %w", level(k), err)
+			}
+			if err := ch.QueueBind(level(k), levelBindingKey(k, "1"), level(k), false, nil); err != nil {
+				return fmt.Errorf("queue bind %s: %w", level(k), err)
+			}
+		}
+		for k := 27; k >= 1; k-- {
+			if err := ch.ExchangeBind(level(k-1), levelBindingKey(k, "0"), level(k), false, nil); err != nil {
+				return fmt.Errorf("exchange bind %s → %s: %w", level(k), level(k-1), err)
+			}
+		}
+		if err := ch.ExchangeDeclare(delivery, "topic", true, false, false, false, nil); err != nil {
+			return fmt.Errorf("exchange declare %s: %w", delivery, err)
+		}
+		if err := ch.ExchangeBind(delivery, levelBindingKey(0, "0"), level(0), false, nil); err != nil {
+			return fmt.Errorf("exchange bind %s → %s: %w", level(0), delivery, err)
+		}
+		if err := ch.ExchangeBind(exchange, "#."+routingKey, delivery, false, nil); err != nil {
+			return fmt.Errorf("exchange bind %s → %s: %w", delivery, exchange, err)
+		}
+		return nil
+	}
+}
+
+// libraryVhostConn is an AMQP connection to vhost, closed when the test ends.
+func libraryVhostConn(t *testing.T, vhost string) *amqp.Connection {
+	t.Helper()
+	uri, err := amqp.ParseURI(messaging.URLFromEnv())
+	if err != nil {
+		t.Fatalf("%s: %v", messaging.URLEnv, err)
+	}
+	uri.Vhost = vhost
+	conn, err := messaging.Dial(uri.String(), 10*time.Second)
+	if err != nil {
+		t.Fatalf("connecting to vhost %s over AMQP: %v", vhost, err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// onChannel runs f on a channel of its own: a refused declaration closes
+// the channel, and the error names it and the broker's reason
+// (PRECONDITION_FAILED for arguments that differ).
+func onChannel(conn *amqp.Connection, f func(*amqp.Channel) error) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ch.Close() }()
+	return f(ch)
+}
+
+// libraryConfig is the configuration of lc's set in vhost, with extra
+// attribute lines.
+func libraryConfig(lc libraryCase, vhost, extra string) string {
+	return fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "test" {
+  name   = %q
+  vhost  = %q
+  layout = %q
+%s
+  route {
+    destination      = %q
+    destination_type = "exchange"
+    key              = %q
+  }
+}
+`, lc.setName, vhost, lc.layout, extra, lc.destination, lc.routeKey)
+}
+
+// libraryCheckGone asks the broker that nothing of lc's layout remains in vhost.
+func libraryCheckGone(client *broker.Client, lc libraryCase, vhost string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		actual, err := client.ReadSetOf(context.Background(), vhost, lc.setName, lc.layout)
+		if err != nil {
+			return err
+		}
+		if n := len(actual.Exchanges) + len(actual.Queues) + len(actual.Bindings); n > 0 {
+			return fmt.Errorf("%d objects of the %s layout remain after destroy", n, lc.layout)
+		}
+		return nil
+	}
+}
+
+// libraryCheckMatchesPlan asks the broker that lc's set is exactly its plan.
+func libraryCheckMatchesPlan(client *broker.Client, lc libraryCase, vhost string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		desired, err := topology.Plan(topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout, Routes: []topology.Route{
+			{Destination: lc.destination, DestinationType: topology.DestinationExchange, Key: lc.routeKey}}})
+		if err != nil {
+			return err
+		}
+		actual, err := client.ReadSetOf(context.Background(), vhost, lc.setName, lc.layout)
+		if err != nil {
+			return err
+		}
+		if changes := topology.Diff(desired, actual); len(changes) > 0 {
+			return fmt.Errorf("the broker differs from the %s plan by %d changes, the first: %s", lc.layout, len(changes), changes[0].Reason)
+		}
+		return nil
+	}
+}
+
+// TestAccDelayQueueSet_libraryLayouts applies each library's layout with a
+// route to the library's destination, then: replays over AMQP every
+// declaration the library makes at start-up, with its argument types, which
+// must all succeed (no PRECONDITION_FAILED), and the plan after it is
+// empty; publishes the way the library publishes (entry exchange, key
+// format, rounding) delays spanning six bits, each arriving once, never
+// before the library's delay, at most libraryMaxLateness after it; refuses
+// to destroy while a queue holds a message; destroys with force_destroy.
+func TestAccDelayQueueSet_libraryLayouts(t *testing.T) {
+	client := testBrokerClient(t)
+	for name, lc := range libraryCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			vhost := testVhost(t)
+			conn := libraryVhostConn(t, vhost)
+			if err := onChannel(conn, lc.declareDestination); err != nil {
+				t.Fatal(err)
+			}
+			config := libraryConfig(lc, vhost, "")
+			resolved, err := topology.Resolve(topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { testAccPreCheck(t) },
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				CheckDestroy:             libraryCheckGone(client, lc, vhost),
+				Steps: []resource.TestStep{
+					{
+						Config: config,
+						ConfigStateChecks: []statecheck.StateCheck{
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("levels"), knownvalue.Int64Exact(28)),
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("resolution"), knownvalue.StringExact("1s")),
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("radix"), knownvalue.Int64Exact(2)),
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("queue_type"), knownvalue.StringExact("quorum")),
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("ingest_exchange"), knownvalue.StringExact(resolved.IngestExchange())),
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("out_exchange"), knownvalue.StringExact(resolved.OutExchange())),
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("unroutable_queue"), knownvalue.Null()),
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("queues"), knownvalue.ListSizeExact(28)),
+							statecheck.ExpectKnownValue(testResource, tfjsonpath.New("exchanges"), knownvalue.ListSizeExact(29)),
+						},
+						Check: resource.ComposeAggregateTestCheckFunc(
+							libraryCheckMatchesPlan(client, lc, vhost),
+							func(*terraform.State) error {
+								if err := onChannel(conn, lc.replay); err != nil {
+									return fmt.Errorf("the %s start-up declarations against the applied set: %w", lc.layout, err)
+								}
+								return nil
+							},
+						),
+					},
+					{
+						// After the library's own declarations, nothing to change.
+						Config:   config,
+						PlanOnly: true,
+					},
+					{
+						Config: config,
+						Check:  libraryCheckDataPath(t, conn, lc),
+					},
+					{
+						// A message waits an hour: destroy refuses, and keeps it.
+						PreConfig: func() {
+							publisher, err := messaging.NewPublisher(conn, messaging.Set{Layout: lc.layout})
+							if err == nil {
+								defer func() { _ = publisher.Close() }()
+								_, err = publisher.Publish(context.Background(), messaging.Delayed{ID: "kept", Key: lc.publishKey, Delay: time.Hour})
+							}
+							if err != nil {
+								t.Fatalf("publishing the kept message: %v", err)
+							}
+						},
+						Config:      config,
+						Destroy:     true,
+						ExpectError: regexp.MustCompile(`Delay Queues Hold Messages`),
+					},
+					{
+						Config: config,
+						Check: func(*terraform.State) error {
+							// 3600 s = bits 11, 10, 9 and 4: the message waits in level 11's queue.
+							held, err := client.HeldMessages(context.Background(), vhost, []string{libraryLevel(lc.layout, 11)})
+							if err != nil {
+								return err
+							}
+							if held[libraryLevel(lc.layout, 11)] != 1 {
+								return fmt.Errorf("after the refused destroy level 11 holds %v, want the one message", held)
+							}
+							return nil
+						},
+					},
+					{
+						Config: libraryConfig(lc, vhost, "  force_destroy = true"),
+					},
+				},
+			})
+		})
+	}
+}
+
+// libraryLevel is the name of level k's queue and exchange in layout.
+func libraryLevel(layout topology.Layout, k int) string {
+	if layout == topology.LayoutNServiceBus {
+		return fmt.Sprintf("nsb.v2.delay-level-%02d", k)
+	}
+	return fmt.Sprintf("celery_delayed_%d", k)
+}
+
+// libraryMaxLateness bounds how long after the library's delay a message
+// may arrive: a few hops of a few milliseconds each, and a loaded machine.
+const libraryMaxLateness = 500 * time.Millisecond
+
+// libraryCheckDataPath publishes each of lc's delays twice, as the library
+// publishes it, and checks every arrival at the destination's queue.
+func libraryCheckDataPath(t *testing.T, conn *amqp.Connection, lc libraryCase) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		runID := fmt.Sprintf("%s-%d-", lc.layout, time.Now().UnixNano())
+		consumer, err := messaging.NewConsumer(conn, lc.queue, messaging.ConsumerOptions{IDPrefix: runID})
+		if err != nil {
+			return err
+		}
+		defer func() { _ = consumer.Close() }()
+		publisher, err := messaging.NewPublisher(conn, messaging.Set{Layout: lc.layout})
+		if err != nil {
+			return err
+		}
+		defer func() { _ = publisher.Close() }()
+		var batch []messaging.Delayed
+		for copyNumber := range 2 {
+			for i, delay := range lc.delays {
+				batch = append(batch, messaging.Delayed{ID: fmt.Sprintf("%s%d-%d", runID, i, copyNumber), Key: lc.publishKey, Delay: delay})
+			}
+		}
+		started := time.Now()
+		if _, err := publisher.PublishBatch(ctx, batch); err != nil {
+			return err
+		}
+		if err := consumer.WaitFor(ctx, len(batch)); err != nil {
+			return fmt.Errorf("%d of %d messages arrived: %w", len(consumer.Arrivals()), len(batch), err)
+		}
+		var problems []string
+		worst := time.Duration(math.MinInt64)
+		for _, a := range consumer.Arrivals() {
+			promised := lc.promised(a.Message.Delay)
+			lateness := a.ArrivedAt.Sub(a.Message.PublishedAt.Add(promised))
+			worst = max(worst, lateness)
+			switch {
+			case lateness <= -messaging.BrokerClock:
+				problems = append(problems, fmt.Sprintf("%s (delay %s, the library's %s) arrived %s early", a.Message.ID, a.Message.Delay, promised, -lateness))
+			case lateness > libraryMaxLateness:
+				problems = append(problems, fmt.Sprintf("%s (delay %s, the library's %s) arrived %s late", a.Message.ID, a.Message.Delay, promised, lateness))
+			}
+		}
+		if d := consumer.Duplicates(); len(d) > 0 {
+			problems = append(problems, fmt.Sprintf("%d duplicates, the first %s", len(d), d[0].Message.ID))
+		}
+		if f := consumer.Foreign(); len(f) > 0 {
+			problems = append(problems, fmt.Sprintf("%d foreign deliveries, the first: %s", len(f), f[0].Reason))
+		}
+		t.Logf("%s: %d messages of %s to %s arrived in %s, the latest %s after the library's delay",
+			lc.layout, len(batch), lc.delays[0], lc.delays[len(lc.delays)-1], time.Since(started).Round(time.Millisecond), worst.Round(time.Millisecond))
+		if len(problems) > 0 {
+			return fmt.Errorf("%s data path:\n%s", lc.layout, strings.Join(problems, "\n"))
+		}
+		return nil
+	}
+}
+
+// TestAccDelayQueueSet_importLibraryLayouts imports each library's delay
+// infrastructure declared by the library's own start-up declarations (the
+// AMQP replay, not the provider): an import block with
+// -generate-config-out writes a configuration that plans no change, and
+// `terraform import` followed by the library's configuration plans clean.
+func TestAccDelayQueueSet_importLibraryLayouts(t *testing.T) {
+	client := testBrokerClient(t)
+	for name, lc := range libraryCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			vhost := testVhost(t)
+			conn := libraryVhostConn(t, vhost)
+			for _, declare := range []func(*amqp.Channel) error{lc.declareDestination, lc.replay} {
+				if err := onChannel(conn, declare); err != nil {
+					t.Fatal(err)
+				}
+			}
+			id := url.PathEscape(vhost) + "/" + lc.setName
+			config := libraryConfig(lc, vhost, "")
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { testAccPreCheck(t) },
+				TerraformVersionChecks:   testTerraform1_8,
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				CheckDestroy:             libraryCheckGone(client, lc, vhost),
+				Steps: []resource.TestStep{
+					{
+						Config:          `provider "rabbitmq" {}`,
+						ResourceName:    testResource,
+						ImportState:     true,
+						ImportStateKind: resource.ImportBlockWithID,
+						ImportStateId:   id,
+						GenerateConfig:  true,
+						ImportPlanChecks: resource.ImportPlanChecks{
+							PreApply: []plancheck.PlanCheck{
+								plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionNoop),
+								plancheck.ExpectKnownValue(testResource, tfjsonpath.New("layout"), knownvalue.StringExact(string(lc.layout))),
+								plancheck.ExpectKnownValue(testResource, tfjsonpath.New("levels"), knownvalue.Int64Exact(28)),
+								plancheck.ExpectKnownValue(testResource, tfjsonpath.New("route").AtSliceIndex(0).AtMapKey("key"),
+									knownvalue.StringExact(lc.routeKey)),
+							},
+						},
+					},
+					{
+						Config:             config,
+						ResourceName:       testResource,
+						ImportState:        true,
+						ImportStateId:      id,
+						ImportStatePersist: true,
+					},
+					{
+						Config:   config,
+						PlanOnly: true,
+						Check:    libraryCheckMatchesPlan(client, lc, vhost),
+					},
+				},
+			})
+		})
+	}
+}
+
+// TestAccDelayQueueSet_importLibraryLayoutDrift imports an NServiceBus
+// delay infrastructure whose level 03 queue was declared with another TTL
+// and whose level 05 → 04 exchange binding is missing: the plan shows
+// exactly those two differences, the apply repairs them (the queue is
+// empty), and the plan after it is empty. The layout is named in the ID.
+func TestAccDelayQueueSet_importLibraryLayoutDrift(t *testing.T) {
+	client := testBrokerClient(t)
+	lc := libraryCases["nservicebus"]
+	vhost := testVhost(t)
+	conn := libraryVhostConn(t, vhost)
+	for _, declare := range []func(*amqp.Channel) error{lc.declareDestination, lc.replay} {
+		if err := onChannel(conn, declare); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drifted := func(ch *amqp.Channel) error {
+		level3, level4, level5 := libraryLevel(lc.layout, 3), libraryLevel(lc.layout, 4), libraryLevel(lc.layout, 5)
+		if _, err := ch.QueueDelete(level3, false, false, false); err != nil {
+			return err
+		}
+		arguments := amqp.Table{"x-queue-type": "quorum", "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish",
+			"x-message-ttl": int64(9000), "x-dead-letter-exchange": libraryLevel(lc.layout, 2)}
+		if _, err := ch.QueueDeclare(level3, true, false, false, false, arguments); err != nil {
+			return err
+		}
+		if err := ch.QueueBind(level3, levelBindingKey(3, "1"), level3, false, nil); err != nil {
+			return err
+		}
+		return ch.ExchangeUnbind(level4, levelBindingKey(5, "0"), level5, false, nil)
+	}
+	if err := onChannel(conn, drifted); err != nil {
+		t.Fatalf("declaring the drift: %v", err)
+	}
+	missing := fmt.Sprintf(`%s -> exchange %s, key %q`, libraryLevel(lc.layout, 5), libraryLevel(lc.layout, 4), levelBindingKey(5, "0"))
+	config := libraryConfig(lc, vhost, "")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             libraryCheckGone(client, lc, vhost),
+		Steps: []resource.TestStep{
+			{
+				Config:             config,
+				ResourceName:       testResource,
+				ImportState:        true,
+				ImportStateId:      url.PathEscape(vhost) + "/" + lc.setName + "/" + string(lc.layout),
+				ImportStatePersist: true,
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("queues").AtSliceIndex(3).AtMapKey("message_ttl"),
+							knownvalue.Int64Exact(8000)),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings").AtSliceIndex(11), knownvalue.StringExact(missing)),
+					},
+				},
+				Check: libraryCheckMatchesPlan(client, lc, vhost),
+			},
+			{
+				Config:   config,
+				PlanOnly: true,
+			},
+		},
+	})
+}
