@@ -82,7 +82,7 @@ func TestAccDelayQueueSet_refreshRequests(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					testUnrelatedObjects(t, client, name, 300)
+					testUnrelatedObjects(t, client, "/", name, 300)
 					counter.reset()
 				},
 				RefreshState: true,
@@ -99,11 +99,62 @@ func TestAccDelayQueueSet_refreshRequests(t *testing.T) {
 	})
 }
 
-// testUnrelatedObjects declares n classic queues, each bound from amq.topic,
-// and an exchange per four queues bound to one of them, all deleted when the
-// test ends. Their names extend the set's, or match its objects' names but
-// for case (the management API's name filter ignores case).
-func testUnrelatedObjects(t *testing.T, client *broker.Client, set string, n int) {
+// TestAccDelayQueueSet_refreshRequestsLibraryLayout counts the requests of
+// `terraform refresh` for a set of the nservicebus layout: 31, its 29
+// exchanges' binding listings and the two name-filtered listings, and no
+// more when the vhost fills with objects whose names extend the library's or
+// match them but for case.
+func TestAccDelayQueueSet_refreshRequestsLibraryLayout(t *testing.T) {
+	client := testBrokerClient(t)
+	vhost := testVhost(t)
+	lc := libraryCases["nservicebus"]
+	conn := libraryVhostConn(t, vhost)
+	if err := onChannel(conn, lc.declareDestination); err != nil {
+		t.Fatal(err)
+	}
+	const want = 31
+	counter := &requestCounter{}
+	var alone int64
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: counter.factories(),
+		CheckDestroy:             libraryCheckGone(client, lc, vhost),
+		Steps: []resource.TestStep{
+			{Config: libraryConfig(lc, vhost, "")},
+			{
+				PreConfig:    counter.reset,
+				RefreshState: true,
+				Check: func(*terraform.State) error {
+					alone = counter.sinceReset()
+					t.Logf("refresh of a set of the %s layout: %d requests", lc.layout, alone)
+					if alone != want {
+						return fmt.Errorf("refresh made %d requests, want %d", alone, want)
+					}
+					return nil
+				},
+			},
+			{
+				PreConfig: func() {
+					testUnrelatedObjects(t, client, vhost, libraryLevel(lc.layout, 5), 120)
+					counter.reset()
+				},
+				RefreshState: true,
+				Check: func(*terraform.State) error {
+					if crowded := counter.sinceReset(); crowded != alone {
+						return fmt.Errorf("refresh made %d requests among unrelated objects, %d without; want the same", crowded, alone)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// testUnrelatedObjects declares in vhost n classic queues, each bound from
+// amq.topic, and an exchange per four queues bound to one of them, all
+// deleted when the test ends. Their names extend set, or match the names of
+// its objects but for case (the management API's name filter ignores case).
+func testUnrelatedObjects(t *testing.T, client *broker.Client, vhost, set string, n int) {
 	t.Helper()
 	var (
 		create  []topology.Change
@@ -148,11 +199,11 @@ func testUnrelatedObjects(t *testing.T, client *broker.Client, set string, n int
 		remove = append(remove, topology.Change{Kind: topology.DeleteExchange, Exchange: &exchs[i]})
 	}
 	t.Cleanup(func() {
-		if err := client.Apply(context.Background(), "/", remove, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
+		if err := client.Apply(context.Background(), vhost, remove, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
 			t.Errorf("deleting the unrelated objects: %v", err)
 		}
 	})
-	if err := client.Apply(context.Background(), "/", create, broker.ApplyOptions{}); err != nil {
+	if err := client.Apply(context.Background(), vhost, create, broker.ApplyOptions{}); err != nil {
 		t.Fatalf("declaring the unrelated objects: %v", err)
 	}
 }
