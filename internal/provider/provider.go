@@ -186,6 +186,7 @@ func (p *RabbitMQProvider) DataSources(_ context.Context) []func() datasource.Da
 func (p *RabbitMQProvider) Functions(_ context.Context) []func() function.Function {
 	return []func() function.Function{
 		NewDelayRoutingKeyFunction,
+		NewLayoutDelayRoutingKeyFunction,
 	}
 }
 
