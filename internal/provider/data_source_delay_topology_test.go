@@ -267,3 +267,45 @@ func testImportDefinitions(t *testing.T, rabbitmqctl, definitions string) error 
 	}
 	return nil
 }
+
+// TestDelayTopologyDataSource_libraryLayout plans Celery's layout with no
+// broker: the fixed fields computed, the library's exchanges, no parking
+// lot, and the definitions the planner renders for it.
+func TestDelayTopologyDataSource_libraryLayout(t *testing.T) {
+	t.Setenv("RABBITMQ_ENDPOINT", "")
+	spec := topology.Spec{Name: "celery", VHost: "/", Layout: topology.LayoutCelery, QueueType: topology.QueueTypeClassic,
+		Routes: []topology.Route{{Destination: "tasks", DestinationType: topology.DestinationExchange, Key: "tasks.#"}}}
+	planned, err := topology.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	definitions, err := topology.DefinitionsJSON(planned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: testTopologyConfig(spec.Name, `
+  layout     = "celery"
+  queue_type = "classic"
+  route {
+    destination      = "tasks"
+    destination_type = "exchange"
+    key              = "tasks.#"
+  }`),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("levels"), knownvalue.Int64Exact(28)),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("resolution"), knownvalue.StringExact("1s")),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("dead_letter_strategy"), knownvalue.StringExact("at-most-once")),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("ingest_exchange"), knownvalue.StringExact("celery_delayed_27")),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("out_exchange"), knownvalue.StringExact("celery_delayed_delivery")),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("unroutable_queue"), knownvalue.Null()),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("definitions_json"), knownvalue.StringExact(string(definitions))),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(57)),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings").AtSliceIndex(56),
+					knownvalue.StringExact(`celery_delayed_delivery -> exchange tasks, key "#.tasks.#"`)),
+			},
+		}},
+	})
+}

@@ -589,3 +589,95 @@ func TestAccDelayQueueSet_importLibraryLayoutDrift(t *testing.T) {
 		},
 	})
 }
+
+// TestAccDelayQueueSet_layoutChangeReplaces changes a set's layout from the
+// default one to celery and back: each change replaces the set (the
+// layouts' objects have other names), and nothing of the old layout stays.
+func TestAccDelayQueueSet_layoutChangeReplaces(t *testing.T) {
+	client := testBrokerClient(t)
+	vhost := testVhost(t)
+	lc := libraryCases["celery"]
+	conn := libraryVhostConn(t, vhost)
+	if err := onChannel(conn, lc.declareDestination); err != nil {
+		t.Fatal(err)
+	}
+	defaultLayout := fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "test" {
+  name   = %q
+  vhost  = %q
+  levels = 2
+}
+`, lc.setName, vhost)
+	replaced := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+		plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionDestroyBeforeCreate),
+	}}
+	defaultGone := func(*terraform.State) error {
+		actual, err := client.ReadSet(context.Background(), vhost, lc.setName)
+		if err != nil {
+			return err
+		}
+		if n := len(actual.Exchanges) + len(actual.Queues); n > 0 {
+			return fmt.Errorf("%d objects of the default layout remain", n)
+		}
+		return nil
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(defaultGone, libraryCheckGone(client, lc, vhost)),
+		Steps: []resource.TestStep{
+			{
+				Config:            defaultLayout,
+				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(testResource, tfjsonpath.New("layout"), knownvalue.StringExact("default"))},
+			},
+			{
+				Config:           libraryConfig(lc, vhost, ""),
+				ConfigPlanChecks: replaced,
+				Check:            resource.ComposeAggregateTestCheckFunc(defaultGone, libraryCheckMatchesPlan(client, lc, vhost)),
+			},
+			{
+				Config:           defaultLayout,
+				ConfigPlanChecks: replaced,
+				Check:            libraryCheckGone(client, lc, vhost),
+			},
+		},
+	})
+}
+
+// TestAccDelayQueueSet_oneLibrarySetPerVhost declares a second set of the
+// nservicebus layout in a vhost that has one: its names are the first's, so
+// its create fails, pointing to the import, and the first set is untouched.
+func TestAccDelayQueueSet_oneLibrarySetPerVhost(t *testing.T) {
+	client := testBrokerClient(t)
+	vhost := testVhost(t)
+	lc := libraryCases["nservicebus"]
+	conn := libraryVhostConn(t, vhost)
+	if err := onChannel(conn, lc.declareDestination); err != nil {
+		t.Fatal(err)
+	}
+	first := libraryConfig(lc, vhost, "")
+	second := first + fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "second" {
+  name       = "nsb-again"
+  vhost      = %q
+  layout     = "nservicebus"
+  depends_on = [rabbitmq_delay_queue_set.test]
+}
+`, vhost)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             libraryCheckGone(client, lc, vhost),
+		Steps: []resource.TestStep{
+			{Config: first},
+			{
+				Config:      second,
+				ExpectError: regexp.MustCompile(`(?s)Delay Queue Set Already Exists.*Objects of the nservicebus layout already exist`),
+			},
+			{
+				Config: first,
+				Check:  libraryCheckMatchesPlan(client, lc, vhost),
+			},
+		},
+	})
+}
