@@ -402,8 +402,10 @@ func libraryLevel(layout topology.Layout, k int) string {
 }
 
 // libraryMaxLateness bounds how long after the library's delay a message
-// may arrive: a few hops of a few milliseconds each, and a loaded machine.
-const libraryMaxLateness = 500 * time.Millisecond
+// may arrive: a few hops of a few milliseconds each, and a broker pause on a
+// loaded machine (840 ms seen here); under a second, so that a delay counted
+// a second wrong (a rounding, a bit) fails.
+const libraryMaxLateness = 900 * time.Millisecond
 
 // libraryCheckDataPath publishes each of lc's delays twice, as the library
 // publishes it, and checks every arrival at the destination's queue.
