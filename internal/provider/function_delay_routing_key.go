@@ -105,7 +105,9 @@ func (f *DelayRoutingKeyFunction) Run(ctx context.Context, req function.RunReque
 // argument, and encodes the routing key with topology.KeyFormat.
 func delayRoutingKey(key, delayText string, levels int64, resolutionText string, radix int64) (string, *function.FuncError) {
 	var problems argumentProblems
-	delay, delayOK := problems.duration(routingKeyArgDelay, "delay", delayText)
+	// A delay that is no duration is reported once, by its parse: Encode
+	// then gets 0, which no format refuses.
+	delay, _ := problems.duration(routingKeyArgDelay, "delay", delayText)
 	resolution, resolutionOK := problems.duration(routingKeyArgResolution, "resolution", resolutionText)
 	if !resolutionOK {
 		return "", problems.err
@@ -122,20 +124,10 @@ func delayRoutingKey(key, delayText string, levels int64, resolutionText string,
 		return "", problems.err
 	}
 	routingKey, err := topology.KeyFormat{Levels: int(levels), Radix: int(radix), Resolution: resolution}.Encode(key, delay)
-	var problem *topology.FieldError
-	switch {
-	case errors.As(err, &problem):
-		position := map[string]int64{
-			"key": routingKeyArgKey, "delay": routingKeyArgDelay,
-			"levels": routingKeyArgLevels, "resolution": routingKeyArgResolution, "radix": routingKeyArgRadix,
-		}[problem.Field]
-		// A delay that is no duration is reported once, by its parse.
-		if position != routingKeyArgDelay || delayOK {
-			problems.add(position, problem.Message)
-		}
-	case err != nil:
-		problems.err = function.ConcatFuncErrors(problems.err, function.NewFuncError(err.Error()))
-	}
+	problems.encodeError(err, map[string]int64{
+		"key": routingKeyArgKey, "delay": routingKeyArgDelay,
+		"levels": routingKeyArgLevels, "resolution": routingKeyArgResolution, "radix": routingKeyArgRadix,
+	})
 	if problems.err != nil {
 		return "", problems.err
 	}
@@ -149,6 +141,19 @@ type argumentProblems struct {
 
 func (p *argumentProblems) add(position int64, message string) {
 	p.err = function.ConcatFuncErrors(p.err, function.NewArgumentFuncError(position, message))
+}
+
+// encodeError adds an error of topology.KeyFormat.Encode against the
+// argument at positions[its field], or as the function's own when it is no
+// *topology.FieldError.
+func (p *argumentProblems) encodeError(err error, positions map[string]int64) {
+	var problem *topology.FieldError
+	switch {
+	case errors.As(err, &problem):
+		p.add(positions[problem.Field], problem.Message)
+	case err != nil:
+		p.err = function.ConcatFuncErrors(p.err, function.NewFuncError(err.Error()))
+	}
 }
 
 func (p *argumentProblems) duration(position int64, name, text string) (time.Duration, bool) {

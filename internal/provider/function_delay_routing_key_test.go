@@ -125,10 +125,7 @@ output "key" {
 func TestDelayRoutingKeyFunction_errors(t *testing.T) {
 	t.Setenv("RABBITMQ_ENDPOINT", "")
 	tooLongKey := strings.Repeat("k", topology.MaxNameLength-2*4+1)
-	tests := map[string]struct {
-		arguments string
-		want      string
-	}{
+	tests := map[string]functionErrorCase{
 		"delay beyond the set": {
 			arguments: `"orders", "16s", 4, "1s"`,
 			want:      `Invalid value for "delay" parameter: 16s is longer than 15s`,
@@ -206,13 +203,27 @@ func TestDelayRoutingKeyFunction_errors(t *testing.T) {
 			want:      `Invalid value for "levels" parameter: 8 levels of radix 16 at resolution 1s`,
 		},
 	}
+	testFunctionErrors(t, "delay_routing_key", tests)
+}
+
+// functionErrorCase is a call of a provider function with arguments (HCL)
+// and a phrase of the error it must fail with.
+type functionErrorCase struct {
+	arguments string
+	want      string
+}
+
+// testFunctionErrors calls function with each case's arguments in a plan and
+// expects its error; Terraform may wrap the phrase at any space.
+func testFunctionErrors(t *testing.T, function string, tests map[string]functionErrorCase) {
+	t.Helper()
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			resource.UnitTest(t, resource.TestCase{
 				TerraformVersionChecks:   testTerraform1_8,
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      fmt.Sprintf("output \"key\" {\n  value = provider::rabbitmq::delay_routing_key(%s)\n}\n", tc.arguments),
+					Config:      fmt.Sprintf("output \"key\" {\n  value = provider::rabbitmq::%s(%s)\n}\n", function, tc.arguments),
 					ExpectError: regexp.MustCompile(testPhrase(tc.want)),
 				}},
 			})

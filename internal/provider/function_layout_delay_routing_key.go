@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/function"
@@ -101,14 +100,7 @@ func layoutDelayRoutingKey(layout topology.Layout, key, delayText string) (strin
 		return "", problems.err
 	}
 	routingKey, err := topology.KeyFormat{Layout: layout}.Encode(key, delay)
-	var problem *topology.FieldError
-	switch {
-	case errors.As(err, &problem):
-		position := map[string]int64{"key": layoutKeyArgKey, "delay": layoutKeyArgDelay}[problem.Field]
-		problems.add(position, problem.Message)
-	case err != nil:
-		problems.err = function.ConcatFuncErrors(problems.err, function.NewFuncError(err.Error()))
-	}
+	problems.encodeError(err, map[string]int64{"key": layoutKeyArgKey, "delay": layoutKeyArgDelay})
 	if problems.err != nil {
 		return "", problems.err
 	}

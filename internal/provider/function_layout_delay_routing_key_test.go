@@ -2,7 +2,6 @@ package provider
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -58,10 +57,7 @@ output "celery_longest" {
 
 func TestLayoutDelayRoutingKeyFunction_errors(t *testing.T) {
 	t.Setenv("RABBITMQ_ENDPOINT", "")
-	tests := map[string]struct {
-		arguments string
-		want      string
-	}{
+	tests := map[string]functionErrorCase{
 		"default layout": {
 			arguments: `"default", "orders", "1s"`,
 			want:      `Invalid value for "layout" parameter: must be one of` + " `nservicebus`, `celery`, " + `got "default"; for the default layout use the delay_routing_key function`,
@@ -91,18 +87,7 @@ func TestLayoutDelayRoutingKeyFunction_errors(t *testing.T) {
 			want:      `Invalid value for "key" parameter: must be at most 199 bytes in the nservicebus layout`,
 		},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			resource.UnitTest(t, resource.TestCase{
-				TerraformVersionChecks:   testTerraform1_8,
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:      fmt.Sprintf("output \"key\" {\n  value = provider::rabbitmq::layout_delay_routing_key(%s)\n}\n", tc.arguments),
-					ExpectError: regexp.MustCompile(testPhrase(tc.want)),
-				}},
-			})
-		})
-	}
+	testFunctionErrors(t, "layout_delay_routing_key", tests)
 }
 
 // TestLayoutDelayRoutingKey_matchesTheLibraries checks, with no Terraform,

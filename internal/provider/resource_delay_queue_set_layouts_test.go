@@ -110,109 +110,113 @@ func levelBindingKey(level int, bit string) string {
 	return strings.Repeat("*.", 27-level) + bit + ".#"
 }
 
-// replayNServiceBus makes, in order and with their argument types, the
-// declarations of NServiceBus's DelayInfrastructure.Build (v2): x-message-ttl
-// is a .NET long (Convert.ToInt64), an AMQP long-long; then the binding of
-// an endpoint's exchange to the delivery exchange that the transport's
-// queue setup makes.
-func replayNServiceBus(endpoint string) func(ch *amqp.Channel) error {
-	level := func(k int) string { return fmt.Sprintf("nsb.v2.delay-level-%02d", k) }
-	const delivery = "nsb.v2.delay-delivery"
-	return func(ch *amqp.Channel) error {
-		for k := 27; k >= 0; k-- {
-			next := delivery
-			if k > 0 {
-				next = level(k - 1)
-			}
-			if err := ch.ExchangeDeclare(level(k), "topic", true, false, false, false, nil); err != nil {
-				return fmt.Errorf("ExchangeDeclare(%s): %w", level(k), err)
-			}
-			arguments := amqp.Table{
-				"x-queue-type":           "quorum",
-				"x-dead-letter-strategy": "at-least-once",
-				"x-overflow":             "reject-publish",
-				"x-message-ttl":          int64(1<<k) * 1000,
-				"x-dead-letter-exchange": next,
-			}
-			if _, err := ch.QueueDeclare(level(k), true, false, false, false, arguments); err != nil {
-				return fmt.Errorf("QueueDeclare(%s): %w", level(k), err)
-			}
-			if err := ch.QueueBind(level(k), levelBindingKey(k, "1"), level(k), false, nil); err != nil {
-				return fmt.Errorf("QueueBind(%s): %w", level(k), err)
-			}
-		}
-		for k := 27; k >= 1; k-- {
-			if err := ch.ExchangeBind(level(k-1), levelBindingKey(k, "0"), level(k), false, nil); err != nil {
-				return fmt.Errorf("ExchangeBind(%s → %s): %w", level(k), level(k-1), err)
-			}
-		}
-		if err := ch.ExchangeDeclare(delivery, "topic", true, false, false, false, nil); err != nil {
-			return fmt.Errorf("ExchangeDeclare(%s): %w", delivery, err)
-		}
-		if err := ch.ExchangeBind(delivery, levelBindingKey(0, "0"), level(0), false, nil); err != nil {
-			return fmt.Errorf("ExchangeBind(%s → %s): %w", level(0), delivery, err)
-		}
-		if err := ch.ExchangeBind(endpoint, "#."+endpoint, delivery, false, nil); err != nil {
-			return fmt.Errorf("ExchangeBind(%s → %s): %w", delivery, endpoint, err)
-		}
-		return nil
-	}
+// libraryStartUp is what a library declares at start-up. Both make the
+// same calls in the same order: for each level from 27 down, its exchange,
+// its queue and the queue's binding; the exchange-to-exchange bindings from
+// 27 down; the delivery exchange and level 0's binding to it; then the
+// binding of a destination from the delivery exchange.
+type libraryStartUp struct {
+	layout   topology.Layout
+	delivery string
+	// ttl is level k's x-message-ttl with the library's integer type.
+	ttl func(k int) any
+	// queueArguments are the arguments of a level queue, but its TTL and
+	// dead-letter exchange.
+	queueArguments amqp.Table
+	// destination is bound from the delivery exchange on destinationKey.
+	destination, destinationKey string
 }
 
-// replayCelery makes, in order, kombu's declarations of native delayed
-// delivery for queueType, then the binding of a task queue's exchange that
-// the worker's bootstep makes. A Python int goes on the wire (py-amqp) as a
-// signed 32-bit integer when it fits and as a 64-bit one otherwise; so does
-// x-message-ttl here (amqp091-go writes the 64-bit one as 'l' where py-amqp
-// writes 'L'; both are integers to the broker's equivalence check).
-func replayCelery(queueType, exchange, routingKey string) func(ch *amqp.Channel) error {
-	level := func(k int) string { return fmt.Sprintf("celery_delayed_%d", k) }
-	const delivery = "celery_delayed_delivery"
-	return func(ch *amqp.Channel) error {
-		for k := 27; k >= 0; k-- {
-			next := delivery
-			if k > 0 {
-				next = level(k - 1)
-			}
-			if err := ch.ExchangeDeclare(level(k), "topic", true, false, false, false, nil); err != nil {
-				return fmt.Errorf("exchange declare %s: %w", level(k), err)
-			}
-			var ttl any = int64(1<<k) * 1000
-			if ms := int64(1<<k) * 1000; ms <= math.MaxInt32 {
-				ttl = int32(ms)
-			}
-			arguments := amqp.Table{
-				"x-queue-type":           queueType,
-				"x-overflow":             "reject-publish",
-				"x-message-ttl":          ttl,
-				"x-dead-letter-exchange": next,
-			}
-			if queueType == "quorum" {
-				arguments["x-dead-letter-strategy"] = "at-least-once"
-			}
-			if _, err := ch.QueueDeclare(level(k), true, false, false, false, arguments); err != nil {
-				return fmt.Errorf("queue declare %s: %w", level(k), err)
-			}
-			if err := ch.QueueBind(level(k), levelBindingKey(k, "1"), level(k), false, nil); err != nil {
-				return fmt.Errorf("queue bind %s: %w", level(k), err)
-			}
+func (s libraryStartUp) replay(ch *amqp.Channel) error {
+	level := func(k int) string { return libraryLevel(s.layout, k) }
+	for k := 27; k >= 0; k-- {
+		next := s.delivery
+		if k > 0 {
+			next = level(k - 1)
 		}
-		for k := 27; k >= 1; k-- {
-			if err := ch.ExchangeBind(level(k-1), levelBindingKey(k, "0"), level(k), false, nil); err != nil {
-				return fmt.Errorf("exchange bind %s → %s: %w", level(k), level(k-1), err)
-			}
+		if err := ch.ExchangeDeclare(level(k), "topic", true, false, false, false, nil); err != nil {
+			return fmt.Errorf("declaring exchange %s: %w", level(k), err)
 		}
-		if err := ch.ExchangeDeclare(delivery, "topic", true, false, false, false, nil); err != nil {
-			return fmt.Errorf("exchange declare %s: %w", delivery, err)
+		arguments := amqp.Table{"x-message-ttl": s.ttl(k), "x-dead-letter-exchange": next}
+		for name, value := range s.queueArguments {
+			arguments[name] = value
 		}
-		if err := ch.ExchangeBind(delivery, levelBindingKey(0, "0"), level(0), false, nil); err != nil {
-			return fmt.Errorf("exchange bind %s → %s: %w", level(0), delivery, err)
+		if _, err := ch.QueueDeclare(level(k), true, false, false, false, arguments); err != nil {
+			return fmt.Errorf("declaring queue %s: %w", level(k), err)
 		}
-		if err := ch.ExchangeBind(exchange, "#."+routingKey, delivery, false, nil); err != nil {
-			return fmt.Errorf("exchange bind %s → %s: %w", delivery, exchange, err)
+		if err := ch.QueueBind(level(k), levelBindingKey(k, "1"), level(k), false, nil); err != nil {
+			return fmt.Errorf("binding queue %s: %w", level(k), err)
 		}
-		return nil
 	}
+	for k := 27; k >= 1; k-- {
+		if err := ch.ExchangeBind(level(k-1), levelBindingKey(k, "0"), level(k), false, nil); err != nil {
+			return fmt.Errorf("binding exchange %s to %s: %w", level(k), level(k-1), err)
+		}
+	}
+	if err := ch.ExchangeDeclare(s.delivery, "topic", true, false, false, false, nil); err != nil {
+		return fmt.Errorf("declaring exchange %s: %w", s.delivery, err)
+	}
+	if err := ch.ExchangeBind(s.delivery, levelBindingKey(0, "0"), level(0), false, nil); err != nil {
+		return fmt.Errorf("binding exchange %s to %s: %w", level(0), s.delivery, err)
+	}
+	if err := ch.ExchangeBind(s.destination, "#."+s.destinationKey, s.delivery, false, nil); err != nil {
+		return fmt.Errorf("binding exchange %s to %s: %w", s.delivery, s.destination, err)
+	}
+	return nil
+}
+
+// replayNServiceBus makes the declarations of NServiceBus's
+// DelayInfrastructure.Build (v2): x-message-ttl is a .NET long
+// (Convert.ToInt64), an AMQP long-long; then the binding of an endpoint's
+// exchange to the delivery exchange that the transport's queue setup makes.
+func replayNServiceBus(endpoint string) func(ch *amqp.Channel) error {
+	return libraryStartUp{
+		layout: topology.LayoutNServiceBus, delivery: "nsb.v2.delay-delivery",
+		ttl: func(k int) any { return int64(1<<k) * 1000 },
+		queueArguments: amqp.Table{
+			"x-queue-type": "quorum", "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish",
+		},
+		destination: endpoint, destinationKey: endpoint,
+	}.replay
+}
+
+// replayCelery makes kombu's declarations of native delayed delivery for
+// queueType, then the binding of a task queue's exchange that the worker's
+// bootstep makes. A Python int goes on the wire (py-amqp) as a signed 32-bit
+// integer when it fits and as a 64-bit one otherwise; so does x-message-ttl
+// here (amqp091-go writes the 64-bit one as 'l' where py-amqp writes 'L';
+// both are integers to the broker's equivalence check).
+func replayCelery(queueType, exchange, routingKey string) func(ch *amqp.Channel) error {
+	arguments := amqp.Table{"x-queue-type": queueType, "x-overflow": "reject-publish"}
+	if queueType == "quorum" {
+		arguments["x-dead-letter-strategy"] = "at-least-once"
+	}
+	return libraryStartUp{
+		layout: topology.LayoutCelery, delivery: "celery_delayed_delivery",
+		ttl: func(k int) any {
+			if ms := int64(1<<k) * 1000; ms > math.MaxInt32 {
+				return ms
+			}
+			return int32(1<<k) * 1000
+		},
+		queueArguments: arguments,
+		destination:    exchange, destinationKey: routingKey,
+	}.replay
+}
+
+// librarySetUp gives a test of the library case name a broker client, a
+// vhost of its own, an AMQP connection to it, and the library's destination
+// declared in it.
+func librarySetUp(t *testing.T, name string) (client *broker.Client, vhost string, lc libraryCase, conn *amqp.Connection) {
+	t.Helper()
+	client = testBrokerClient(t)
+	vhost = testVhost(t)
+	lc = libraryCases[name]
+	conn = libraryVhostConn(t, vhost)
+	if err := onChannel(conn, lc.declareDestination); err != nil {
+		t.Fatal(err)
+	}
+	return client, vhost, lc, conn
 }
 
 // libraryVhostConn is an AMQP connection to vhost, closed when the test ends.
@@ -303,15 +307,10 @@ func libraryCheckMatchesPlan(client *broker.Client, lc libraryCase, vhost string
 // before the library's delay, at most libraryMaxLateness after it; refuses
 // to destroy while a queue holds a message; destroys with force_destroy.
 func TestAccDelayQueueSet_libraryLayouts(t *testing.T) {
-	client := testBrokerClient(t)
-	for name, lc := range libraryCases {
+	for name := range libraryCases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			vhost := testVhost(t)
-			conn := libraryVhostConn(t, vhost)
-			if err := onChannel(conn, lc.declareDestination); err != nil {
-				t.Fatal(err)
-			}
+			client, vhost, lc, conn := librarySetUp(t, name)
 			config := libraryConfig(lc, vhost, "")
 			resolved, err := topology.Resolve(topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout})
 			if err != nil {
@@ -471,16 +470,12 @@ func libraryCheckDataPath(t *testing.T, conn *amqp.Connection, lc libraryCase) r
 // -generate-config-out writes a configuration that plans no change, and
 // `terraform import` followed by the library's configuration plans clean.
 func TestAccDelayQueueSet_importLibraryLayouts(t *testing.T) {
-	client := testBrokerClient(t)
-	for name, lc := range libraryCases {
+	for name := range libraryCases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			vhost := testVhost(t)
-			conn := libraryVhostConn(t, vhost)
-			for _, declare := range []func(*amqp.Channel) error{lc.declareDestination, lc.replay} {
-				if err := onChannel(conn, declare); err != nil {
-					t.Fatal(err)
-				}
+			client, vhost, lc, conn := librarySetUp(t, name)
+			if err := onChannel(conn, lc.replay); err != nil {
+				t.Fatal(err)
 			}
 			id := url.PathEscape(vhost) + "/" + lc.setName
 			config := libraryConfig(lc, vhost, "")
@@ -531,14 +526,9 @@ func TestAccDelayQueueSet_importLibraryLayouts(t *testing.T) {
 // exactly those two differences, the apply repairs them (the queue is
 // empty), and the plan after it is empty. The layout is named in the ID.
 func TestAccDelayQueueSet_importLibraryLayoutDrift(t *testing.T) {
-	client := testBrokerClient(t)
-	lc := libraryCases["nservicebus"]
-	vhost := testVhost(t)
-	conn := libraryVhostConn(t, vhost)
-	for _, declare := range []func(*amqp.Channel) error{lc.declareDestination, lc.replay} {
-		if err := onChannel(conn, declare); err != nil {
-			t.Fatal(err)
-		}
+	client, vhost, lc, conn := librarySetUp(t, "nservicebus")
+	if err := onChannel(conn, lc.replay); err != nil {
+		t.Fatal(err)
 	}
 	drifted := func(ch *amqp.Channel) error {
 		level3, level4, level5 := libraryLevel(lc.layout, 3), libraryLevel(lc.layout, 4), libraryLevel(lc.layout, 5)
@@ -596,13 +586,7 @@ func TestAccDelayQueueSet_importLibraryLayoutDrift(t *testing.T) {
 // default one to celery and back: each change replaces the set (the
 // layouts' objects have other names), and nothing of the old layout stays.
 func TestAccDelayQueueSet_layoutChangeReplaces(t *testing.T) {
-	client := testBrokerClient(t)
-	vhost := testVhost(t)
-	lc := libraryCases["celery"]
-	conn := libraryVhostConn(t, vhost)
-	if err := onChannel(conn, lc.declareDestination); err != nil {
-		t.Fatal(err)
-	}
+	client, vhost, lc, _ := librarySetUp(t, "celery")
 	defaultLayout := fmt.Sprintf(`
 resource "rabbitmq_delay_queue_set" "test" {
   name   = %q
@@ -650,13 +634,7 @@ resource "rabbitmq_delay_queue_set" "test" {
 // nservicebus layout in a vhost that has one: its names are the first's, so
 // its create fails, pointing to the import, and the first set is untouched.
 func TestAccDelayQueueSet_oneLibrarySetPerVhost(t *testing.T) {
-	client := testBrokerClient(t)
-	vhost := testVhost(t)
-	lc := libraryCases["nservicebus"]
-	conn := libraryVhostConn(t, vhost)
-	if err := onChannel(conn, lc.declareDestination); err != nil {
-		t.Fatal(err)
-	}
+	client, vhost, lc, _ := librarySetUp(t, "nservicebus")
 	first := libraryConfig(lc, vhost, "")
 	second := first + fmt.Sprintf(`
 resource "rabbitmq_delay_queue_set" "second" {

@@ -105,13 +105,7 @@ func TestAccDelayQueueSet_refreshRequests(t *testing.T) {
 // more when the vhost fills with objects whose names extend the library's or
 // match them but for case.
 func TestAccDelayQueueSet_refreshRequestsLibraryLayout(t *testing.T) {
-	client := testBrokerClient(t)
-	vhost := testVhost(t)
-	lc := libraryCases["nservicebus"]
-	conn := libraryVhostConn(t, vhost)
-	if err := onChannel(conn, lc.declareDestination); err != nil {
-		t.Fatal(err)
-	}
+	client, vhost, lc, _ := librarySetUp(t, "nservicebus")
 	const want = 31
 	counter := &requestCounter{}
 	var alone int64

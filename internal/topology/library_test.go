@@ -288,18 +288,7 @@ func TestLayoutObjectNamePattern(t *testing.T) {
 	for name, tc := range libraryCases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			pattern := regexp.MustCompile(tc.spec.Layout.ObjectNamePattern("ignored"))
-			planned := mustPlan(t, tc.spec)
-			for _, e := range planned.Exchanges {
-				if !pattern.MatchString(e.Name) {
-					t.Errorf("%s does not match %s", e.Name, pattern)
-				}
-			}
-			for _, q := range planned.Queues {
-				if !pattern.MatchString(q.Name) {
-					t.Errorf("%s does not match %s", q.Name, pattern)
-				}
-			}
+			checkPatternMatchesPlan(t, regexp.MustCompile(tc.spec.Layout.ObjectNamePattern("ignored")), mustPlan(t, tc.spec))
 		})
 	}
 	nearMisses := []string{
@@ -740,21 +729,27 @@ func TestAnyLayoutObjectNamePattern(t *testing.T) {
 	t.Parallel()
 	pattern := regexp.MustCompile(AnyLayoutObjectNamePattern("delay"))
 	for _, s := range []Spec{{Name: "delay", VHost: "/", Levels: 3, Radix: 4}, planSpecNServiceBus, planSpecCelery} {
-		planned := mustPlan(t, s)
-		for _, e := range planned.Exchanges {
-			if !pattern.MatchString(e.Name) {
-				t.Errorf("%s does not match %s", e.Name, pattern)
-			}
-		}
-		for _, q := range planned.Queues {
-			if !pattern.MatchString(q.Name) {
-				t.Errorf("%s does not match %s", q.Name, pattern)
-			}
-		}
+		checkPatternMatchesPlan(t, pattern, mustPlan(t, s))
 	}
 	for _, name := range []string{"delayx.ingest", "other.ingest", "delay.ingest.x", "xnsb.v2.delay-level-01", "celery_delayed_28", "amq.topic"} {
 		if pattern.MatchString(name) {
 			t.Errorf("%s matches %q, an object of no layout's set", pattern, name)
+		}
+	}
+}
+
+// checkPatternMatchesPlan checks that pattern matches every exchange and
+// queue of planned.
+func checkPatternMatchesPlan(t *testing.T, pattern *regexp.Regexp, planned Topology) {
+	t.Helper()
+	for _, e := range planned.Exchanges {
+		if !pattern.MatchString(e.Name) {
+			t.Errorf("%s does not match %s", e.Name, pattern)
+		}
+	}
+	for _, q := range planned.Queues {
+		if !pattern.MatchString(q.Name) {
+			t.Errorf("%s does not match %s", q.Name, pattern)
 		}
 	}
 }
