@@ -661,3 +661,59 @@ resource "rabbitmq_delay_queue_set" "second" {
 		},
 	})
 }
+
+// TestAccDelayQueueSet_celeryQueueTypeChange changes a Celery set's queue
+// type from quorum to classic: refused, changing nothing, while a level
+// queue holds a task; once the queue is empty the queues are declared again
+// as classic, kombu's declarations for broker_native_delayed_delivery_queue_type
+// = "classic" then succeed, and the plan after them is empty.
+func TestAccDelayQueueSet_celeryQueueTypeChange(t *testing.T) {
+	client, vhost, lc, conn := librarySetUp(t, "celery")
+	classic := libraryConfig(lc, vhost, `  queue_type = "classic"`)
+	holding := libraryLevel(lc.layout, 11) // 3600 s = bits 11, 10, 9 and 4
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             libraryCheckGone(client, lc, vhost),
+		Steps: []resource.TestStep{
+			{
+				Config: libraryConfig(lc, vhost, ""),
+				Check: func(*terraform.State) error {
+					publisher, err := messaging.NewPublisher(conn, messaging.Set{Layout: lc.layout})
+					if err != nil {
+						return err
+					}
+					defer func() { _ = publisher.Close() }()
+					_, err = publisher.Publish(context.Background(), messaging.Delayed{ID: "kept", Key: lc.publishKey, Delay: time.Hour})
+					return err
+				},
+			},
+			{
+				Config:      classic,
+				ExpectError: regexp.MustCompile(`(?s)Delay Queues Hold Messages.*` + regexp.QuoteMeta(holding) + `\s+holds\s+1\s+message`),
+			},
+			{
+				PreConfig: func() {
+					if err := onChannel(conn, func(ch *amqp.Channel) error {
+						_, err := ch.QueuePurge(holding, false)
+						return err
+					}); err != nil {
+						t.Fatalf("purging %s: %v", holding, err)
+					}
+				},
+				Config: classic,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("queues").AtSliceIndex(0).AtMapKey("queue_type"), knownvalue.StringExact("classic")),
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("dead_letter_strategy"), knownvalue.StringExact("at-most-once")),
+				},
+				Check: func(*terraform.State) error {
+					return onChannel(conn, replayCelery("classic", lc.destination, lc.routeKey))
+				},
+			},
+			{
+				Config:   classic,
+				PlanOnly: true,
+			},
+		},
+	})
+}
