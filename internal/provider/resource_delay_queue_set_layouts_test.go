@@ -717,3 +717,55 @@ func TestAccDelayQueueSet_celeryQueueTypeChange(t *testing.T) {
 		},
 	})
 }
+
+// TestAccDelayQueueSet_importNamesTheLayout imports from a vhost that holds
+// both libraries' infrastructure, each declared by its own replay: an ID
+// without a layout is refused, saying to name it; with "/celery" the set
+// imports as Celery's alone, and its configuration plans clean.
+func TestAccDelayQueueSet_importNamesTheLayout(t *testing.T) {
+	client, vhost, lc, conn := librarySetUp(t, "celery")
+	nservicebus := libraryCases["nservicebus"]
+	for _, declare := range []func(*amqp.Channel) error{lc.replay, nservicebus.declareDestination, nservicebus.replay} {
+		if err := onChannel(conn, declare); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config := libraryConfig(lc, vhost, "")
+	id := url.PathEscape(vhost) + "/" + lc.setName
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             libraryCheckGone(client, lc, vhost),
+		Steps: []resource.TestStep{
+			{
+				Config:        config,
+				ResourceName:  testResource,
+				ImportState:   true,
+				ImportStateId: id,
+				ExpectError:   regexp.MustCompile(`(?s)` + testPhrase("those of two layouts") + `.*` + testPhrase("at the end of the import ID")),
+			},
+			{
+				Config:             config,
+				ResourceName:       testResource,
+				ImportState:        true,
+				ImportStateId:      id + "/celery",
+				ImportStatePersist: true,
+			},
+			{
+				Config:   config,
+				PlanOnly: true,
+				Check: func(*terraform.State) error {
+					// NServiceBus's infrastructure is no part of the set: still all there.
+					actual, err := client.ReadSetOf(context.Background(), vhost, "any", nservicebus.layout)
+					if err != nil {
+						return err
+					}
+					if len(actual.Exchanges) != 29 || len(actual.Queues) != 28 {
+						return fmt.Errorf("NServiceBus's infrastructure has %d exchanges and %d queues, want 29 and 28", len(actual.Exchanges), len(actual.Queues))
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
