@@ -102,7 +102,7 @@ func layoutOf(name string, actual Topology) (Layout, error) {
 	}
 	if len(found) > 1 {
 		return "", &InferError{Name: name, Reasons: []string{fmt.Sprintf(
-			"the objects are those of two layouts, %s; name the layout to import (InferLayout)", joinValues(found))}}
+			"the objects are those of two layouts, %s; the layout to import must be named", joinValues(found))}}
 	}
 	if len(found) == 1 {
 		return found[0], nil

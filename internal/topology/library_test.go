@@ -564,7 +564,7 @@ func TestInferLibraryErrors(t *testing.T) {
 			both.Exchanges = append(both.Exchanges, Exchange{Name: "celery_delayed_delivery", Type: ExchangeTopic})
 			_, err := Infer("system", both)
 			return err
-		}, `cannot infer delay set "system" from its objects: the objects are those of two layouts, nservicebus or celery; name the layout to import (InferLayout)`},
+		}, `cannot infer delay set "system" from its objects: the objects are those of two layouts, nservicebus or celery; the layout to import must be named`},
 		"unknown layout": {func() error { _, _, err := InferLayout("system", "rebus", Topology{VHost: "/"}); return err },
 			`layout: must be one of "default", "nservicebus", "celery", got "rebus"`},
 	}
