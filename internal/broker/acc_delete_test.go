@@ -337,20 +337,32 @@ func awaitStatistics(t *testing.T, client *broker.Client, queue string, want int
 
 // TestAccQuorumDeletionCheckReadsTheQueueAlone checks, through a proxy that
 // records every request, that the check before deleting a quorum queue
-// reads that queue alone (its statistics, then a peek), never a listing of
+// reads that queue alone (its statistics, then a peek if they count none), never a listing of
 // its vhost, whose cost grows with every queue the vhost holds; and that it
 // refuses a queue holding a message in each place a message can be: ready,
 // delivered and unacknowledged, or waiting for at-least-once dead-lettering.
 func TestAccQuorumDeletionCheckReadsTheQueueAlone(t *testing.T) {
 	client, log := recordingClient(t)
-	checkOnly := func(t *testing.T, queue string, deleted bool) {
+	// checkOnly checks the requests of the deletion: the if-empty guard the
+	// broker refuses, the statistics, a peek unless they counted a message,
+	// and the unguarded delete if deleted.
+	checkOnly := func(t *testing.T, queue string, counted, deleted bool) {
 		t.Helper()
 		path := "/api/queues/" + url.PathEscape(accVHost) + "/" + url.PathEscape(queue)
-		want := []string{"DELETE " + path, "GET " + path, "POST " + path + "/get"} // if-empty refused, statistics, peek
+		want := []string{"DELETE " + path, "GET " + path}
+		if !counted {
+			want = append(want, "POST "+path+"/get")
+		}
 		if deleted {
 			want = append(want, "DELETE "+path)
 		}
-		if diff := gocmp.Diff(want, log.take()); diff != "" {
+		got := log.take()
+		if !counted && !deleted && gocmp.Equal(want[:2], got) {
+			// The statistics caught the message at once, as now and then
+			// they do: then the check needs no peek.
+			return
+		}
+		if diff := gocmp.Diff(want, got); diff != "" {
 			t.Errorf("requests of the deletion (-want +got):\n%s", diff)
 		}
 	}
@@ -373,7 +385,7 @@ func TestAccQuorumDeletionCheckReadsTheQueueAlone(t *testing.T) {
 		if err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{}); err != nil {
 			t.Fatalf("Apply(delete the empty queue) error = %v", err)
 		}
-		checkOnly(t, queue.Name, true)
+		checkOnly(t, queue.Name, false, true)
 		if queueExists(t, queue.Name) {
 			t.Errorf("the empty queue %s is still there after its delete", queue.Name)
 		}
@@ -385,7 +397,7 @@ func TestAccQuorumDeletionCheckReadsTheQueueAlone(t *testing.T) {
 		publish(t, amqpChannel(t), "", queue.Name)
 		log.take()
 		err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{})
-		checkOnly(t, queue.Name, false)
+		checkOnly(t, queue.Name, false, false)
 		refused(t, queue.Name, err)
 	})
 
@@ -406,7 +418,7 @@ func TestAccQuorumDeletionCheckReadsTheQueueAlone(t *testing.T) {
 		awaitStatistics(t, client, queue.Name, 1)
 		log.take()
 		err = deleteQueue(t, client, queue.Name, broker.ApplyOptions{})
-		checkOnly(t, queue.Name, false)
+		checkOnly(t, queue.Name, true, false)
 		refused(t, queue.Name, err)
 	})
 
@@ -428,7 +440,7 @@ func TestAccQuorumDeletionCheckReadsTheQueueAlone(t *testing.T) {
 		}
 		log.take()
 		err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{})
-		checkOnly(t, queue.Name, false)
+		checkOnly(t, queue.Name, true, false)
 		refused(t, queue.Name, err)
 	})
 }

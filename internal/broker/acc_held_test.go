@@ -55,8 +55,9 @@ func TestAccHeldMessagesSeesWhatTheStatisticsDoNot(t *testing.T) {
 		if want := map[string]int64{classic.Name: 1, quorum.Name: 1}; !gocmp.Equal(want, held) {
 			t.Errorf("HeldMessages() = %v, want %v", held, want)
 		}
-		// Each queue read alone: its statistics and a peek, only the
-		// statistics of the missing one, and then a look at the vhost.
+		// Each queue read alone: its statistics and, since they count
+		// nothing yet, a peek; only the statistics of the missing one, and
+		// then a look at the vhost.
 		if n, want := client.Requests()-before, int64(2*(len(queues)-1)+1+1); n != want {
 			t.Errorf("HeldMessages made %d requests, want %d: two per queue, one for the missing one, one for the vhost", n, want)
 		}

@@ -380,7 +380,7 @@ func (c *Client) peekReady(ctx context.Context, vhost, name string) (ready int64
 // round trip) is lost with it. Diff deletes the bindings into a queue before
 // the queue, so no message of the set arrives then.
 func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost, name string) error {
-	held, err := c.heldMessages(ctx, vhost, []string{name})
+	held, err := c.heldMessages(ctx, vhost, []string{name}, true)
 	if err != nil {
 		return fmt.Errorf("the broker cannot delete this queue only if empty, and checking it for messages failed: %w", err)
 	}

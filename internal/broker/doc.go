@@ -81,14 +81,17 @@
 // Apply checks one queue at a time, as it deletes it: a refusal stops Apply
 // with the changes before it made. To refuse a change that would delete
 // non-empty queues before making any of it, call [Client.HeldMessages] for
-// those queues first. It takes, for each queue, the larger of the statistics'
-// count and the peek's (the peeked message and the message_count the broker
-// reports with it), so it sees a message published a moment before, which
-// the statistics do not count yet, in classic and quorum queues alike. It
-// reads each queue alone, four at a time: two requests per queue (its
-// statistics and a peek), and one more when a queue is missing, to tell a
-// missing vhost; never a listing, which the broker would evaluate over every
-// queue of the vhost. Each peek that finds a message marks it redelivered
+// those queues first. It takes, for each queue, the statistics' count, and
+// only when that is none the peek's (the peeked message and the
+// message_count the broker reports with it), so it sees a message published
+// a moment before, which the statistics do not count yet, in classic and
+// quorum queues alike. It does not peek at a queue the statistics count
+// messages in: a quorum queue requeues the peeked message at its back, where
+// it waits for every message behind it to expire first. It reads each queue
+// alone, four at a time: one or two requests per queue (its statistics, and
+// a peek when they count none), and one more when a queue is missing, to
+// tell a missing vhost; never a listing, which the broker would evaluate
+// over every queue of the vhost. Each peek that finds a message marks it redelivered
 // (quorum: x-delivery-count one higher), as the deletion check does. Between
 // the check and the deletion messages may still arrive: the deletion's own
 // check (the if-empty guard, or statistics and peek) stays.
@@ -127,7 +130,12 @@
 //     peeked at 1 s, it still dead-lettered at 3.01 s, with at-most-once and
 //     at-least-once dead-lettering: TestAccPeekKeepsMessageTTL), but it comes
 //     back marked redelivered with x-delivery-count one higher, and each
-//     peek counts towards an x-delivery-limit.
+//     peek counts towards an x-delivery-limit. It comes back at the back of
+//     the queue, and a quorum queue expires messages from its head only:
+//     with a second message published 1.5 s after it (x-message-ttl 3000),
+//     the peeked message dead-lettered after the second, 1.5 s late
+//     (TestAccPeekMovesQuorumHeadBehind). A peek at a queue of a set that
+//     holds messages would delay them by up to the queue's TTL.
 //   - The management statistics lag: published messages showed in a queue's
 //     counts after 3.5 to 9.3 s (the default statistics interval is 5 s).
 //   - Deleting an object that does not exist answers 404; a declaration in a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -141,11 +142,15 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 		if resolved.Generation != current.Generation {
 			plan.Draining = types.ListUnknown(drainingObjectType)
 		}
+		settled, _, diags := statisticsSettled(ctx, req.Private)
+		resp.Diagnostics.Append(diags...)
 		for i, g := range draining {
-			if messages[i] == 0 {
+			// The generation switched from last may hold messages its
+			// statistics do not count yet.
+			if messages[i] == 0 && (settled || i < len(draining)-1) {
 				resp.Diagnostics.AddWarning("A Draining Generation Is Empty",
-					fmt.Sprintf("Generation %d of the delay queue set %q held no message at the last refresh: this apply deletes "+
-						"its %d queues and their exchanges, each only if it is still empty.", g.Number, resolved.Name, len(g.Queues(resolved.Name))))
+					fmt.Sprintf("Generation %d of the delay queue set %q held no message at the last refresh, by the queues' statistics: "+
+						"this apply deletes its %d queues and their exchanges if a look into each finds it empty.", g.Number, resolved.Name, len(g.Queues(resolved.Name))))
 				plan.Draining = types.ListUnknown(drainingObjectType)
 			}
 		}
@@ -302,7 +307,9 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 			return
 		}
 	}
-	counts, err := r.drainingMessages(ctx, client, spec, draining)
+	// Counted without a peek, which would delay the messages of a draining
+	// quorum queue; the apply checks exactly before it deletes.
+	counts, err := drainingMessages(ctx, client.CountedMessages, spec, draining)
 	if err != nil {
 		resp.Diagnostics.Append(brokerError("read", spec, err, "")...)
 		return
@@ -317,10 +324,14 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
+// messageCount counts the messages of named queues of a vhost:
+// broker.Client.HeldMessages, exact enough to tell an empty queue, or
+// CountedMessages, the statistics alone, which disturb no queue.
+type messageCount func(ctx context.Context, vhost string, queues []string) (map[string]int64, error)
+
 // drainingMessages counts the messages each queue of the draining
-// generations holds, exactly enough to tell an empty generation (two
-// requests per queue: see broker.Client.HeldMessages).
-func (r *DelayQueueSetResource) drainingMessages(ctx context.Context, client *broker.Client, spec topology.Spec, draining []topology.Generation) (map[string]int64, error) {
+// generations holds.
+func drainingMessages(ctx context.Context, count messageCount, spec topology.Spec, draining []topology.Generation) (map[string]int64, error) {
 	var queues []string
 	for _, g := range draining {
 		queues = append(queues, g.Queues(spec.Name)...)
@@ -328,7 +339,52 @@ func (r *DelayQueueSetResource) drainingMessages(ctx context.Context, client *br
 	if len(queues) == 0 {
 		return nil, nil
 	}
-	return client.HeldMessages(ctx, spec.VHost, queues)
+	return count(ctx, spec.VHost, queues)
+}
+
+// emptyDraining waits up to wait for draining generations to empty. It
+// returns the messages their queues hold and those of the generations that
+// are empty for certain, which may be deleted. It watches them by their
+// statistics, which disturb no queue, and checks exactly (a peek: see
+// broker.Client.HeldMessages) only the generations whose statistics count
+// nothing, and only once the statistics can count every message that
+// entered them: not the generation that stopped taking messages at switched
+// (zero: none in this update), which is then the last one, until
+// broker.StatisticsLag has passed.
+func emptyDraining(ctx context.Context, client *broker.Client, spec topology.Spec, draining []topology.Generation,
+	wait time.Duration, switched time.Time,
+) (counts map[string]int64, empty []topology.Generation, err error) {
+	deadline := time.Now().Add(wait)
+	counts, err = drainingMessages(ctx, client.CountedMessages, spec, draining)
+	for err == nil && len(topology.Holding(spec.Name, draining, counts)) > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return nil, nil, context.Cause(ctx)
+		case <-time.After(min(time.Second, time.Until(deadline))):
+			counts, err = drainingMessages(ctx, client.CountedMessages, spec, draining)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var candidates []topology.Generation
+	for i, g := range draining {
+		tooSoon := i == len(draining)-1 && !switched.IsZero() && time.Since(switched) < broker.StatisticsLag
+		if !tooSoon && g.Messages(spec.Name, counts) == 0 {
+			candidates = append(candidates, g)
+		}
+	}
+	held, err := drainingMessages(ctx, client.HeldMessages, spec, candidates)
+	if err != nil {
+		return nil, nil, err
+	}
+	maps.Copy(counts, held)
+	for _, g := range candidates {
+		if g.Messages(spec.Name, held) == 0 {
+			empty = append(empty, g)
+		}
+	}
+	return counts, empty, nil
 }
 
 func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -342,32 +398,36 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	draining, err := r.keepDraining(ctx, client, spec, actual, req.State)
+	draining, err := keepDraining(ctx, client, spec, actual, req.State)
+	changed := false
 	if err == nil {
 		// After a failure the state keeps the prior values: the next refresh
 		// reads what the broker has, and the next apply makes what is missing.
-		err = r.applyGenerations(ctx, client, spec, draining, actual, plan.ForceDestroy.ValueBool())
+		changed, err = r.applyGenerations(ctx, client, spec, draining, actual, plan.ForceDestroy.ValueBool())
 	}
 	if err != nil {
 		resp.Diagnostics.Append(brokerError("update", spec, err, "Part of the change may have been made. "+
 			"The next apply reads the set again and makes only what is still missing.")...)
 		return
 	}
+	_, switched, diags := statisticsSettled(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	if changed && len(draining) > 0 {
+		// Taken for a switch, which it is unless only routes or drift
+		// changed beside a draining generation, or finishes one an apply
+		// cut off began: either way the last generation to drain may have
+		// taken messages until now.
+		switched = time.Now()
+		resp.Diagnostics.Append(noteSwitchedAt(ctx, resp.Private, switched)...)
+	}
 	// Wait for the draining generations to empty, then delete those that did.
 	wait, _ := time.ParseDuration(plan.MigrationWait.ValueString())
-	counts, err := r.drainingMessages(ctx, client, spec, draining)
-	for deadline := time.Now().Add(wait); err == nil && len(topology.Holding(spec.Name, draining, counts)) > 0 && time.Now().Before(deadline); {
-		select {
-		case <-ctx.Done():
-			err = context.Cause(ctx)
-		case <-time.After(min(time.Second, time.Until(deadline))):
-			counts, err = r.drainingMessages(ctx, client, spec, draining)
-		}
-	}
-	if still := topology.Holding(spec.Name, draining, counts); err == nil && len(still) < len(draining) {
+	counts, empty, err := emptyDraining(ctx, client, spec, draining, wait, switched)
+	if err == nil && len(empty) > 0 {
+		still := slices.DeleteFunc(slices.Clone(draining), func(g topology.Generation) bool { return slices.Contains(empty, g) })
 		actual, err = client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
 		if err == nil {
-			err = r.applyGenerations(ctx, client, spec, still, actual, false)
+			_, err = r.applyGenerations(ctx, client, spec, still, actual, false)
 		}
 		var refused *queuesHoldMessagesError
 		var notEmpty *broker.QueueNotEmptyError
@@ -379,7 +439,7 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 		}
 		draining = still
 		if err == nil {
-			counts, err = r.drainingMessages(ctx, client, spec, draining)
+			counts, err = drainingMessages(ctx, client.CountedMessages, spec, draining)
 		}
 	}
 	if err != nil {
@@ -394,10 +454,13 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 }
 
 // keepDraining lists the generations of actual other than spec's that the
-// update keeps (see topology.KeepDraining). The broker says which they are;
-// when its objects explain no set (a queue of the current generation
-// drifted), the prior state does.
-func (r *DelayQueueSetResource) keepDraining(ctx context.Context, client *broker.Client, spec topology.Spec, actual topology.Topology,
+// update keeps (see topology.KeepDraining). The broker says which
+// they are; when its objects explain no set (a queue of the current
+// generation drifted), the prior state does. The older generations are
+// counted exactly, since those found empty are deleted; the current one is
+// not counted, since a switch keeps it anyway, and a peek would delay the
+// messages it holds.
+func keepDraining(ctx context.Context, client *broker.Client, spec topology.Spec, actual topology.Topology,
 	prior tfsdk.State,
 ) ([]topology.Generation, error) {
 	current, draining, inferErr := topology.InferGenerations(spec.Name, actual)
@@ -412,11 +475,7 @@ func (r *DelayQueueSetResource) keepDraining(ctx context.Context, client *broker
 		}
 		draining, _ = drainingOf(state)
 	}
-	counted := draining
-	if current.Generation != spec.Generation {
-		counted = append(slices.Clone(draining), current.CurrentGeneration())
-	}
-	counts, err := r.drainingMessages(ctx, client, spec, counted)
+	counts, err := drainingMessages(ctx, client.HeldMessages, spec, draining)
 	if err != nil {
 		return nil, err
 	}
@@ -424,17 +483,18 @@ func (r *DelayQueueSetResource) keepDraining(ctx context.Context, client *broker
 }
 
 // applyGenerations makes actual the set of spec with the draining
-// generations kept.
+// generations kept, and tells whether it changed anything.
 func (r *DelayQueueSetResource) applyGenerations(ctx context.Context, client *broker.Client, spec topology.Spec, draining []topology.Generation,
 	actual topology.Topology, force bool,
-) error {
+) (changed bool, err error) {
 	desired, err := topology.PlanGenerations(spec, draining)
 	if err != nil {
-		return err
+		return false, err
 	}
 	desired = topology.KeepParkingLot(spec.Name, desired, topology.ParkingLotType(spec.Name, actual))
 	desired = topology.KeepDrainingQueues(spec.Name, desired, actual, draining)
-	return r.apply(ctx, client, spec, topology.Diff(desired, actual), force)
+	changes := topology.Diff(desired, actual)
+	return len(changes) > 0, r.apply(ctx, client, spec, changes, force)
 }
 
 func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -602,4 +662,33 @@ func driftedHolding(ctx context.Context, private privateState) ([]string, diag.D
 		diags.AddError("Unreadable Private State", fmt.Sprintf("The provider's note %q in the state is not a list of queue names: %v", driftedHoldingKey, err))
 	}
 	return queues, diags
+}
+
+// switchedAtKey is the private state key under which an update that starts
+// a new generation notes when the one before it stopped taking messages:
+// until broker.StatisticsLag has passed, that generation's statistics may
+// count nothing while it holds messages.
+const switchedAtKey = "generation_switched_at"
+
+// noteSwitchedAt notes in private when the last switch happened.
+func noteSwitchedAt(ctx context.Context, private privateState, at time.Time) diag.Diagnostics {
+	value, _ := json.Marshal(at) // a time always marshals
+	return private.SetKey(ctx, switchedAtKey, value)
+}
+
+// statisticsSettled tells whether the statistics of the last generation to
+// stop taking messages can be trusted to count them: whether
+// broker.StatisticsLag has passed since the switch noteSwitchedAt noted, if
+// any. It also returns when that switch was (zero when none is noted).
+func statisticsSettled(ctx context.Context, private privateState) (bool, time.Time, diag.Diagnostics) {
+	value, diags := private.GetKey(ctx, switchedAtKey)
+	if diags.HasError() || len(value) == 0 {
+		return true, time.Time{}, diags
+	}
+	var at time.Time
+	if err := json.Unmarshal(value, &at); err != nil {
+		diags.AddError("Unreadable Private State", fmt.Sprintf("The provider's note %q in the state is not a time: %v", switchedAtKey, err))
+		return true, time.Time{}, diags
+	}
+	return time.Since(at) >= broker.StatisticsLag, at, diags
 }
