@@ -9,23 +9,6 @@ import (
 	"time"
 )
 
-// loadAverage is the 1-minute load average, or -1 when unknown.
-func loadAverage() float64 {
-	text, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	fields := strings.Fields(string(text))
-	if len(fields) == 0 {
-		return -1
-	}
-	load, err := strconv.ParseFloat(fields[0], 64)
-	if err != nil {
-		return -1
-	}
-	return load
-}
-
 // cpuSample is a reading of the CPU time the machine and the broker have
 // used, in clock ticks, to tell how busy they were between two readings.
 type cpuSample struct {

@@ -20,6 +20,10 @@ type Arrival struct {
 	// message came before its delay was over.
 	Lateness    time.Duration
 	Redelivered bool
+	// Path is the queues the message was dead-lettered from (its x-death
+	// header), the last one last: where a late message spent its time. The
+	// broker keeps the most recent first but not the order of the others.
+	Path []string
 }
 
 // BrokerClock is the granularity of the broker's message expiry. A quorum
@@ -152,6 +156,7 @@ func (c *Consumer) record(d amqp.Delivery, arrivedAt time.Time) {
 			ArrivedAt:   arrivedAt,
 			Lateness:    arrivedAt.Sub(message.Due()),
 			Redelivered: d.Redelivered,
+			Path:        deathPath(d.Headers),
 		}
 	}
 	duplicate := false
@@ -170,6 +175,23 @@ func (c *Consumer) record(d amqp.Delivery, arrivedAt time.Time) {
 	if counted && c.options.OnArrival != nil {
 		c.options.OnArrival(arrival, duplicate)
 	}
+}
+
+// deathPath reads the queues a message was dead-lettered from out of its
+// x-death header, which the broker keeps most recent first, one entry per
+// queue and reason with a count; a queue passed twice appears twice.
+func deathPath(headers amqp.Table) []string {
+	deaths, _ := headers["x-death"].([]interface{})
+	var path []string
+	for i := len(deaths) - 1; i >= 0; i-- {
+		death, _ := deaths[i].(amqp.Table)
+		queue, _ := death["queue"].(string)
+		count, _ := death["count"].(int64)
+		for range max(count, 1) {
+			path = append(path, queue)
+		}
+	}
+	return path
 }
 
 func (c *Consumer) stop(reason error) {
