@@ -249,7 +249,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.Append(brokerError("read", topology.Spec{Name: name, VHost: vhost}, err, "")...)
+		resp.Diagnostics.Append(brokerError("read", topology.Spec{Name: name, VHost: vhost, Layout: layout}, err, "")...)
 		return
 	}
 	if len(actual.Exchanges)+len(actual.Queues) == 0 {

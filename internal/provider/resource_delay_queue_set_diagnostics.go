@@ -91,7 +91,7 @@ func brokerError(action string, spec topology.Spec, err error, partly string) di
 			"credentials. In vhost %q the user needs configure and read permission on the names of the set's "+
 			"objects (%s), write permission on them and on each route's destination, and the management tag; "+
 			"see the provider's documentation of the minimal permissions.",
-			spec.VHost, topology.Names(spec.Name).ObjectNamePattern())
+			spec.VHost, spec.Layout.ObjectNamePattern(spec.Name))
 	case errors.As(err, &auth):
 		summary = "RabbitMQ Refused the Credentials"
 	case errors.Is(err, broker.ErrVHostNotFound):
