@@ -508,9 +508,13 @@ func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.Im
 // of each deletion, for messages that arrive in between (see package broker).
 func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client, spec topology.Spec, changes []topology.Change, force bool) error {
 	var doomed []string
+	redeclared := map[string]bool{}
 	for _, change := range changes {
-		if change.Kind == topology.DeleteQueue {
+		switch change.Kind {
+		case topology.DeleteQueue:
 			doomed = append(doomed, change.Queue.Name)
+		case topology.CreateQueue:
+			redeclared[change.Queue.Name] = true
 		}
 	}
 	if len(doomed) > 0 && !force {
@@ -518,14 +522,17 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 		if err != nil {
 			return err
 		}
-		var held []string
+		refused := &queuesHoldMessagesError{}
 		for _, queue := range doomed {
 			if n := counts[queue]; n > 0 {
-				held = append(held, fmt.Sprintf("%s holds %d message(s)", queue, n))
+				refused.held = append(refused.held, fmt.Sprintf("%s holds %d message(s)", queue, n))
+				if redeclared[queue] && spec.Layout.OrDefault() != topology.LayoutDefault {
+					refused.redeclaredIn = spec.Layout
+				}
 			}
 		}
-		if len(held) > 0 {
-			return &queuesHoldMessagesError{held: held}
+		if len(refused.held) > 0 {
+			return refused
 		}
 	}
 	started, before := time.Now(), client.Requests()

@@ -47,11 +47,22 @@ func fieldPath(problem *topology.FieldError) path.Path {
 // queuesHoldMessagesError refuses a change that would delete queues holding messages.
 type queuesHoldMessagesError struct {
 	held []string
+	// redeclaredIn is the library layout of a set whose change declares
+	// some of those queues again, or "": such a layout's queues have the
+	// library's names, so unlike the default layout's they cannot drain in
+	// an older generation beside new ones.
+	redeclaredIn topology.Layout
 }
 
 func (e *queuesHoldMessagesError) Error() string {
-	return fmt.Sprintf("refusing to delete queues that hold messages: %s. Wait until they drain, or set "+
+	message := fmt.Sprintf("refusing to delete queues that hold messages: %s. Wait until they drain, or set "+
 		"force_destroy = true to delete them with their messages", strings.Join(e.held, "; "))
+	if e.redeclaredIn != "" {
+		message += fmt.Sprintf(". In the %s layout the queues have the library's names, so a change of their "+
+			"arguments (queue_type, or drift to repair) cannot start a new generation beside them to drain into: "+
+			"each queue is deleted and declared again, which is done only to an empty one", e.redeclaredIn)
+	}
+	return message
 }
 
 // brokerError turns a broker failure into one diagnostic that says what was

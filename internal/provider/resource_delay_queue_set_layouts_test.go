@@ -689,8 +689,9 @@ func TestAccDelayQueueSet_celeryQueueTypeChange(t *testing.T) {
 				},
 			},
 			{
-				Config:      classic,
-				ExpectError: regexp.MustCompile(`(?s)Delay Queues Hold Messages.*` + regexp.QuoteMeta(holding) + `\s+holds\s+1\s+message`),
+				Config: classic,
+				ExpectError: regexp.MustCompile(`(?s)Delay Queues Hold Messages.*` + regexp.QuoteMeta(holding) + `\s+holds\s+1\s+message` +
+					`.*` + testPhrase("In the celery layout the queues have the library's names") + `.*` + testPhrase("declared again")),
 			},
 			{
 				PreConfig: func() {
