@@ -331,6 +331,13 @@ func (lib *library) checkRouteKey(v *specValidator, route int, key string) {
 	if problem := emptyWordProblem(key); problem != "" {
 		v.add("route.key", route, "%s", problem)
 	}
+	// "#.#.x" routes what "#.x" does, but is not the binding a library
+	// makes: kombu binds a routing key that starts with "#" as it is.
+	if first, _, _ := strings.Cut(key, "."); first == anyWords {
+		v.add("route.key", route, "must not start with %q in the %s layout: the route binds %q, and a library binds a key "+
+			"that starts with %q as it is; give what follows it (%q binds %q), or no key for %q; got %q",
+			anyWords, lib.layout, anyWords+".<key>", anyWords, "x", anyWords+".x", anyWords, key)
+	}
 	if problem := lib.keyLengthProblem(key); problem != "" {
 		v.add("route.key", route, "%s", problem)
 	}

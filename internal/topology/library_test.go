@@ -524,6 +524,7 @@ func TestInferLibraryPartsAndRoutes(t *testing.T) {
 				{Source: "nsb.v2.delay-delivery", Destination: "Billing", DestinationType: DestinationQueue, RoutingKey: "#.Billing.#"},
 				{Source: "nsb.v2.delay-delivery", Destination: "Shipping", DestinationType: DestinationQueue, RoutingKey: "Shipping"},
 				{Source: "nsb.v2.delay-delivery", Destination: "Loop", DestinationType: DestinationQueue, RoutingKey: "#.a..b"},
+				{Source: "nsb.v2.delay-delivery", Destination: "Twice", DestinationType: DestinationQueue, RoutingKey: "#.#.Twice"},
 				{Source: "nsb.v2.delay-delivery", Destination: "nsb.v2.delay-level-03", DestinationType: DestinationExchange, RoutingKey: "#.x"},
 				{Source: "Sales", Destination: "Sales", DestinationType: DestinationQueue, RoutingKey: "#.Sales"},
 			}},
