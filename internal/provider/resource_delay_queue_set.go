@@ -156,6 +156,9 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	desired = topology.KeepParkingLot(resolved.Name, desired, stateParkingLotType(state))
+	if !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout) {
+		resp.Diagnostics.Append(unlistedDeliveryBindings(resolved.Layout, resolved.OutExchange(), state.Bindings, desired)...)
+	}
 	resp.Diagnostics.Append(setPlanned(ctx, &plan, resolved, desired)...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -140,4 +141,39 @@ func firstObjectName(t topology.Topology) string {
 		return t.Exchanges[0].Name
 	}
 	return t.Queues[0].Name
+}
+
+// unlistedDeliveryBindings warns when a plan deletes bindings from the
+// delivery exchange of a set of a library layout that its state read from
+// the broker: the libraries make such bindings themselves (NServiceBus
+// before each delayed send, a Celery worker for its task queues at
+// start-up), so one that no route lists is most likely a destination whose
+// route is missing, and deleting it drops the delayed messages on their way
+// there. bindings is the state's bindings attribute.
+func unlistedDeliveryBindings(layout topology.Layout, delivery string, bindings types.List, desired topology.Topology) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if layout.OrDefault() == topology.LayoutDefault || bindings.IsNull() || bindings.IsUnknown() {
+		return diags
+	}
+	planned := map[string]bool{}
+	for _, b := range desired.Bindings {
+		planned[b.String()] = true
+	}
+	var unlisted []string
+	for _, v := range bindings.Elements() {
+		line, ok := v.(types.String)
+		if ok && strings.HasPrefix(line.ValueString(), delivery+" -> ") && !planned[line.ValueString()] {
+			unlisted = append(unlisted, line.ValueString())
+		}
+	}
+	if len(unlisted) > 0 {
+		diags.AddWarning("Apply Deletes Bindings the Library May Have Made",
+			fmt.Sprintf("No route lists these bindings of the delivery exchange %s, so this apply deletes them:\n%s\n\n"+
+				"In the %s layout the library binds destinations itself (NServiceBus before each delayed send, a Celery "+
+				"worker for its task queues at start-up). If these are such bindings, delayed messages on their way to "+
+				"those destinations match no binding once they are deleted and are dropped, until the library binds "+
+				"them again: add a route for each instead, unless no delayed message is to reach it any more.",
+				delivery, strings.Join(unlisted, "\n"), layout))
+	}
+	return diags
 }

@@ -3,8 +3,12 @@ package provider
 import (
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -40,6 +44,56 @@ func TestBrokerError_accessRefusedNamesTheLayoutsObjects(t *testing.T) {
 			}
 			if tc.not != "" && regexp.MustCompile(regexp.QuoteMeta(tc.not)).MatchString(detail) {
 				t.Errorf("the detail names the default layout's pattern %s:\n%s", tc.not, detail)
+			}
+		})
+	}
+}
+
+// TestUnlistedDeliveryBindings: a plan that deletes a binding of a library
+// layout's delivery exchange that the state read from the broker (one the
+// library made for a destination without a route) warns, naming it; the
+// planned bindings, the other exchanges' bindings and the default layout
+// do not.
+func TestUnlistedDeliveryBindings(t *testing.T) {
+	t.Parallel()
+	spec := topology.Spec{Name: "nsb", VHost: "/", Layout: topology.LayoutNServiceBus,
+		Routes: []topology.Route{{Destination: "Sales", DestinationType: topology.DestinationExchange, Key: "Sales"}}}
+	desired, err := topology.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	billing := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: "Billing", DestinationType: topology.DestinationExchange, RoutingKey: "#.Billing"}
+	stray := topology.Binding{Source: "nsb.v2.delay-level-03", Destination: "Billing", DestinationType: topology.DestinationExchange, RoutingKey: "#"}
+	stateOf := func(extra ...topology.Binding) types.List {
+		var values []attr.Value
+		for _, b := range append(slices.Clone(desired.Bindings), extra...) {
+			values = append(values, types.StringValue(b.String()))
+		}
+		return types.ListValueMust(types.StringType, values)
+	}
+	tests := map[string]struct {
+		layout   topology.Layout
+		bindings types.List
+		warns    bool
+	}{
+		"a library's binding without a route":        {topology.LayoutNServiceBus, stateOf(billing), true},
+		"as planned":                                 {topology.LayoutNServiceBus, stateOf(), false},
+		"another exchange's binding":                 {topology.LayoutNServiceBus, stateOf(stray), false},
+		"the default layout owns its out's bindings": {topology.LayoutDefault, stateOf(billing), false},
+		"a new set":                                  {topology.LayoutNServiceBus, types.ListNull(types.StringType), false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			diags := unlistedDeliveryBindings(tc.layout, "nsb.v2.delay-delivery", tc.bindings, desired)
+			if !tc.warns {
+				if len(diags) > 0 {
+					t.Errorf("diagnostics = %v, want none", diags)
+				}
+				return
+			}
+			if len(diags) != 1 || diags.WarningsCount() != 1 || !strings.Contains(diags[0].Detail(), billing.String()) {
+				t.Errorf("diagnostics = %v, want one warning naming %s", diags, billing)
 			}
 		})
 	}

@@ -770,3 +770,40 @@ func TestAccDelayQueueSet_importNamesTheLayout(t *testing.T) {
 		},
 	})
 }
+
+// TestAccDelayQueueSet_libraryBindingWithoutRoute: the binding an
+// NServiceBus sender makes before a delayed send to an endpoint that has no
+// route shows in the next plan as a binding the update deletes, and the
+// apply deletes it, as the guides warn (the plan warns too); the route's own
+// binding stays.
+func TestAccDelayQueueSet_libraryBindingWithoutRoute(t *testing.T) {
+	client, vhost, lc, conn := librarySetUp(t, "nservicebus")
+	config := libraryConfig(lc, vhost, "")
+	billing := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: "Billing", DestinationType: topology.DestinationExchange, RoutingKey: "#.Billing"}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             libraryCheckGone(client, lc, vhost),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				// What the transport's dispatcher does before a delayed send to Billing.
+				PreConfig: func() {
+					if err := onChannel(conn, func(ch *amqp.Channel) error {
+						if err := declareBoundQueue(ch, "Billing", "fanout", "Billing", ""); err != nil {
+							return err
+						}
+						return ch.ExchangeBind(billing.Destination, billing.RoutingKey, billing.Source, false, nil)
+					}); err != nil {
+						t.Fatalf("binding Billing as a sender does: %v", err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+				Check: libraryCheckMatchesPlan(client, lc, vhost),
+			},
+		},
+	})
+}
