@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
@@ -806,4 +808,49 @@ func TestAccDelayQueueSet_libraryBindingWithoutRoute(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestAccDelayQueueSet_libraryLeastPrivilege manages each library's set as
+// a user with the management tag and only the permissions its guide lists:
+// configure and read on the layout's names, write on them and on the
+// route's destination. Without write on the destination the broker refuses
+// the route, and the diagnostic names the layout's names, not <name>.*.
+func TestAccDelayQueueSet_libraryLeastPrivilege(t *testing.T) {
+	// The patterns as the guides write them.
+	patterns := map[string]string{
+		"nservicebus": `^nsb\.v2\.delay-(level-[0-9]{2}|delivery)$`,
+		"celery":      `^celery_delayed_([0-9]|1[0-9]|2[0-7]|delivery)$`,
+	}
+	for name, own := range patterns {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			client, vhost, lc, _ := librarySetUp(t, name)
+			password := acctest.RandString(20)
+			enough := rabbithole.Permissions{Configure: own, Write: own + "|^" + regexp.QuoteMeta(lc.destination) + "$", Read: own}
+			withoutRoute := rabbithole.Permissions{Configure: own, Write: own, Read: own}
+			user := testBrokerUser(t, password, "management", vhost, withoutRoute)
+			config := fmt.Sprintf("provider \"rabbitmq\" {\n  username = %q\n  password = %q\n}\n", user, password) + libraryConfig(lc, vhost, "")
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { testAccPreCheck(t) },
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				CheckDestroy:             libraryCheckGone(client, lc, vhost),
+				Steps: []resource.TestStep{
+					{
+						Config: config,
+						ExpectError: regexp.MustCompile(`(?s)RabbitMQ Refused the Operation.*` + regexp.QuoteMeta(lc.destination) +
+							`.*Access\s+refused.*` + regexp.QuoteMeta(regexp.QuoteMeta(topology.Spec{Layout: lc.layout}.OutExchange()))),
+					},
+					{
+						PreConfig: func() { testSetBrokerUser(t, user, password, "management", vhost, enough) },
+						Config:    config,
+						Check:     libraryCheckMatchesPlan(client, lc, vhost),
+					},
+					{
+						Config:   config,
+						PlanOnly: true,
+					},
+				},
+			})
+		})
+	}
 }
