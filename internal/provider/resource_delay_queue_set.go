@@ -191,6 +191,15 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if layout := layoutOf(plan.Layout); layout != topology.LayoutDefault && r.data != nil {
+		if other := r.data.claimLibraryLayout(layout, plan.VHost.ValueString(), plan.Name.ValueString()); other != "" {
+			resp.Diagnostics.AddError("Delay Queue Set Already Exists",
+				fmt.Sprintf("The set %q of the %s layout in vhost %q is being created in this same run. The layout's "+
+					"objects have the library's names, so a vhost holds at most one set of that layout: keep one of "+
+					"the two resources.", other, layout, plan.VHost.ValueString()))
+			return
+		}
+	}
 	client, spec, desired, actual, diags := r.desiredAndActual(ctx, "create", plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {

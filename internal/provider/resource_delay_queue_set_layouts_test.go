@@ -854,3 +854,35 @@ func TestAccDelayQueueSet_libraryLeastPrivilege(t *testing.T) {
 		})
 	}
 }
+
+// TestAccDelayQueueSet_oneLibrarySetPerVhostInOneRun declares two sets of
+// the nservicebus layout in one vhost with nothing ordering them: Terraform
+// creates them at once, before either finds the other's objects on the
+// broker, yet one of them fails, naming the other, and only one set's
+// objects are declared.
+func TestAccDelayQueueSet_oneLibrarySetPerVhostInOneRun(t *testing.T) {
+	client, vhost, lc, _ := librarySetUp(t, "nservicebus")
+	both := libraryConfig(lc, vhost, "") + fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "second" {
+  name   = "nsb-again"
+  vhost  = %q
+  layout = "nservicebus"
+}
+`, vhost)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             libraryCheckGone(client, lc, vhost),
+		Steps: []resource.TestStep{
+			{
+				Config:      both,
+				ExpectError: regexp.MustCompile(`(?s)Delay Queue Set Already Exists.*` + testPhrase("is being created in this same run")),
+			},
+			{
+				// Whichever set was created is destroyed alone.
+				Config: `provider "rabbitmq" {}`,
+				Check:  libraryCheckGone(client, lc, vhost),
+			},
+		},
+	})
+}
