@@ -157,7 +157,7 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	}
 	desired = topology.KeepParkingLot(resolved.Name, desired, stateParkingLotType(state))
 	if !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout) {
-		resp.Diagnostics.Append(unlistedDeliveryBindings(resolved.Layout, resolved.OutExchange(), state.Bindings, desired)...)
+		resp.Diagnostics.Append(removedRoutesStayBound(state, resolved, desired)...)
 	}
 	resp.Diagnostics.Append(setPlanned(ctx, &plan, resolved, desired)...)
 	if resp.Diagnostics.HasError() {
@@ -323,9 +323,12 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	state.Draining, diags = drainingValue(name, draining, counts)
 	resp.Diagnostics.Append(diags...)
 	// Listed in the plan's order so that an unchanged set reads back exactly
-	// as planned; the draining generations show in draining instead.
+	// as planned; the draining generations show in draining instead, and the
+	// delivery bindings a library made for itself nowhere (the set leaves
+	// them to it, so they are never drift).
 	desired = topology.KeepParkingLot(name, desired, topology.ParkingLotType(name, actual))
-	resp.Diagnostics.Append(setPlanned(ctx, &state, spec, topology.Align(topology.CurrentObjects(spec, actual), desired))...)
+	current := topology.WithoutLibraryBindings(spec, desired, topology.CurrentObjects(spec, actual))
+	resp.Diagnostics.Append(setPlanned(ctx, &state, spec, topology.Align(current, desired))...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -446,6 +449,9 @@ func (r *DelayQueueSetResource) applyGenerations(ctx context.Context, client *br
 	}
 	desired = topology.KeepParkingLot(spec.Name, desired, topology.ParkingLotType(spec.Name, actual))
 	desired = topology.KeepDrainingQueues(spec.Name, desired, actual, draining)
+	// The delivery bindings a library made for itself are its own: deleting
+	// one would drop the delayed messages on their way to its destination.
+	desired = topology.KeepLibraryBindings(spec, desired, actual)
 	return r.apply(ctx, client, spec, topology.Diff(desired, actual), force)
 }
 
@@ -466,7 +472,12 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 		resp.Diagnostics.Append(brokerError("destroy", spec, err, "")...)
 		return
 	}
-	changes := topology.Diff(topology.Topology{VHost: spec.VHost}, actual)
+	// The delivery exchange's bindings, the routes' and the library's, are
+	// not deleted one by one: they stay while the queues are checked and
+	// deleted, so a message leaving level 0 meanwhile still reaches its
+	// destination, and go with the exchange.
+	desired := topology.Topology{VHost: spec.VHost}
+	changes := topology.Diff(desired, topology.WithoutLibraryBindings(spec, desired, actual))
 	if err := r.apply(ctx, client, spec, changes, state.ForceDestroy.ValueBool()); err != nil {
 		// The set stays in state; the next refresh sees what is left.
 		resp.Diagnostics.Append(brokerError("destroy", spec, err, "Part of the set may have been deleted. "+

@@ -143,37 +143,44 @@ func firstObjectName(t topology.Topology) string {
 	return t.Queues[0].Name
 }
 
-// unlistedDeliveryBindings warns when a plan deletes bindings from the
-// delivery exchange of a set of a library layout that its state read from
-// the broker: the libraries make such bindings themselves (NServiceBus
-// before each delayed send, a Celery worker for its task queues at
-// start-up), so one that no route lists is most likely a destination whose
-// route is missing, and deleting it drops the delayed messages on their way
-// there. bindings is the state's bindings attribute.
-func unlistedDeliveryBindings(layout topology.Layout, delivery string, bindings types.List, desired topology.Topology) diag.Diagnostics {
+// removedRoutesStayBound warns when a plan of a set of a library layout
+// drops routes whose bindings the last refresh found on the broker: the
+// plan no longer lists those bindings, yet the apply leaves them where they
+// are, because the library binds its destinations from the delivery
+// exchange too (NServiceBus before each delayed send, a Celery worker at
+// start-up), and on the broker a route's binding and the library's for
+// the same destination are one binding. Deleting it would drop the delayed
+// messages on their way there. state is the prior state, desired the plan.
+func removedRoutesStayBound(state delayQueueSetModel, resolved topology.Spec, desired topology.Topology) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if layout.OrDefault() == topology.LayoutDefault || bindings.IsNull() || bindings.IsUnknown() {
+	if resolved.Layout.OrDefault() == topology.LayoutDefault {
 		return diags
 	}
-	planned := map[string]bool{}
-	for _, b := range desired.Bindings {
-		planned[b.String()] = true
+	_, prior, priorDiags := planOf(state)
+	if priorDiags.HasError() {
+		return diags // a state that plans no set had no routes to remove
 	}
-	var unlisted []string
-	for _, v := range bindings.Elements() {
-		line, ok := v.(types.String)
-		if ok && strings.HasPrefix(line.ValueString(), delivery+" -> ") && !planned[line.ValueString()] {
-			unlisted = append(unlisted, line.ValueString())
+	onBroker := map[string]bool{}
+	for _, v := range state.Bindings.Elements() {
+		if line, ok := v.(types.String); ok {
+			onBroker[line.ValueString()] = true
 		}
 	}
-	if len(unlisted) > 0 {
-		diags.AddWarning("Apply Deletes Bindings the Library May Have Made",
-			fmt.Sprintf("No route lists these bindings of the delivery exchange %s, so this apply deletes them:\n%s\n\n"+
-				"In the %s layout the library binds destinations itself (NServiceBus before each delayed send, a Celery "+
-				"worker for its task queues at start-up). If these are such bindings, delayed messages on their way to "+
-				"those destinations match no binding once they are deleted and are dropped, until the library binds "+
-				"them again: add a route for each instead, unless no delayed message is to reach it any more.",
-				delivery, strings.Join(unlisted, "\n"), layout))
+	var staying []string
+	for _, b := range topology.LibraryBindings(resolved, desired, prior) {
+		if onBroker[b.String()] {
+			staying = append(staying, b.String())
+		}
+	}
+	if len(staying) > 0 {
+		diags.AddWarning("Removed Routes Stay Bound",
+			fmt.Sprintf("The set no longer manages these bindings of the delivery exchange %s, but this apply does not delete them:\n%s\n\n"+
+				"In the %s layout the library binds its destinations from the delivery exchange itself (NServiceBus before each "+
+				"delayed send, a Celery worker for its task queues at start-up), and a route's binding is the very binding the "+
+				"library makes: deleting it would drop the delayed messages on their way to that destination. The set leaves it "+
+				"to the library from now on. Once no delayed message is to reach the destination any more, delete the "+
+				"destination, which takes its bindings along, or unbind it yourself.",
+				resolved.OutExchange(), strings.Join(staying, "\n"), resolved.Layout))
 	}
 	return diags
 }

@@ -1,13 +1,13 @@
 package provider
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
@@ -49,52 +49,85 @@ func TestBrokerError_accessRefusedNamesTheLayoutsObjects(t *testing.T) {
 	}
 }
 
-// TestUnlistedDeliveryBindings: a plan that deletes a binding of a library
-// layout's delivery exchange that the state read from the broker (one the
-// library made for a destination without a route) warns, naming it; the
-// planned bindings, the other exchanges' bindings and the default layout
-// do not.
-func TestUnlistedDeliveryBindings(t *testing.T) {
+// TestRemovedRoutesStayBound: a plan of a library layout that drops a
+// route whose binding the last refresh found warns, naming the binding and
+// that it stays; a route kept, a removed route whose binding was already
+// gone, a library's binding no route ever listed (the refresh shows none)
+// and the default layout do not.
+func TestRemovedRoutesStayBound(t *testing.T) {
 	t.Parallel()
-	spec := topology.Spec{Name: "nsb", VHost: "/", Layout: topology.LayoutNServiceBus,
-		Routes: []topology.Route{{Destination: "Sales", DestinationType: topology.DestinationExchange, Key: "Sales"}}}
-	desired, err := topology.Plan(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	billing := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: "Billing", DestinationType: topology.DestinationExchange, RoutingKey: "#.Billing"}
-	stray := topology.Binding{Source: "nsb.v2.delay-level-03", Destination: "Billing", DestinationType: topology.DestinationExchange, RoutingKey: "#"}
-	stateOf := func(extra ...topology.Binding) types.List {
-		var values []attr.Value
-		for _, b := range append(slices.Clone(desired.Bindings), extra...) {
-			values = append(values, types.StringValue(b.String()))
+	ctx := context.Background()
+	sales := topology.Route{Destination: "Sales", DestinationType: topology.DestinationExchange, Key: "Sales"}
+	billing := topology.Route{Destination: "Billing", DestinationType: topology.DestinationExchange, Key: "Billing"}
+	billingBinding := `nsb.v2.delay-delivery -> exchange Billing, key "#.Billing"`
+	// stateOf is the state a refresh writes for a set of spec whose broker
+	// holds its plan without the bindings of the routes gone.
+	stateOf := func(spec topology.Spec, gone ...topology.Route) delayQueueSetModel {
+		resolved, err := topology.Resolve(spec)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return types.ListValueMust(types.StringType, values)
+		planned, err := topology.Plan(resolved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onBroker, err := topology.Plan(withRoutes(resolved, slices.DeleteFunc(slices.Clone(resolved.Routes), func(r topology.Route) bool { return slices.Contains(gone, r) })...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := delayQueueSetModel{MigrationWait: types.StringValue("10s"), Draining: types.ListValueMust(drainingObjectType, nil)}
+		m.Name, m.VHost = types.StringValue(spec.Name), types.StringValue(spec.VHost)
+		setSpec(&m, resolved)
+		if diags := setPlanned(ctx, &m, resolved, topology.Align(onBroker, planned)); diags.HasError() {
+			t.Fatal(diags)
+		}
+		return m
+	}
+	nsb := func(routes ...topology.Route) topology.Spec {
+		return topology.Spec{Name: "nsb", VHost: "/", Layout: topology.LayoutNServiceBus, Routes: routes}
+	}
+	defaultSet := func(routes ...topology.Route) topology.Spec {
+		return topology.Spec{Name: "delay", VHost: "/", Levels: 2, Routes: routes}
 	}
 	tests := map[string]struct {
-		layout   topology.Layout
-		bindings types.List
-		warns    bool
+		state delayQueueSetModel
+		plan  topology.Spec
+		warns bool
 	}{
-		"a library's binding without a route":        {topology.LayoutNServiceBus, stateOf(billing), true},
-		"as planned":                                 {topology.LayoutNServiceBus, stateOf(), false},
-		"another exchange's binding":                 {topology.LayoutNServiceBus, stateOf(stray), false},
-		"the default layout owns its out's bindings": {topology.LayoutDefault, stateOf(billing), false},
-		"a new set":                                  {topology.LayoutNServiceBus, types.ListNull(types.StringType), false},
+		"a removed route's binding stays":      {stateOf(nsb(sales, billing)), nsb(sales), true},
+		"routes kept":                          {stateOf(nsb(sales, billing)), nsb(sales, billing), false},
+		"a new route":                          {stateOf(nsb(sales)), nsb(sales, billing), false},
+		"the removed route's binding is gone":  {stateOf(nsb(sales, billing), billing), nsb(sales), false},
+		"the default layout deletes its out's": {stateOf(defaultSet(sales, billing)), defaultSet(sales), false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			diags := unlistedDeliveryBindings(tc.layout, "nsb.v2.delay-delivery", tc.bindings, desired)
+			resolved, err := topology.Resolve(tc.plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			desired, err := topology.Plan(resolved)
+			if err != nil {
+				t.Fatal(err)
+			}
+			diags := removedRoutesStayBound(tc.state, resolved, desired)
 			if !tc.warns {
 				if len(diags) > 0 {
 					t.Errorf("diagnostics = %v, want none", diags)
 				}
 				return
 			}
-			if len(diags) != 1 || diags.WarningsCount() != 1 || !strings.Contains(diags[0].Detail(), billing.String()) {
-				t.Errorf("diagnostics = %v, want one warning naming %s", diags, billing)
+			if len(diags) != 1 || diags.WarningsCount() != 1 || !strings.Contains(diags[0].Detail(), billingBinding) ||
+				strings.Contains(diags[0].Detail(), "#.Sales") {
+				t.Errorf("diagnostics = %v, want one warning naming %s alone", diags, billingBinding)
 			}
 		})
 	}
+}
+
+// withRoutes is spec with routes instead of its own.
+func withRoutes(spec topology.Spec, routes ...topology.Route) topology.Spec {
+	spec.Routes = routes
+	return spec
 }
