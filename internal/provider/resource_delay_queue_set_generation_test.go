@@ -287,7 +287,7 @@ func (l *generationLoad) finish() {
 	}
 	_ = l.consumer.Settle(ctx, time.Second)
 	old := topology.Generation{Levels: l.levels, Radix: topology.DefaultRadix}.Queues(l.name)
-	l.err = errors.Join(l.err, testWaitEmpty(ctx, l.client, old))
+	l.err = errors.Join(l.err, testWaitEmpty(ctx, l.client, "/", old))
 }
 
 // testStatisticsLag is how long the broker's queue statistics may lag
@@ -296,17 +296,17 @@ const testStatisticsLag = 6 * time.Second
 
 // testWaitEmpty waits until the broker's statistics, which the provider's
 // exact count takes as a floor (broker.Client.HeldMessages), say that none
-// of queues holds a message. It first lets them catch up with the last
+// of queues in vhost holds a message. It first lets them catch up with the last
 // message the caller saw leave: until then they may show a queue empty
 // that since held it, and later show it holding it.
-func testWaitEmpty(ctx context.Context, client *broker.Client, queues []string) error {
+func testWaitEmpty(ctx context.Context, client *broker.Client, vhost string, queues []string) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(testStatisticsLag):
 	}
 	for {
-		held, err := client.HeldMessages(ctx, "/", queues)
+		held, err := client.HeldMessages(ctx, vhost, queues)
 		if err != nil || len(held) == 0 {
 			return err
 		}
@@ -642,7 +642,7 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 							t.Errorf("%s (delay %s) arrived %s after its delay", a.Message.ID, a.Message.Delay, a.Lateness)
 						}
 					}
-					if err := testWaitEmpty(ctx, client, topology.Generation{Levels: 4, Radix: topology.DefaultRadix}.Queues(name)); err != nil {
+					if err := testWaitEmpty(ctx, client, "/", topology.Generation{Levels: 4, Radix: topology.DefaultRadix}.Queues(name)); err != nil {
 						t.Fatal(err)
 					}
 				},

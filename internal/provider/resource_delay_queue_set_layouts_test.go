@@ -283,21 +283,42 @@ func libraryCheckGone(client *broker.Client, lc libraryCase, vhost string) resou
 
 // libraryCheckMatchesPlan asks the broker that lc's set is exactly its plan.
 func libraryCheckMatchesPlan(client *broker.Client, lc libraryCase, vhost string) resource.TestCheckFunc {
+	return libraryCheckHolds(client, vhost, topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout, Routes: []topology.Route{
+		{Destination: lc.destination, DestinationType: topology.DestinationExchange, Key: lc.routeKey}}})
+}
+
+// libraryCheckHolds asks the broker that the set of spec is exactly its
+// plan and the given bindings a library made: nothing missing, nothing else.
+func libraryCheckHolds(client *broker.Client, vhost string, spec topology.Spec, library ...topology.Binding) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		desired, err := topology.Plan(topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout, Routes: []topology.Route{
-			{Destination: lc.destination, DestinationType: topology.DestinationExchange, Key: lc.routeKey}}})
+		desired, err := topology.Plan(spec)
 		if err != nil {
 			return err
 		}
-		actual, err := client.ReadSetOf(context.Background(), vhost, lc.setName, lc.layout)
+		desired.Bindings = append(desired.Bindings, library...)
+		actual, err := client.ReadSetOf(context.Background(), vhost, spec.Name, spec.Layout)
 		if err != nil {
 			return err
 		}
 		if changes := topology.Diff(desired, actual); len(changes) > 0 {
-			return fmt.Errorf("the broker differs from the %s plan by %d changes, the first: %s", lc.layout, len(changes), changes[0].Reason)
+			return fmt.Errorf("the broker differs from the %s plan and the library's %d bindings by %d changes, the first: %s %s: %s",
+				spec.Layout, len(library), len(changes), changes[0].Kind, changeObject(changes[0]), changes[0].Reason)
 		}
 		return nil
 	}
+}
+
+// changeObject names what a change is about.
+func changeObject(c topology.Change) string {
+	switch {
+	case c.Binding != nil:
+		return c.Binding.String()
+	case c.Queue != nil:
+		return c.Queue.Name
+	case c.Exchange != nil:
+		return c.Exchange.Name
+	}
+	return ""
 }
 
 // TestAccDelayQueueSet_libraryLayouts applies each library's layout with a
@@ -775,17 +796,42 @@ func TestAccDelayQueueSet_importNamesTheLayout(t *testing.T) {
 
 // TestAccDelayQueueSet_libraryBindingWithoutRoute: the binding an
 // NServiceBus sender makes before a delayed send to an endpoint that has no
-// route shows in the next plan as a binding the update deletes, and the
-// apply deletes it, as the guides warn (the plan warns too); the route's own
-// binding stays.
+// route is the library's: the next plan is empty; an apply that repairs
+// drift leaves it; removing the route of another endpoint leaves that
+// route's binding too (the sender binds it as well); delayed messages sent
+// as the transport sends them reach both endpoints; and destroy takes both
+// bindings along with the delivery exchange.
 func TestAccDelayQueueSet_libraryBindingWithoutRoute(t *testing.T) {
 	client, vhost, lc, conn := librarySetUp(t, "nservicebus")
 	config := libraryConfig(lc, vhost, "")
+	withoutRoutes := fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "test" {
+  name   = %q
+  vhost  = %q
+  layout = %q
+}
+`, lc.setName, vhost, lc.layout)
+	spec := topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout}
+	routed := spec
+	routed.Routes = []topology.Route{{Destination: lc.destination, DestinationType: topology.DestinationExchange, Key: lc.routeKey}}
 	billing := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: "Billing", DestinationType: topology.DestinationExchange, RoutingKey: "#.Billing"}
+	sales := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: lc.destination, DestinationType: topology.DestinationExchange, RoutingKey: "#." + lc.routeKey}
+	level5, level4 := libraryLevel(lc.layout, 5), libraryLevel(lc.layout, 4)
+	// Each endpoint receives delays of one to three seconds, as the
+	// transport sends them (rounded up, entering at the highest set bit).
+	endpoint := func(name string) libraryCase {
+		c := lc
+		c.destination, c.queue, c.publishKey = name, name, name
+		c.delays = seconds(0.4, 1, 2.5)
+		return c
+	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             libraryCheckGone(client, lc, vhost),
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			libraryCheckGone(client, lc, vhost),
+			libraryCheckNoBindingFrom(vhost, billing.Source),
+		),
 		Steps: []resource.TestStep{
 			{Config: config},
 			{
@@ -802,12 +848,80 @@ func TestAccDelayQueueSet_libraryBindingWithoutRoute(t *testing.T) {
 				},
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: libraryCheckHolds(client, vhost, routed, billing),
+			},
+			{
+				// Drift: a level-to-level binding goes; the apply repairs it
+				// and leaves the sender's binding.
+				PreConfig: func() {
+					if err := onChannel(conn, func(ch *amqp.Channel) error {
+						return ch.ExchangeUnbind(level4, levelBindingKey(5, "0"), level5, false, nil)
+					}); err != nil {
+						t.Fatalf("unbinding %s from %s: %v", level4, level5, err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
 				},
-				Check: libraryCheckMatchesPlan(client, lc, vhost),
+				Check: libraryCheckHolds(client, vhost, routed, billing),
+			},
+			{
+				// The route to Sales is removed: an update, which leaves its
+				// binding to the library.
+				Config: withoutRoutes,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(56)),
+				},
+				Check: libraryCheckHolds(client, vhost, spec, billing, sales),
+			},
+			{
+				Config:   withoutRoutes,
+				PlanOnly: true,
+			},
+			{
+				Config: withoutRoutes,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					libraryCheckDataPath(t, conn, endpoint("Billing")),
+					libraryCheckDataPath(t, conn, endpoint(lc.destination)),
+					// For destroy, which counts a queue's messages by the
+					// statistics too: until they catch up, they still see the
+					// messages that just passed.
+					func(*terraform.State) error {
+						ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+						defer cancel()
+						return testWaitEmpty(ctx, client, vhost, []string{libraryLevel(lc.layout, 0), libraryLevel(lc.layout, 1)})
+					},
+				),
 			},
 		},
 	})
+}
+
+// libraryCheckNoBindingFrom asks the broker that no binding in vhost has
+// source for its source.
+func libraryCheckNoBindingFrom(vhost, source string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		admin, err := testAdmin()
+		if err != nil {
+			return err
+		}
+		bindings, err := admin.ListBindingsIn(vhost)
+		if err != nil {
+			return err
+		}
+		for _, b := range bindings {
+			if b.Source == source {
+				return fmt.Errorf("the binding %s -> %s %s, key %q remains", b.Source, b.DestinationType, b.Destination, b.RoutingKey)
+			}
+		}
+		return nil
+	}
 }
 
 // TestAccDelayQueueSet_libraryLeastPrivilege manages each library's set as
