@@ -903,6 +903,88 @@ resource "rabbitmq_delay_queue_set" "test" {
 	})
 }
 
+// TestAccDelayQueueSet_importLibraryBindingsWithoutRoute imports an
+// NServiceBus infrastructure whose delivery exchange, besides the replayed
+// binding of Sales, binds Billing as a sender does and Audit on a key no
+// route can have: the generated configuration routes Sales and Billing and
+// plans no change, Audit's binding showing nowhere; imported under a
+// configuration that routes Sales alone, the update leaves Billing's
+// binding, and the plan after it is empty.
+func TestAccDelayQueueSet_importLibraryBindingsWithoutRoute(t *testing.T) {
+	client, vhost, lc, conn := librarySetUp(t, "nservicebus")
+	billing := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: "Billing", DestinationType: topology.DestinationExchange, RoutingKey: "#.Billing"}
+	audit := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: "Audit", DestinationType: topology.DestinationExchange, RoutingKey: "Audit.#"}
+	if err := onChannel(conn, func(ch *amqp.Channel) error {
+		if err := lc.replay(ch); err != nil {
+			return err
+		}
+		for _, b := range []topology.Binding{billing, audit} {
+			if err := declareBoundQueue(ch, b.Destination, "fanout", b.Destination, ""); err != nil {
+				return err
+			}
+			if err := ch.ExchangeBind(b.Destination, b.RoutingKey, b.Source, false, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	id := url.PathEscape(vhost) + "/" + lc.setName
+	config := libraryConfig(lc, vhost, "")
+	routed := topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout, Routes: []topology.Route{
+		{Destination: lc.destination, DestinationType: topology.DestinationExchange, Key: lc.routeKey}}}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		TerraformVersionChecks:   testTerraform1_8,
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			libraryCheckGone(client, lc, vhost),
+			libraryCheckNoBindingFrom(vhost, billing.Source),
+		),
+		Steps: []resource.TestStep{
+			{
+				Config:          `provider "rabbitmq" {}`,
+				ResourceName:    testResource,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithID,
+				ImportStateId:   id,
+				GenerateConfig:  true,
+				ImportPlanChecks: resource.ImportPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionNoop),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("route"), knownvalue.ListExact([]knownvalue.Check{
+							knownvalue.ObjectExact(map[string]knownvalue.Check{"destination": knownvalue.StringExact("Billing"),
+								"destination_type": knownvalue.StringExact("exchange"), "key": knownvalue.StringExact("Billing")}),
+							knownvalue.ObjectExact(map[string]knownvalue.Check{"destination": knownvalue.StringExact(lc.destination),
+								"destination_type": knownvalue.StringExact("exchange"), "key": knownvalue.StringExact(lc.routeKey)}),
+						})),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(58)),
+					},
+				},
+			},
+			{
+				Config:             config,
+				ResourceName:       testResource,
+				ImportState:        true,
+				ImportStateId:      id,
+				ImportStatePersist: true,
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+				Check: libraryCheckHolds(client, vhost, routed, billing, audit),
+			},
+			{
+				Config:   config,
+				PlanOnly: true,
+			},
+		},
+	})
+}
+
 // libraryCheckNoBindingFrom asks the broker that no binding in vhost has
 // source for its source.
 func libraryCheckNoBindingFrom(vhost, source string) resource.TestCheckFunc {
