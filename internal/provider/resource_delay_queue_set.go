@@ -323,9 +323,9 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	state.Draining, diags = drainingValue(name, draining, counts)
 	resp.Diagnostics.Append(diags...)
 	// Listed in the plan's order so that an unchanged set reads back exactly
-	// as planned; the draining generations show in draining instead, and the
-	// delivery bindings a library made for itself nowhere (the set leaves
-	// them to it, so they are never drift).
+	// as planned; the draining generations show in draining instead. The
+	// delivery bindings a library made for itself do not show at all: the set
+	// leaves them to the library, so they are never drift.
 	desired = topology.KeepParkingLot(name, desired, topology.ParkingLotType(name, actual))
 	current := topology.WithoutLibraryBindings(spec, desired, topology.CurrentObjects(spec, actual))
 	resp.Diagnostics.Append(setPlanned(ctx, &state, spec, topology.Align(current, desired))...)
