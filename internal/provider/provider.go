@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -23,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 var (
@@ -196,6 +198,38 @@ func (p *RabbitMQProvider) Functions(_ context.Context) []func() function.Functi
 type providerData struct {
 	client    *broker.Client
 	clientErr error
+
+	// created names, by library layout and vhost, the set that this
+	// provider instance (one Terraform run) has begun to create: the
+	// layout's objects have the library's names, so a second set of it
+	// created at the same time would find none on the broker yet and
+	// declare the same objects (see claimLibraryLayout).
+	createdMu sync.Mutex
+	created   map[libraryLayoutIn]string
+}
+
+// libraryLayoutIn is a library layout in a vhost.
+type libraryLayoutIn struct {
+	layout topology.Layout
+	vhost  string
+}
+
+// claimLibraryLayout records that the set name is being created with the
+// library layout in vhost, and returns "" — or the name of the set that
+// this run already creates with that layout in that vhost (Terraform
+// creates a resource at most once a run), which then keeps the claim.
+func (d *providerData) claimLibraryLayout(layout topology.Layout, vhost, name string) (other string) {
+	d.createdMu.Lock()
+	defer d.createdMu.Unlock()
+	key := libraryLayoutIn{layout, vhost}
+	if other, ok := d.created[key]; ok {
+		return other
+	}
+	if d.created == nil {
+		d.created = map[libraryLayoutIn]string{}
+	}
+	d.created[key] = name
+	return ""
 }
 
 // brokerClient returns the client or a diagnostic that says why there is none.

@@ -161,6 +161,9 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	desired = topology.KeepParkingLot(resolved.Name, desired, stateParkingLotType(state))
+	if !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout) {
+		resp.Diagnostics.Append(removedRoutesStayBound(state, resolved, desired)...)
+	}
 	resp.Diagnostics.Append(setPlanned(ctx, &plan, resolved, desired)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -192,6 +195,15 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if layout := layoutOf(plan.Layout); layout != topology.LayoutDefault && r.data != nil {
+		if other := r.data.claimLibraryLayout(layout, plan.VHost.ValueString(), plan.Name.ValueString()); other != "" {
+			resp.Diagnostics.AddError("Delay Queue Set Already Exists",
+				fmt.Sprintf("The set %q of the %s layout in vhost %q is being created in this same run. The layout's "+
+					"objects have the library's names, so a vhost holds at most one set of that layout: keep one of "+
+					"the two resources.", other, layout, plan.VHost.ValueString()))
+			return
+		}
 	}
 	client, spec, desired, actual, diags := r.desiredAndActual(ctx, "create", plan)
 	resp.Diagnostics.Append(diags...)
@@ -254,7 +266,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.Append(brokerError("read", topology.Spec{Name: name, VHost: vhost}, err, "")...)
+		resp.Diagnostics.Append(brokerError("read", topology.Spec{Name: name, VHost: vhost, Layout: layout}, err, "")...)
 		return
 	}
 	if len(actual.Exchanges)+len(actual.Queues) == 0 {
@@ -318,9 +330,12 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	state.Draining, diags = drainingValue(name, draining, counts)
 	resp.Diagnostics.Append(diags...)
 	// Listed in the plan's order so that an unchanged set reads back exactly
-	// as planned; the draining generations show in draining instead.
+	// as planned; the draining generations show in draining instead. The
+	// delivery bindings a library made for itself do not show at all: the set
+	// leaves them to the library, so they are never drift.
 	desired = topology.KeepParkingLot(name, desired, topology.ParkingLotType(name, actual))
-	resp.Diagnostics.Append(setPlanned(ctx, &state, spec, topology.Align(topology.CurrentObjects(spec, actual), desired))...)
+	current := topology.WithoutLibraryBindings(spec, desired, topology.CurrentObjects(spec, actual))
+	resp.Diagnostics.Append(setPlanned(ctx, &state, spec, topology.Align(current, desired))...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -493,6 +508,9 @@ func (r *DelayQueueSetResource) applyGenerations(ctx context.Context, client *br
 	}
 	desired = topology.KeepParkingLot(spec.Name, desired, topology.ParkingLotType(spec.Name, actual))
 	desired = topology.KeepDrainingQueues(spec.Name, desired, actual, draining)
+	// The delivery bindings a library made for itself are its own: deleting
+	// one would drop the delayed messages on their way to its destination.
+	desired = topology.KeepLibraryBindings(spec, desired, actual)
 	changes := topology.Diff(desired, actual)
 	return len(changes) > 0, r.apply(ctx, client, spec, changes, force)
 }
@@ -514,7 +532,12 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 		resp.Diagnostics.Append(brokerError("destroy", spec, err, "")...)
 		return
 	}
-	changes := topology.Diff(topology.Topology{VHost: spec.VHost}, actual)
+	// The delivery exchange's bindings, the routes' and the library's, are
+	// not deleted one by one: they stay while the queues are checked and
+	// deleted, so a message leaving level 0 meanwhile still reaches its
+	// destination, and go with the exchange.
+	desired := topology.Topology{VHost: spec.VHost}
+	changes := topology.Diff(desired, topology.WithoutLibraryBindings(spec, desired, actual))
 	if err := r.apply(ctx, client, spec, changes, state.ForceDestroy.ValueBool()); err != nil {
 		// The set stays in state; the next refresh sees what is left.
 		resp.Diagnostics.Append(brokerError("destroy", spec, err, "Part of the set may have been deleted. "+
@@ -568,9 +591,13 @@ func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.Im
 // of each deletion, for messages that arrive in between (see package broker).
 func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client, spec topology.Spec, changes []topology.Change, force bool) error {
 	var doomed []string
+	redeclared := map[string]bool{}
 	for _, change := range changes {
-		if change.Kind == topology.DeleteQueue {
+		switch change.Kind {
+		case topology.DeleteQueue:
 			doomed = append(doomed, change.Queue.Name)
+		case topology.CreateQueue:
+			redeclared[change.Queue.Name] = true
 		}
 	}
 	if len(doomed) > 0 && !force {
@@ -578,14 +605,17 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 		if err != nil {
 			return err
 		}
-		var held []string
+		refused := &queuesHoldMessagesError{}
 		for _, queue := range doomed {
 			if n := counts[queue]; n > 0 {
-				held = append(held, fmt.Sprintf("%s holds %d message(s)", queue, n))
+				refused.held = append(refused.held, fmt.Sprintf("%s holds %d message(s)", queue, n))
+				if redeclared[queue] && spec.Layout.OrDefault() != topology.LayoutDefault {
+					refused.redeclaredIn = spec.Layout
+				}
 			}
 		}
-		if len(held) > 0 {
-			return &queuesHoldMessagesError{held: held}
+		if len(refused.held) > 0 {
+			return refused
 		}
 	}
 	started, before := time.Now(), client.Requests()

@@ -96,7 +96,9 @@ var sharedAttributes = map[string]sharedAttribute{
 			"fixes `levels` (28), `resolution` (`1s`), `radix` (2), the names and, for NServiceBus, `queue_type` " +
 			"(`quorum`): leave them unset (they are computed), or set them to exactly those values. Its routes are " +
 			"the delivery exchange's bindings on `#.<key>`, and it has no unroutable queue. Its names are fixed, so a " +
-			"vhost holds at most one set of each library's layout. See the guides for NServiceBus and Celery."},
+			"vhost holds at most one set of each library's layout. See the guides for NServiceBus and Celery.",
+		onResource: "The delivery exchange's bindings that no route lists are the library's, which binds its " +
+			"destinations itself: the set never deletes them one by one, and they are no drift."},
 	"vhost": {optional: true, computed: true, resourceDefault: defaultVHost, replaces: replacedByModifier,
 		description: "The vhost the set lives in. Defaults to `" + defaultVHost + "`.",
 		onResource:  "It must exist."},
@@ -153,7 +155,9 @@ var sharedAttributes = map[string]sharedAttribute{
 			"in the layout's order: the delay bindings from the ingest and done exchanges, then the routes. " +
 			fmt.Sprintf("Lines rather than objects: a set of N levels in radix r has (r − 1) × N(N + 1)/2 + N + 1 delay "+
 				"bindings (%d at %d levels of radix 2), and lines keep its plans fast.",
-				(topology.MaxLevels+1)*(topology.MaxLevels+2)/2, topology.MaxLevels)},
+				(topology.MaxLevels+1)*(topology.MaxLevels+2)/2, topology.MaxLevels),
+		onResource: "In a library's `layout` it leaves out the delivery exchange's bindings that no route lists: the " +
+			"library's own, which the set leaves to it."},
 }
 
 // requiresReplaceOfLayout replaces the set when its layout changes, and
@@ -176,7 +180,9 @@ func layoutOf(v types.String) topology.Layout {
 var (
 	routeDescription = sharedAttribute{
 		description: "Where messages go when their delay is over: every message whose key matches is delivered to the destination.",
-		onResource:  "Adding and removing routes happens in place.",
+		onResource: "Adding and removing routes happens in place. In a library's `layout` removing a route leaves its " +
+			"binding on the broker: the library binds its destinations from the delivery exchange itself, so the " +
+			"binding is the library's too, and deleting it would drop the delayed messages on their way there.",
 	}
 	routeAttributes = map[string]sharedAttribute{
 		"destination": {required: true,

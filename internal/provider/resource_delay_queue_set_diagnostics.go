@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -47,11 +48,22 @@ func fieldPath(problem *topology.FieldError) path.Path {
 // queuesHoldMessagesError refuses a change that would delete queues holding messages.
 type queuesHoldMessagesError struct {
 	held []string
+	// redeclaredIn is the library layout of a set whose change declares
+	// some of those queues again, or "": such a layout's queues have the
+	// library's names, so unlike the default layout's they cannot drain in
+	// an older generation beside new ones.
+	redeclaredIn topology.Layout
 }
 
 func (e *queuesHoldMessagesError) Error() string {
-	return fmt.Sprintf("refusing to delete queues that hold messages: %s. Wait until they drain, or set "+
+	message := fmt.Sprintf("refusing to delete queues that hold messages: %s. Wait until they drain, or set "+
 		"force_destroy = true to delete them with their messages", strings.Join(e.held, "; "))
+	if e.redeclaredIn != "" {
+		message += fmt.Sprintf(". In the %s layout the queues have the library's names, so a change of their "+
+			"arguments (queue_type, or drift to repair) cannot start a new generation beside them to drain into: "+
+			"each queue is deleted and declared again, which is done only to an empty one", e.redeclaredIn)
+	}
+	return message
 }
 
 // brokerError turns a broker failure into one diagnostic that says what was
@@ -91,7 +103,7 @@ func brokerError(action string, spec topology.Spec, err error, partly string) di
 			"credentials. In vhost %q the user needs configure and read permission on the names of the set's "+
 			"objects (%s), write permission on them and on each route's destination, and the management tag; "+
 			"see the provider's documentation of the minimal permissions.",
-			spec.VHost, topology.Names(spec.Name).ObjectNamePattern())
+			spec.VHost, spec.Layout.ObjectNamePattern(spec.Name))
 	case errors.As(err, &auth):
 		summary = "RabbitMQ Refused the Credentials"
 	case errors.Is(err, broker.ErrVHostNotFound):
@@ -129,4 +141,46 @@ func firstObjectName(t topology.Topology) string {
 		return t.Exchanges[0].Name
 	}
 	return t.Queues[0].Name
+}
+
+// removedRoutesStayBound warns when a plan of a set of a library layout
+// drops routes whose bindings the last refresh found on the broker: the
+// plan no longer lists those bindings, yet the apply leaves them where they
+// are, because the library binds its destinations from the delivery
+// exchange too (NServiceBus before each delayed send, a Celery worker at
+// start-up), and on the broker a route's binding and the library's for
+// the same destination are one binding. Deleting it would drop the delayed
+// messages on their way there. state is the prior state, desired the plan.
+func removedRoutesStayBound(state delayQueueSetModel, resolved topology.Spec, desired topology.Topology) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if resolved.Layout.OrDefault() == topology.LayoutDefault {
+		return diags
+	}
+	_, prior, priorDiags := planOf(state)
+	if priorDiags.HasError() {
+		return diags // a state that plans no set had no routes to remove
+	}
+	onBroker := map[string]bool{}
+	for _, v := range state.Bindings.Elements() {
+		if line, ok := v.(types.String); ok {
+			onBroker[line.ValueString()] = true
+		}
+	}
+	var staying []string
+	for _, b := range topology.LibraryBindings(resolved, desired, prior) {
+		if onBroker[b.String()] {
+			staying = append(staying, b.String())
+		}
+	}
+	if len(staying) > 0 {
+		diags.AddWarning("Removed Routes Stay Bound",
+			fmt.Sprintf("The set no longer manages these bindings of the delivery exchange %s, but this apply does not delete them:\n%s\n\n"+
+				"In the %s layout the library binds its destinations from the delivery exchange itself (NServiceBus before each "+
+				"delayed send, a Celery worker for its task queues at start-up), and a route's binding is the very binding the "+
+				"library makes: deleting it would drop the delayed messages on their way to that destination. The set leaves it "+
+				"to the library from now on. Once no delayed message is to reach the destination any more, delete the "+
+				"destination, which takes its bindings along, or unbind it yourself.",
+				resolved.OutExchange(), strings.Join(staying, "\n"), resolved.Layout))
+	}
+	return diags
 }

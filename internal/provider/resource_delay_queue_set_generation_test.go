@@ -317,22 +317,22 @@ func (l *generationLoad) finish() {
 	}
 	_ = l.consumer.Settle(ctx, time.Second)
 	old := topology.Generation{Levels: l.levels, Radix: topology.DefaultRadix}.Queues(l.name)
-	l.err = errors.Join(l.err, testWaitEmpty(ctx, l.client, old))
+	l.err = errors.Join(l.err, testWaitEmpty(ctx, l.client, "/", old))
 }
 
 // testWaitEmpty waits until the broker's statistics, which the provider's
 // exact count takes as a floor (broker.Client.HeldMessages), say that none
-// of queues holds a message. It first lets them catch up with the last
+// of queues in vhost holds a message. It first lets them catch up with the last
 // message the caller saw leave: until then they may show a queue empty
 // that since held it, and later show it holding it.
-func testWaitEmpty(ctx context.Context, client *broker.Client, queues []string) error {
+func testWaitEmpty(ctx context.Context, client *broker.Client, vhost string, queues []string) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(broker.StatisticsLag):
 	}
 	for {
-		held, err := client.HeldMessages(ctx, "/", queues)
+		held, err := client.HeldMessages(ctx, vhost, queues)
 		if err != nil || len(held) == 0 {
 			return err
 		}
@@ -722,7 +722,7 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 							t.Errorf("%s (delay %s) arrived %s after its delay", a.Message.ID, a.Message.Delay, a.Lateness)
 						}
 					}
-					if err := testWaitEmpty(ctx, client, topology.Generation{Levels: 5, Radix: topology.DefaultRadix}.Queues(name)); err != nil {
+					if err := testWaitEmpty(ctx, client, "/", topology.Generation{Levels: 5, Radix: topology.DefaultRadix}.Queues(name)); err != nil {
 						t.Fatal(err)
 					}
 				},

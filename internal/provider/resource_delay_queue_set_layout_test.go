@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 // TestRequiresReplaceOfLayout: a change of layout replaces the set, and a
@@ -75,5 +77,29 @@ func TestParseImportID(t *testing.T) {
 				t.Errorf("parseImportID(%q) = %q, %q, %q, %v; want %q, %q, %q", tc.id, vhost, setName, layout, err, tc.vhost, tc.name, tc.layout)
 			}
 		})
+	}
+}
+
+// TestClaimLibraryLayout: in one run, the first set created with a library
+// layout in a vhost claims them; a second one, whatever its name, is told
+// the first's name; other vhosts and layouts are free.
+func TestClaimLibraryLayout(t *testing.T) {
+	t.Parallel()
+	var d providerData
+	steps := []struct {
+		layout      topology.Layout
+		vhost, name string
+		want        string
+	}{
+		{topology.LayoutNServiceBus, "orders", "nsb", ""},
+		{topology.LayoutNServiceBus, "orders", "nsb-again", "nsb"},
+		{topology.LayoutNServiceBus, "orders", "nsb", "nsb"},
+		{topology.LayoutCelery, "orders", "celery", ""},
+		{topology.LayoutNServiceBus, "billing", "nsb", ""},
+	}
+	for _, s := range steps {
+		if got := d.claimLibraryLayout(s.layout, s.vhost, s.name); got != s.want {
+			t.Errorf("claimLibraryLayout(%s, %s, %s) = %q, want %q", s.layout, s.vhost, s.name, got, s.want)
+		}
 	}
 }

@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
@@ -281,21 +283,42 @@ func libraryCheckGone(client *broker.Client, lc libraryCase, vhost string) resou
 
 // libraryCheckMatchesPlan asks the broker that lc's set is exactly its plan.
 func libraryCheckMatchesPlan(client *broker.Client, lc libraryCase, vhost string) resource.TestCheckFunc {
+	return libraryCheckHolds(client, vhost, topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout, Routes: []topology.Route{
+		{Destination: lc.destination, DestinationType: topology.DestinationExchange, Key: lc.routeKey}}})
+}
+
+// libraryCheckHolds asks the broker that the set of spec is exactly its
+// plan and the given bindings a library made: nothing missing, nothing else.
+func libraryCheckHolds(client *broker.Client, vhost string, spec topology.Spec, library ...topology.Binding) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		desired, err := topology.Plan(topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout, Routes: []topology.Route{
-			{Destination: lc.destination, DestinationType: topology.DestinationExchange, Key: lc.routeKey}}})
+		desired, err := topology.Plan(spec)
 		if err != nil {
 			return err
 		}
-		actual, err := client.ReadSetOf(context.Background(), vhost, lc.setName, lc.layout)
+		desired.Bindings = append(desired.Bindings, library...)
+		actual, err := client.ReadSetOf(context.Background(), vhost, spec.Name, spec.Layout)
 		if err != nil {
 			return err
 		}
 		if changes := topology.Diff(desired, actual); len(changes) > 0 {
-			return fmt.Errorf("the broker differs from the %s plan by %d changes, the first: %s", lc.layout, len(changes), changes[0].Reason)
+			return fmt.Errorf("the broker differs from the %s plan and the library's %d bindings by %d changes, the first: %s %s: %s",
+				spec.Layout, len(library), len(changes), changes[0].Kind, changeObject(changes[0]), changes[0].Reason)
 		}
 		return nil
 	}
+}
+
+// changeObject names what a change is about.
+func changeObject(c topology.Change) string {
+	switch {
+	case c.Binding != nil:
+		return c.Binding.String()
+	case c.Queue != nil:
+		return c.Queue.Name
+	case c.Exchange != nil:
+		return c.Exchange.Name
+	}
+	return ""
 }
 
 // TestAccDelayQueueSet_libraryLayouts applies each library's layout with a
@@ -689,8 +712,9 @@ func TestAccDelayQueueSet_celeryQueueTypeChange(t *testing.T) {
 				},
 			},
 			{
-				Config:      classic,
-				ExpectError: regexp.MustCompile(`(?s)Delay Queues Hold Messages.*` + regexp.QuoteMeta(holding) + `\s+holds\s+1\s+message`),
+				Config: classic,
+				ExpectError: regexp.MustCompile(`(?s)Delay Queues Hold Messages.*` + regexp.QuoteMeta(holding) + `\s+holds\s+1\s+message` +
+					`.*` + testPhrase("In the celery layout the queues have the library's names") + `.*` + testPhrase("declared again")),
 			},
 			{
 				PreConfig: func() {
@@ -765,6 +789,295 @@ func TestAccDelayQueueSet_importNamesTheLayout(t *testing.T) {
 					}
 					return nil
 				},
+			},
+		},
+	})
+}
+
+// TestAccDelayQueueSet_libraryBindingWithoutRoute: the binding an
+// NServiceBus sender makes before a delayed send to an endpoint that has no
+// route is the library's: the next plan is empty; an apply that repairs
+// drift leaves it; removing the route of another endpoint leaves that
+// route's binding too (the sender binds it as well); delayed messages sent
+// as the transport sends them reach both endpoints; and destroy takes both
+// bindings along with the delivery exchange.
+func TestAccDelayQueueSet_libraryBindingWithoutRoute(t *testing.T) {
+	client, vhost, lc, conn := librarySetUp(t, "nservicebus")
+	config := libraryConfig(lc, vhost, "")
+	withoutRoutes := fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "test" {
+  name   = %q
+  vhost  = %q
+  layout = %q
+}
+`, lc.setName, vhost, lc.layout)
+	spec := topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout}
+	routed := spec
+	routed.Routes = []topology.Route{{Destination: lc.destination, DestinationType: topology.DestinationExchange, Key: lc.routeKey}}
+	billing := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: "Billing", DestinationType: topology.DestinationExchange, RoutingKey: "#.Billing"}
+	sales := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: lc.destination, DestinationType: topology.DestinationExchange, RoutingKey: "#." + lc.routeKey}
+	level5, level4 := libraryLevel(lc.layout, 5), libraryLevel(lc.layout, 4)
+	// Each endpoint receives delays of one to three seconds, as the
+	// transport sends them (rounded up, entering at the highest set bit).
+	endpoint := func(name string) libraryCase {
+		c := lc
+		c.destination, c.queue, c.publishKey = name, name, name
+		c.delays = seconds(0.4, 1, 2.5)
+		return c
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			libraryCheckGone(client, lc, vhost),
+			libraryCheckNoBindingFrom(vhost, billing.Source),
+		),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				// What the transport's dispatcher does before a delayed send to Billing.
+				PreConfig: func() {
+					if err := onChannel(conn, func(ch *amqp.Channel) error {
+						if err := declareBoundQueue(ch, "Billing", "fanout", "Billing", ""); err != nil {
+							return err
+						}
+						return ch.ExchangeBind(billing.Destination, billing.RoutingKey, billing.Source, false, nil)
+					}); err != nil {
+						t.Fatalf("binding Billing as a sender does: %v", err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: libraryCheckHolds(client, vhost, routed, billing),
+			},
+			{
+				// Drift: a level-to-level binding goes; the apply repairs it
+				// and leaves the sender's binding.
+				PreConfig: func() {
+					if err := onChannel(conn, func(ch *amqp.Channel) error {
+						return ch.ExchangeUnbind(level4, levelBindingKey(5, "0"), level5, false, nil)
+					}); err != nil {
+						t.Fatalf("unbinding %s from %s: %v", level4, level5, err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+				Check: libraryCheckHolds(client, vhost, routed, billing),
+			},
+			{
+				// The route to Sales is removed: an update, which leaves its
+				// binding to the library.
+				Config: withoutRoutes,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(56)),
+				},
+				Check: libraryCheckHolds(client, vhost, spec, billing, sales),
+			},
+			{
+				Config:   withoutRoutes,
+				PlanOnly: true,
+			},
+			{
+				Config: withoutRoutes,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					libraryCheckDataPath(t, conn, endpoint("Billing")),
+					libraryCheckDataPath(t, conn, endpoint(lc.destination)),
+					// For destroy, which counts a queue's messages by the
+					// statistics too: until they catch up, they still see the
+					// messages that just passed.
+					func(*terraform.State) error {
+						ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+						defer cancel()
+						return testWaitEmpty(ctx, client, vhost, []string{libraryLevel(lc.layout, 0), libraryLevel(lc.layout, 1)})
+					},
+				),
+			},
+		},
+	})
+}
+
+// TestAccDelayQueueSet_importLibraryBindingsWithoutRoute imports an
+// NServiceBus infrastructure whose delivery exchange, besides the replayed
+// binding of Sales, binds Billing as a sender does and Audit on a key no
+// route can have: the generated configuration routes Sales and Billing and
+// plans no change, Audit's binding showing nowhere; imported under a
+// configuration that routes Sales alone, the update leaves Billing's
+// binding, and the plan after it is empty.
+func TestAccDelayQueueSet_importLibraryBindingsWithoutRoute(t *testing.T) {
+	client, vhost, lc, conn := librarySetUp(t, "nservicebus")
+	billing := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: "Billing", DestinationType: topology.DestinationExchange, RoutingKey: "#.Billing"}
+	audit := topology.Binding{Source: "nsb.v2.delay-delivery", Destination: "Audit", DestinationType: topology.DestinationExchange, RoutingKey: "Audit.#"}
+	if err := onChannel(conn, func(ch *amqp.Channel) error {
+		if err := lc.replay(ch); err != nil {
+			return err
+		}
+		for _, b := range []topology.Binding{billing, audit} {
+			if err := declareBoundQueue(ch, b.Destination, "fanout", b.Destination, ""); err != nil {
+				return err
+			}
+			if err := ch.ExchangeBind(b.Destination, b.RoutingKey, b.Source, false, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	id := url.PathEscape(vhost) + "/" + lc.setName
+	config := libraryConfig(lc, vhost, "")
+	routed := topology.Spec{Name: lc.setName, VHost: vhost, Layout: lc.layout, Routes: []topology.Route{
+		{Destination: lc.destination, DestinationType: topology.DestinationExchange, Key: lc.routeKey}}}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		TerraformVersionChecks:   testTerraform1_8,
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			libraryCheckGone(client, lc, vhost),
+			libraryCheckNoBindingFrom(vhost, billing.Source),
+		),
+		Steps: []resource.TestStep{
+			{
+				Config:          `provider "rabbitmq" {}`,
+				ResourceName:    testResource,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithID,
+				ImportStateId:   id,
+				GenerateConfig:  true,
+				ImportPlanChecks: resource.ImportPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionNoop),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("route"), knownvalue.ListExact([]knownvalue.Check{
+							knownvalue.ObjectExact(map[string]knownvalue.Check{"destination": knownvalue.StringExact("Billing"),
+								"destination_type": knownvalue.StringExact("exchange"), "key": knownvalue.StringExact("Billing")}),
+							knownvalue.ObjectExact(map[string]knownvalue.Check{"destination": knownvalue.StringExact(lc.destination),
+								"destination_type": knownvalue.StringExact("exchange"), "key": knownvalue.StringExact(lc.routeKey)}),
+						})),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(58)),
+					},
+				},
+			},
+			{
+				Config:             config,
+				ResourceName:       testResource,
+				ImportState:        true,
+				ImportStateId:      id,
+				ImportStatePersist: true,
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate)},
+				},
+				Check: libraryCheckHolds(client, vhost, routed, billing, audit),
+			},
+			{
+				Config:   config,
+				PlanOnly: true,
+			},
+		},
+	})
+}
+
+// libraryCheckNoBindingFrom asks the broker that no binding in vhost has
+// source for its source.
+func libraryCheckNoBindingFrom(vhost, source string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		admin, err := testAdmin()
+		if err != nil {
+			return err
+		}
+		bindings, err := admin.ListBindingsIn(vhost)
+		if err != nil {
+			return err
+		}
+		for _, b := range bindings {
+			if b.Source == source {
+				return fmt.Errorf("the binding %s -> %s %s, key %q remains", b.Source, b.DestinationType, b.Destination, b.RoutingKey)
+			}
+		}
+		return nil
+	}
+}
+
+// TestAccDelayQueueSet_libraryLeastPrivilege manages each library's set as
+// a user with the management tag and only the permissions its guide lists:
+// configure and read on the layout's names, write on them and on the
+// route's destination. Without write on the destination the broker refuses
+// the route, and the diagnostic names the layout's names, not <name>.*.
+func TestAccDelayQueueSet_libraryLeastPrivilege(t *testing.T) {
+	// The patterns as the guides write them.
+	patterns := map[string]string{
+		"nservicebus": `^nsb\.v2\.delay-(level-[0-9]{2}|delivery)$`,
+		"celery":      `^celery_delayed_([0-9]|1[0-9]|2[0-7]|delivery)$`,
+	}
+	for name, own := range patterns {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			client, vhost, lc, _ := librarySetUp(t, name)
+			password := acctest.RandString(20)
+			enough := rabbithole.Permissions{Configure: own, Write: own + "|^" + regexp.QuoteMeta(lc.destination) + "$", Read: own}
+			withoutRoute := rabbithole.Permissions{Configure: own, Write: own, Read: own}
+			user := testBrokerUser(t, password, "management", vhost, withoutRoute)
+			config := fmt.Sprintf("provider \"rabbitmq\" {\n  username = %q\n  password = %q\n}\n", user, password) + libraryConfig(lc, vhost, "")
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { testAccPreCheck(t) },
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				CheckDestroy:             libraryCheckGone(client, lc, vhost),
+				Steps: []resource.TestStep{
+					{
+						Config: config,
+						ExpectError: regexp.MustCompile(`(?s)RabbitMQ Refused the Operation.*` + regexp.QuoteMeta(lc.destination) +
+							`.*Access\s+refused.*` + regexp.QuoteMeta(regexp.QuoteMeta(topology.Spec{Layout: lc.layout}.OutExchange()))),
+					},
+					{
+						PreConfig: func() { testSetBrokerUser(t, user, password, "management", vhost, enough) },
+						Config:    config,
+						Check:     libraryCheckMatchesPlan(client, lc, vhost),
+					},
+					{
+						Config:   config,
+						PlanOnly: true,
+					},
+				},
+			})
+		})
+	}
+}
+
+// TestAccDelayQueueSet_oneLibrarySetPerVhostInOneRun declares two sets of
+// the nservicebus layout in one vhost with nothing ordering them: Terraform
+// creates them at once, before either finds the other's objects on the
+// broker, yet one of them fails, naming the other, and only one set's
+// objects are declared.
+func TestAccDelayQueueSet_oneLibrarySetPerVhostInOneRun(t *testing.T) {
+	client, vhost, lc, _ := librarySetUp(t, "nservicebus")
+	both := libraryConfig(lc, vhost, "") + fmt.Sprintf(`
+resource "rabbitmq_delay_queue_set" "second" {
+  name   = "nsb-again"
+  vhost  = %q
+  layout = "nservicebus"
+}
+`, vhost)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             libraryCheckGone(client, lc, vhost),
+		Steps: []resource.TestStep{
+			{
+				Config:      both,
+				ExpectError: regexp.MustCompile(`(?s)Delay Queue Set Already Exists.*` + testPhrase("is being created in this same run")),
+			},
+			{
+				// Whichever set was created is destroyed alone.
+				Config: `provider "rabbitmq" {}`,
+				Check:  libraryCheckGone(client, lc, vhost),
 			},
 		},
 	})

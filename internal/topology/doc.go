@@ -35,5 +35,7 @@
 // ([Spec.Layout]): 28 levels of one second, each a topic exchange and a
 // TTL queue of one fixed name, the delay written as 28 bits before the
 // key, and exchange-to-exchange bindings between the levels; library.go
-// describes it.
+// describes it. The library binds its destinations from the delivery
+// exchange itself, so the bindings there that no route lists are its own
+// ([LibraryBindings]): a set never deletes them one by one.
 package topology

@@ -331,6 +331,13 @@ func (lib *library) checkRouteKey(v *specValidator, route int, key string) {
 	if problem := emptyWordProblem(key); problem != "" {
 		v.add("route.key", route, "%s", problem)
 	}
+	// "#.#.x" routes what "#.x" does, but is not the binding a library
+	// makes: kombu binds a routing key that starts with "#" as it is.
+	if first, _, _ := strings.Cut(key, "."); first == anyWords {
+		v.add("route.key", route, "must not start with %q in the %s layout: the route binds %q, and a library binds a key "+
+			"that starts with %q as it is; give what follows it (%q binds %q), or no key for %q; got %q",
+			anyWords, lib.layout, anyWords+".<key>", anyWords, "x", anyWords+".x", anyWords, key)
+	}
 	if problem := lib.keyLengthProblem(key); problem != "" {
 		v.add("route.key", route, "%s", problem)
 	}
@@ -500,6 +507,76 @@ func (lib *library) holds(actual Topology) bool {
 		}
 	}
 	return false
+}
+
+// LibraryBindings are the bindings of actual that a set of the spec s
+// leaves to its library: in a library's layout, every binding from the
+// delivery exchange to a destination outside the layout that desired does
+// not list. The libraries bind destinations from the delivery exchange
+// themselves — NServiceBus before every delayed send, a Celery worker its
+// task queues at start-up — so such a binding is one a library may rely on,
+// and deleting it would drop the delayed messages on their way to that
+// destination until the library binds it again. Nothing on the broker tells
+// a library's binding from one a removed route left, which is the same
+// binding when the library binds that destination too: both are left. A
+// binding from the delivery exchange back into the layout's own objects is
+// no library's (they bind only their destinations, and it would loop), and
+// stays drift. The default layout has none: its out exchange's bindings are
+// the set's alone. Each binding is listed once, with its destination type
+// spelled out.
+func LibraryBindings(s Spec, desired, actual Topology) []Binding {
+	lib, ok := libraryOf(s.Layout)
+	if !ok {
+		return nil
+	}
+	listed := indexTopology(desired).hasBinding
+	var left []Binding
+	seen := map[Binding]bool{}
+	for _, b := range actual.Bindings {
+		b = canonicalBinding(b)
+		if b.Source == lib.delivery && !lib.owns(b.Destination) && !listed[b] && !seen[b] {
+			seen[b] = true
+			left = append(left, b)
+		}
+	}
+	return left
+}
+
+// KeepLibraryBindings adds to desired the bindings of actual that the set
+// leaves to its library ([LibraryBindings]), so that the [Diff] of an
+// update deletes none of them, and re-creates them after it replaces the
+// delivery exchange (a deleted exchange takes its bindings along).
+func KeepLibraryBindings(s Spec, desired, actual Topology) Topology {
+	left := LibraryBindings(s, desired, actual)
+	if len(left) == 0 {
+		return desired
+	}
+	desired.Bindings = append(slices.Clone(desired.Bindings), left...)
+	return desired
+}
+
+// WithoutLibraryBindings is actual without the bindings that the set leaves
+// to its library ([LibraryBindings]): what a refresh shows of the set, so
+// that they are never drift, and what a destroy (an empty desired) deletes
+// one by one before the delivery exchange, whose deletion takes the rest
+// along.
+func WithoutLibraryBindings(s Spec, desired, actual Topology) Topology {
+	left := LibraryBindings(s, desired, actual)
+	if len(left) == 0 {
+		return actual
+	}
+	leave := make(map[Binding]bool, len(left))
+	for _, b := range left {
+		leave[b] = true
+	}
+	kept := make([]Binding, 0, len(actual.Bindings)-len(left))
+	for _, b := range actual.Bindings {
+		if !leave[canonicalBinding(b)] {
+			kept = append(kept, b)
+		}
+	}
+	actual.Bindings = kept
+	return actual
 }
 
 // EntryExchange is the exchange a publisher sends a message delayed by

@@ -394,7 +394,9 @@ func TestInferLibraryLayouts(t *testing.T) {
 
 // TestInferLibraryDrift checks library topologies that differ from what
 // the library declares: Infer still explains them, and the Diff against
-// the inferred plan names each difference and restores the declaration.
+// the inferred plan, with the library's own delivery bindings kept as an
+// update keeps them, names each difference and restores the declaration,
+// those bindings left as they are.
 func TestInferLibraryDrift(t *testing.T) {
 	t.Parallel()
 	routes := []Route{{Destination: "Sales", DestinationType: DestinationExchange, Key: "Sales"}}
@@ -436,14 +438,13 @@ func TestInferLibraryDrift(t *testing.T) {
 			"create_exchange celery_delayed_delivery: the celery delivery exchange is missing",
 			"create_binding celery_delayed_0 → exchange celery_delayed_delivery",
 		}},
-		"a delivery binding that is no route, and one back into the set": {celery, func(t *Topology) {
+		"a delivery binding that is no route stays, one back into the set and a level's foreign one go": {celery, func(t *Topology) {
 			t.Bindings = append(t.Bindings,
 				Binding{Source: "celery_delayed_delivery", Destination: "celery", DestinationType: DestinationExchange, RoutingKey: "celery"},
 				Binding{Source: "celery_delayed_delivery", Destination: "celery_delayed_4", DestinationType: DestinationQueue, RoutingKey: "#.x"},
 				Binding{Source: "celery_delayed_4", Destination: "elsewhere", DestinationType: DestinationQueue, RoutingKey: "#"},
 			)
 		}, []string{
-			`delete_binding celery_delayed_delivery → exchange celery "celery": the set has no such binding`,
 			`delete_binding celery_delayed_delivery → queue celery_delayed_4 "#.x": the set has no such binding`,
 			`delete_binding celery_delayed_4 → queue elsewhere "#": the set has no such binding`,
 		}},
@@ -456,7 +457,9 @@ func TestInferLibraryDrift(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			changes := Diff(mustPlan(t, spec), actual)
+			// As an update diffs: the library's own delivery bindings kept.
+			desired := KeepLibraryBindings(spec, mustPlan(t, spec), actual)
+			changes := Diff(desired, actual)
 			lines := changeLines(changes)
 			if len(lines) != len(tc.want) {
 				t.Fatalf("changes:\n%s", strings.Join(lines, "\n"))
@@ -470,8 +473,9 @@ func TestInferLibraryDrift(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(topologySet(tc.declared), topologySet(repaired)); d != "" {
-				t.Errorf("the Diff does not restore the declaration (-want +got):\n%s", d)
+			want := editTopology(tc.declared, func(t *Topology) { t.Bindings = append(t.Bindings, LibraryBindings(spec, tc.declared, actual)...) })
+			if d := cmp.Diff(topologySet(want), topologySet(repaired)); d != "" {
+				t.Errorf("the Diff does not restore the declaration with the library's bindings (-want +got):\n%s", d)
 			}
 		})
 	}
@@ -495,6 +499,185 @@ func slicesDeleteBinding(bindings []Binding, source, destination string) []Bindi
 		}
 	}
 	return kept
+}
+
+// The bindings of TestLibraryBindings: a route's, those a library makes
+// for destinations without a route, and some that are no library's.
+var (
+	salesRoute      = Binding{Source: "nsb.v2.delay-delivery", Destination: "Sales", DestinationType: DestinationExchange, RoutingKey: "#.Sales"}
+	billingBySender = Binding{Source: "nsb.v2.delay-delivery", Destination: "Billing", DestinationType: DestinationExchange, RoutingKey: "#.Billing"}
+	// The direct routing topology binds the endpoint's queue; the read
+	// may leave the destination type unset.
+	shippingBySender = Binding{Source: "nsb.v2.delay-delivery", Destination: "Shipping", RoutingKey: "#.Shipping"}
+	backIntoTheSet   = Binding{Source: "nsb.v2.delay-delivery", Destination: "nsb.v2.delay-level-03", DestinationType: DestinationExchange, RoutingKey: "#.x"}
+	fromALevel       = Binding{Source: "nsb.v2.delay-level-03", Destination: "Billing", DestinationType: DestinationExchange, RoutingKey: "#"}
+	tasksByWorker    = Binding{Source: "celery_delayed_delivery", Destination: "tasks", DestinationType: DestinationExchange, RoutingKey: "#.tasks.#"}
+	// kombu binds a routing key that starts with "#" as it is.
+	hashKeyByWorker = Binding{Source: "celery_delayed_delivery", Destination: "hashed", DestinationType: DestinationExchange, RoutingKey: "#hashed"}
+	defaultOutFor   = Binding{Source: "delay.out", Destination: "Billing", DestinationType: DestinationQueue, RoutingKey: "#.*.*"}
+)
+
+// TestLibraryBindings checks which bindings a set leaves to its library:
+// those from the delivery exchange of a library's layout to a destination
+// outside the layout that the plan does not list, once each, their
+// destination type spelled out; never a route's, one back into the set,
+// one from another exchange, or any in the default layout.
+func TestLibraryBindings(t *testing.T) {
+	t.Parallel()
+	nsbSpec := Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus,
+		Routes: []Route{{Destination: "Sales", DestinationType: DestinationExchange, Key: "Sales"}}}
+	nsb := mustPlan(t, nsbSpec)
+	celerySpec := Spec{Name: "celery", VHost: "/", Layout: LayoutCelery}
+	celery := mustPlan(t, celerySpec)
+	defaultSpec := Spec{Name: "delay", VHost: "/", Levels: 2}
+	with := func(planned Topology, extra ...Binding) Topology {
+		return editTopology(planned, func(t *Topology) { t.Bindings = append(t.Bindings, extra...) })
+	}
+	canonicalShipping := shippingBySender
+	canonicalShipping.DestinationType = DestinationQueue
+	tests := map[string]struct {
+		spec            Spec
+		desired, actual Topology
+		want            []Binding
+	}{
+		"as planned":                            {nsbSpec, nsb, nsb, nil},
+		"a sender's binding without a route":    {nsbSpec, nsb, with(nsb, billingBySender), []Binding{billingBySender}},
+		"to a queue, read twice, once":          {nsbSpec, nsb, with(nsb, shippingBySender, shippingBySender), []Binding{canonicalShipping}},
+		"the binding of a removed route":        {nsbSpec, mustPlan(t, Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus}), nsb, []Binding{salesRoute}},
+		"back into the set is drift":            {nsbSpec, nsb, with(nsb, backIntoTheSet), nil},
+		"from a level exchange is drift":        {nsbSpec, nsb, with(nsb, fromALevel), nil},
+		"a worker's, whatever its key":          {celerySpec, celery, with(celery, tasksByWorker, hashKeyByWorker), []Binding{tasksByWorker, hashKeyByWorker}},
+		"another layout's delivery exchange":    {celerySpec, celery, with(celery, billingBySender), nil},
+		"destroy: every delivery binding":       {nsbSpec, Topology{}, with(nsb, billingBySender, backIntoTheSet), []Binding{salesRoute, billingBySender}},
+		"the default layout's out is the set's": {defaultSpec, mustPlan(t, defaultSpec), with(mustPlan(t, defaultSpec), defaultOutFor), nil},
+		"the default layout, spelled out":       {Spec{Name: "delay", Layout: LayoutDefault}, Topology{}, with(mustPlan(t, defaultSpec), defaultOutFor), nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := LibraryBindings(tc.spec, tc.desired, tc.actual)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("LibraryBindings (-want +got):\n%s", d)
+			}
+			// The two views agree: kept in desired, left out of actual.
+			kept := KeepLibraryBindings(tc.spec, tc.desired, tc.actual)
+			if d := cmp.Diff(append(slices.Clone(tc.desired.Bindings), tc.want...), kept.Bindings); d != "" {
+				t.Errorf("KeepLibraryBindings' bindings (-want +got):\n%s", d)
+			}
+			shown := WithoutLibraryBindings(tc.spec, tc.desired, tc.actual)
+			for _, b := range shown.Bindings {
+				if slices.Contains(tc.want, canonicalBinding(b)) {
+					t.Errorf("WithoutLibraryBindings keeps %s", b)
+				}
+			}
+			if got, want := len(shown.Bindings), len(tc.actual.Bindings)-countIn(tc.actual.Bindings, tc.want); got != want {
+				t.Errorf("WithoutLibraryBindings keeps %d bindings, want %d", got, want)
+			}
+		})
+	}
+}
+
+// countIn counts the bindings of bindings that are among of.
+func countIn(bindings, of []Binding) int {
+	n := 0
+	for _, b := range bindings {
+		if slices.Contains(of, canonicalBinding(b)) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLibraryBindingsSurviveTheSetsChanges plays on a library's declaration
+// with bindings its library made for destinations without a route what the
+// resource diffs: an update that removes a route and repairs a drifted
+// level and a foreign binding, one that replaces the delivery exchange,
+// and a destroy. None deletes a library's binding on its own: an update
+// leaves them, or re-creates them after the exchange it replaced, and a
+// destroy leaves them to go with the delivery exchange, last.
+func TestLibraryBindingsSurviveTheSetsChanges(t *testing.T) {
+	t.Parallel()
+	spec := Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus,
+		Routes: []Route{{Destination: "Sales", DestinationType: DestinationExchange, Key: "Sales"}}}
+	library := []Binding{billingBySender, shippingBySender}
+	declared := editTopology(nserviceBusDeclaration(spec.Routes), func(t *Topology) { t.Bindings = append(t.Bindings, library...) })
+	withoutRoutes := Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus}
+	tests := map[string]struct {
+		spec   Spec
+		edit   func(*Topology)
+		update bool // an update; a destroy otherwise
+		want   []string
+	}{
+		"a removed route and drift repaired": {withoutRoutes, func(t *Topology) {
+			queueNamed(t, "nsb.v2.delay-level-03").Arguments.MessageTTL = 9000
+			t.Bindings = append(t.Bindings, fromALevel, backIntoTheSet)
+		}, true, []string{
+			`delete_binding nsb.v2.delay-level-03 → exchange Billing "#": the set has no such binding`,
+			`delete_binding nsb.v2.delay-delivery → exchange nsb.v2.delay-level-03 "#.x": the set has no such binding`,
+			"delete_queue nsb.v2.delay-level-03: x-message-ttl 9000 → 8000",
+			"create_queue nsb.v2.delay-level-03: re-created with x-message-ttl 8000",
+			"create_binding nsb.v2.delay-level-03 → queue nsb.v2.delay-level-03",
+		}},
+		"the delivery exchange replaced": {spec, func(t *Topology) {
+			t.Exchanges[len(t.Exchanges)-1].Type = ExchangeFanout
+		}, true, []string{
+			"delete_exchange nsb.v2.delay-delivery: type fanout → topic: exchange type cannot change in place",
+			"create_exchange nsb.v2.delay-delivery: re-created with type topic",
+			`create_binding nsb.v2.delay-level-00 → exchange nsb.v2.delay-delivery "*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.0.#": re-creating nsb.v2.delay-delivery dropped this binding`,
+			`create_binding nsb.v2.delay-delivery → exchange Sales "#.Sales": re-creating nsb.v2.delay-delivery dropped this binding`,
+			`create_binding nsb.v2.delay-delivery → exchange Billing "#.Billing": re-creating nsb.v2.delay-delivery dropped this binding`,
+			`create_binding nsb.v2.delay-delivery → queue Shipping "#.Shipping": re-creating nsb.v2.delay-delivery dropped this binding`,
+		}},
+		"destroy": {spec, func(*Topology) {}, false, nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			actual := editTopology(declared, tc.edit)
+			var desired Topology
+			var changes []Change
+			if tc.update {
+				desired = KeepLibraryBindings(tc.spec, mustPlan(t, tc.spec), actual)
+				changes = Diff(desired, actual)
+				lines := changeLines(changes)
+				if len(lines) != len(tc.want) {
+					t.Fatalf("changes:\n%s", strings.Join(lines, "\n"))
+				}
+				for i, fragment := range tc.want {
+					if !strings.Contains(lines[i], fragment) {
+						t.Errorf("change %d = %s\nwant …%s…", i, lines[i], fragment)
+					}
+				}
+			} else {
+				desired = Topology{VHost: "/"}
+				changes = Diff(desired, WithoutLibraryBindings(tc.spec, desired, actual))
+				var bindingDeletions int
+				for i, c := range changes {
+					if c.Kind == DeleteBinding && c.Binding.Source == "nsb.v2.delay-delivery" {
+						t.Errorf("change %d deletes the delivery binding %s on its own", i, c.Binding)
+					}
+					if c.Kind == DeleteBinding {
+						bindingDeletions++
+					}
+				}
+				if bindingDeletions != 56 { // the levels' bindings, each on its own
+					t.Errorf("%d binding deletions, want the levels' 56", bindingDeletions)
+				}
+			}
+			for i, c := range changes {
+				if c.Kind == DeleteBinding && slices.ContainsFunc(library, func(b Binding) bool { return canonicalBinding(b) == canonicalBinding(*c.Binding) }) {
+					t.Errorf("change %d deletes the library's binding %s", i, c.Binding)
+				}
+			}
+			after, err := applyChanges(actual, changes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(topologySet(desired), topologySet(after)); d != "" {
+				t.Errorf("after the changes (-want +got):\n%s", d)
+			}
+		})
+	}
 }
 
 func TestInferLibraryPartsAndRoutes(t *testing.T) {
@@ -524,6 +707,7 @@ func TestInferLibraryPartsAndRoutes(t *testing.T) {
 				{Source: "nsb.v2.delay-delivery", Destination: "Billing", DestinationType: DestinationQueue, RoutingKey: "#.Billing.#"},
 				{Source: "nsb.v2.delay-delivery", Destination: "Shipping", DestinationType: DestinationQueue, RoutingKey: "Shipping"},
 				{Source: "nsb.v2.delay-delivery", Destination: "Loop", DestinationType: DestinationQueue, RoutingKey: "#.a..b"},
+				{Source: "nsb.v2.delay-delivery", Destination: "Twice", DestinationType: DestinationQueue, RoutingKey: "#.#.Twice"},
 				{Source: "nsb.v2.delay-delivery", Destination: "nsb.v2.delay-level-03", DestinationType: DestinationExchange, RoutingKey: "#.x"},
 				{Source: "Sales", Destination: "Sales", DestinationType: DestinationQueue, RoutingKey: "#.Sales"},
 			}},

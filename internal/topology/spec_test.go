@@ -270,6 +270,14 @@ var specInvalidCases = map[string]struct {
 		{"route.key", 5, "must not start or end with '.'"},
 		{"route", 5, "duplicates route[2]"},
 	}},
+	"library route keys that start with a hash": {Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, Routes: []Route{
+		{Destination: "all", DestinationType: DestinationExchange, Key: "#"},
+		{Destination: "tasks", DestinationType: DestinationExchange, Key: "#.tasks"},
+		{Destination: "ok", DestinationType: DestinationExchange, Key: "tasks.#"},
+	}}, []specWantError{
+		{"route.key", 0, `must not start with "#" in the celery layout: the route binds "#.<key>", and a library binds a key that starts with "#" as it is; give what follows it ("x" binds "#.x"), or no key for "#"; got "#"`},
+		{"route.key", 1, `must not start with "#" in the celery layout`},
+	}},
 	"every problem at once": {Spec{
 		Name: "amq.x y", VHost: "", Levels: 40, MaxDelay: time.Hour, Resolution: time.Microsecond,
 		QueueType: "classic", DeadLetterStrategy: AtLeastOnce,
