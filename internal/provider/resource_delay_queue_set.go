@@ -365,13 +365,14 @@ func drainingMessages(ctx context.Context, count messageCount, spec topology.Spe
 // nothing, and only once the statistics can count every message that
 // entered them: not the generation that stopped taking messages at switched
 // (zero: none in this update), which is then the last one, until
-// broker.StatisticsLag has passed.
+// broker.StatisticsLag has passed — for which it waits, within wait.
 func emptyDraining(ctx context.Context, client *broker.Client, spec topology.Spec, draining []topology.Generation,
 	wait time.Duration, switched time.Time,
 ) (counts map[string]int64, empty []topology.Generation, err error) {
 	deadline := time.Now().Add(wait)
+	tooSoon := func() bool { return !switched.IsZero() && time.Since(switched) < broker.StatisticsLag }
 	counts, err = drainingMessages(ctx, client.CountedMessages, spec, draining)
-	for err == nil && len(topology.Holding(spec.Name, draining, counts)) > 0 && time.Now().Before(deadline) {
+	for err == nil && (len(topology.Holding(spec.Name, draining, counts)) > 0 || tooSoon()) && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return nil, nil, context.Cause(ctx)
@@ -384,8 +385,7 @@ func emptyDraining(ctx context.Context, client *broker.Client, spec topology.Spe
 	}
 	var candidates []topology.Generation
 	for i, g := range draining {
-		tooSoon := i == len(draining)-1 && !switched.IsZero() && time.Since(switched) < broker.StatisticsLag
-		if !tooSoon && g.Messages(spec.Name, counts) == 0 {
+		if !(i == len(draining)-1 && tooSoon()) && g.Messages(spec.Name, counts) == 0 {
 			candidates = append(candidates, g)
 		}
 	}
