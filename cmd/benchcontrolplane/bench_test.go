@@ -72,8 +72,8 @@ func TestReportMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"Measured at commit 5dae7b0abcde on 2026-11-24 01:08 UTC. Machine: 2 CPUs, linux/amd64. Software: go1.26.8, RabbitMQ 3.10.8 (Erlang 25.2.3), Terraform 1.11.4.\n",
 		"5,000 unrelated queues and 20,000 unrelated bindings",
-		"| empty | 8 | 67 | 69 | 0.50 s | 13 (N + 5) | 0.32 s | 120 | 0.60 s |",
-		"| busy | 8 | 67 | 69 | 0.51 s | 13 (N + 5) | 0.33 s | 120 | 0.61 s |",
+		"| empty | 8 | 67 | 69 | 0.50 s | 13 | 0.32 s | 120 | 0.60 s |",
+		"| busy | 8 | 67 | 69 | 0.51 s | 13 | 0.33 s | 120 | 0.61 s |",
 		"| 8 | 67 | 0.25 s | 1 | 0.18 s |",
 		"median of 3",
 		"| busy | 100 × 17 | 19,100 | 2.8 MB | no-change plan | 5800 | 4.50 s | 6.00 s | 2.50 s | 1.20 s |",

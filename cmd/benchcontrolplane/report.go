@@ -23,8 +23,8 @@ func (r report) Markdown() string {
 			if s.Busy {
 				condition = "busy"
 			}
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %d (N + %d) | %s | %d | %s |\n", condition, s.Levels, s.Objects,
-				s.Create.Requests, seconds(s.Create.Wall), s.Plan.Requests, s.Plan.Requests-int64(s.Levels), seconds(s.Plan.Wall),
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %d | %s | %d | %s |\n", condition, s.Levels, s.Objects,
+				s.Create.Requests, seconds(s.Create.Wall), s.Plan.Requests, seconds(s.Plan.Wall),
 				s.Destroy.Requests, seconds(s.Destroy.Wall))
 		}
 	}

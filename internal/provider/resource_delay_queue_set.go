@@ -238,10 +238,13 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	layout := layoutOf(state.Layout)
 	var actual topology.Topology
 	var err error
-	if importing && state.Layout.IsNull() {
+	switch {
+	case importing && state.Layout.IsNull():
 		actual, err = client.ReadSetOfAnyLayout(ctx, vhost, name)
-	} else {
+	case importing:
 		actual, err = client.ReadSetOf(ctx, vhost, name, layout)
+	default:
+		actual, err = readKnownSet(ctx, client, state)
 	}
 	if errors.Is(err, broker.ErrVHostNotFound) {
 		tflog.Warn(ctx, "vhost of the delay queue set is gone; removing the set from state", map[string]any{"vhost": vhost})
@@ -446,7 +449,7 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 		return
 	}
 	spec := topology.Spec{Name: state.Name.ValueString(), VHost: state.VHost.ValueString(), Layout: layoutOf(state.Layout)}
-	actual, err := client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
+	actual, err := readKnownSet(ctx, client, state)
 	if errors.Is(err, broker.ErrVHostNotFound) {
 		return // the vhost and everything in it are gone
 	}
@@ -462,8 +465,31 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 	}
 }
 
+// readKnownSet reads the set of a state (or a plan) whose objects it
+// knows: those of its current and draining generations, by name (see
+// broker.Client.ReadSetNamed), so that a refresh or a destroy costs the
+// broker the same however many other objects the vhost holds. A state that
+// cannot be planned (written by a provider that planned it otherwise) is
+// read by the name-filtered listing instead.
+func readKnownSet(ctx context.Context, client *broker.Client, m delayQueueSetModel) (topology.Topology, error) {
+	vhost, name, layout := m.VHost.ValueString(), m.Name.ValueString(), layoutOf(m.Layout)
+	spec, _, diags := planOf(m)
+	if diags.HasError() {
+		return client.ReadSetOf(ctx, vhost, name, layout)
+	}
+	draining, _ := drainingOf(m)
+	known, err := topology.PlanGenerations(spec, draining)
+	if err != nil {
+		return client.ReadSetOf(ctx, vhost, name, layout)
+	}
+	return client.ReadSetNamed(ctx, vhost, name, layout, known)
+}
+
 // desiredAndActual plans a fully known model and reads what the broker has
-// of that set, for Create and Update (the action, for errors) to diff.
+// of that set, for Create and Update (the action, for errors) to diff. A
+// create looks for the planned objects by name; an update lists every
+// object named like the set, so that no generation the state has lost
+// track of escapes it.
 func (r *DelayQueueSetResource) desiredAndActual(ctx context.Context, action string, m delayQueueSetModel) (
 	client *broker.Client, spec topology.Spec, desired, actual topology.Topology, diags diag.Diagnostics,
 ) {
@@ -476,7 +502,12 @@ func (r *DelayQueueSetResource) desiredAndActual(ctx context.Context, action str
 	if diags.HasError() {
 		return
 	}
-	actual, err := client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
+	var err error
+	if action == "create" {
+		actual, err = client.ReadSetNamed(ctx, spec.VHost, spec.Name, spec.Layout, desired)
+	} else {
+		actual, err = client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
+	}
 	if err != nil {
 		diags.Append(brokerError(action, spec, err, "")...)
 	}
