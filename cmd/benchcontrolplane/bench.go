@@ -68,7 +68,10 @@ type report struct {
 	Sets              []setResult
 	CreatePaths       []createPaths
 	ManySets          []manySetsResult
-	Floor             floorResult
+	// ManySetsSettings is what each set of the many-sets configurations has
+	// besides its name, for example `max_delay = "36h"`, `queue_type = "classic"`.
+	ManySetsSettings string
+	Floor            floorResult
 	// LoadAverage is the machine's 1-minute load average when the run began.
 	LoadAverage float64
 	// BrokerIdleCPU is the broker's CPU time per second of wall time while
@@ -118,6 +121,7 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 		}
 	}
 	r.LoadAverage = loadAverage()
+	r.ManySetsSettings = fmt.Sprintf("`max_delay = %q`, `queue_type = %q`", cfg.ManySetsMaxDelay.String(), cfg.ManySetsQueueType)
 
 	if b.workdir, err = os.MkdirTemp("", "benchcontrolplane-"); err != nil {
 		return report{}, err

@@ -46,8 +46,9 @@ type config struct {
 	VHost             string
 	Markdown          string
 	// ManySets are the numbers of sets of the many-sets configurations.
-	ManySets         []int
-	ManySetsMaxDelay time.Duration
+	ManySets          []int
+	ManySetsMaxDelay  time.Duration
+	ManySetsQueueType string
 	// BrokerPID is the broker's OS process; 0 finds the one that listens on
 	// the endpoint's port.
 	BrokerPID int
@@ -101,6 +102,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.StringVar(&cfg.Markdown, "markdown", "", "also write the report to this `file`")
 	manySets := flags.String("many-sets", "10,100", "numbers of sets of the many-sets configurations, comma-separated (\"\" for none)")
 	flags.DurationVar(&cfg.ManySetsMaxDelay, "many-sets-max-delay", 36*time.Hour, "max_delay of each set of the many-sets configurations")
+	flags.StringVar(&cfg.ManySetsQueueType, "many-sets-queue-type", "classic", "queue_type of each set of the many-sets configurations")
 	flags.IntVar(&cfg.BrokerPID, "broker-pid", 0, "the broker's OS `process` id, for its CPU time (0: the process listening on the endpoint's port)")
 	err := flags.Parse(args)
 	if err != nil {

@@ -38,7 +38,7 @@ func manySetsName(i int) string { return fmt.Sprintf("bench-many-%03d", i) }
 // dataSources is set) named by manySetsName, one block with for_each.
 func (b *bench) manySetsConfig(sets int, dataSources bool) string {
 	kind := `resource "rabbitmq_delay_queue_set"`
-	route := fmt.Sprintf("\n  route {\n    destination = %q\n  }\n", routeQueue)
+	settings := fmt.Sprintf("  queue_type = %q\n\n  route {\n    destination = %q\n  }\n", b.cfg.ManySetsQueueType, routeQueue)
 	if dataSources {
 		kind = `data "rabbitmq_delay_topology"`
 	}
@@ -56,14 +56,14 @@ func (b *bench) manySetsConfig(sets int, dataSources bool) string {
   vhost     = %q
   max_delay = %q
 %s}
-`, kind, sets, b.cfg.VHost, b.cfg.ManySetsMaxDelay.String(), route)
+`, kind, sets, b.cfg.VHost, b.cfg.ManySetsMaxDelay.String(), settings)
 }
 
 // measureManySets creates, plans (with and without refresh) and destroys a
 // configuration of many sets.
 func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manySetsResult, error) {
 	spec, err := topology.Resolve(topology.Spec{Name: manySetsName(0), VHost: b.cfg.VHost, MaxDelay: b.cfg.ManySetsMaxDelay,
-		Routes: []topology.Route{{Destination: routeQueue}}})
+		QueueType: topology.QueueType(b.cfg.ManySetsQueueType), Routes: []topology.Route{{Destination: routeQueue}}})
 	if err != nil {
 		return manySetsResult{}, err
 	}

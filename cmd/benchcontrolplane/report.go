@@ -46,7 +46,8 @@ func (r report) Markdown() string {
 // manySetsMarkdown renders the many-sets scenario: per configuration and
 // operation, its wall time and where the CPU went.
 func (r report) manySetsMarkdown(b *strings.Builder) {
-	b.WriteString("\nMany sets in one vhost: one resource block with `for_each`, Terraform's default parallelism (10). ")
+	fmt.Fprintf(b, "\nMany sets in one vhost, each with %s and a route: one resource block with `for_each`, "+
+		"Terraform's default parallelism (10). ", r.ManySetsSettings)
 	b.WriteString("CPU: terraform is the terraform command with the providers it ran, provider the providers alone, broker the ")
 	fmt.Fprintf(b, "broker's process meanwhile (it uses %s per second idle). Plans: the median of %d by wall time.\n",
 		milliseconds(r.BrokerIdleCPU), r.Plans)
