@@ -457,7 +457,7 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 		resp.Diagnostics.Append(brokerError("destroy", spec, err, "")...)
 		return
 	}
-	changes := topology.Diff(topology.Topology{VHost: spec.VHost}, actual)
+	changes := topology.Teardown(actual)
 	if err := r.apply(ctx, client, spec, changes, state.ForceDestroy.ValueBool()); err != nil {
 		// The set stays in state; the next refresh sees what is left.
 		resp.Diagnostics.Append(brokerError("destroy", spec, err, "Part of the set may have been deleted. "+
