@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -334,7 +333,7 @@ resource "rabbitmq_delay_queue_set" "bench" {
 
 	condition := map[bool]string{false: "empty vhost", true: "busy vhost"}[busy]
 	b.progress.step("N=%d, %s: terraform apply (%d objects)", levels, condition, result.Objects)
-	if result.Create, err = b.terraform(ctx, 0, "apply", "-auto-approve"); err != nil {
+	if result.Create, err = b.terraform(ctx, "apply", "-auto-approve"); err != nil {
 		return setResult{}, err
 	}
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
@@ -343,7 +342,7 @@ resource "rabbitmq_delay_queue_set" "bench" {
 	var walls []time.Duration
 	for i := range b.cfg.Plans {
 		b.progress.step("N=%d, %s: terraform plan %d of %d", levels, condition, i+1, b.cfg.Plans)
-		m, err := b.terraform(ctx, 0, "plan", "-detailed-exitcode")
+		m, err := b.terraform(ctx, "plan", "-detailed-exitcode")
 		if err != nil {
 			return setResult{}, fmt.Errorf("the plan after apply is not empty, or failed: %w", err)
 		}
@@ -355,7 +354,7 @@ resource "rabbitmq_delay_queue_set" "bench" {
 	}
 	result.Plan.Wall = median(walls)
 	b.progress.step("N=%d, %s: terraform destroy", levels, condition)
-	if result.Destroy, err = b.terraform(ctx, 0, "destroy", "-auto-approve"); err != nil {
+	if result.Destroy, err = b.terraform(ctx, "destroy", "-auto-approve"); err != nil {
 		return setResult{}, err
 	}
 	if err := b.checkSet(ctx, spec.Name, topology.Topology{VHost: spec.VHost}); err != nil {
@@ -391,8 +390,9 @@ func (b *bench) checkSet(ctx context.Context, name string, want topology.Topolog
 
 // terraform runs one terraform command in the work directory through the
 // counting proxy, and measures it. A command that exits with another status
-// than want fails the benchmark, with its output.
-func (b *bench) terraform(ctx context.Context, want int, args ...string) (measurement, error) {
+// than 0 (for a plan with -detailed-exitcode: one that would change
+// something) fails the benchmark, with its output.
+func (b *bench) terraform(ctx context.Context, args ...string) (measurement, error) {
 	cmd := exec.CommandContext(ctx, b.cfg.Terraform, append(args, "-input=false", "-no-color")...)
 	cmd.Dir = b.workdir
 	cmd.Env = append(slices.Clone(b.env), "RABBITMQ_ENDPOINT="+b.proxy.URL())
@@ -419,14 +419,10 @@ func (b *bench) terraform(ctx context.Context, want int, args ...string) (measur
 	if m.ProviderCPU, cpuErr = providerCPU(b.providerCPULog); cpuErr != nil {
 		return measurement{}, cpuErr
 	}
-	var exit *exec.ExitError
-	switch {
-	case err == nil && want == 0:
-		return m, nil
-	case errors.As(err, &exit) && exit.ExitCode() == want:
-		return m, nil
+	if err != nil {
+		return measurement{}, fmt.Errorf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return measurement{}, fmt.Errorf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
+	return m, nil
 }
 
 // compareCreatePaths creates the same fresh set twice without terraform: by

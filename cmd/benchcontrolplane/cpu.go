@@ -110,11 +110,11 @@ func providerCPUWrapper(dir, log string) error {
 	if err := os.MkdirAll(realDir, 0o755); err != nil {
 		return err
 	}
-	real := filepath.Join(realDir, "terraform-provider-rabbitmq")
-	if err := os.Rename(binary, real); err != nil {
+	measured := filepath.Join(realDir, "terraform-provider-rabbitmq")
+	if err := os.Rename(binary, measured); err != nil {
 		return err
 	}
-	script := fmt.Sprintf("#!/bin/sh\nexec /usr/bin/time -a -o %q -f '%%U %%S' %q \"$@\"\n", log, real)
+	script := fmt.Sprintf("#!/bin/sh\nexec /usr/bin/time -a -o %q -f '%%U %%S' %q \"$@\"\n", log, measured)
 	return os.WriteFile(binary, []byte(script), 0o755)
 }
 

@@ -78,7 +78,7 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 	}
 	condition := map[bool]string{false: "empty vhost", true: "busy vhost"}[busy]
 	b.progress.step("%d sets of N=%d, %s: terraform apply (%d objects)", sets, spec.Levels, condition, result.Objects)
-	if result.Create, err = b.terraform(ctx, 0, "apply", "-auto-approve"); err != nil {
+	if result.Create, err = b.terraform(ctx, "apply", "-auto-approve"); err != nil {
 		return manySetsResult{}, err
 	}
 	for _, i := range []int{0, sets - 1} {
@@ -105,7 +105,7 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 		return manySetsResult{}, err
 	}
 	b.progress.step("%s: terraform destroy", label)
-	if result.Destroy, err = b.terraform(ctx, 0, "destroy", "-auto-approve"); err != nil {
+	if result.Destroy, err = b.terraform(ctx, "destroy", "-auto-approve"); err != nil {
 		return manySetsResult{}, err
 	}
 	for _, i := range []int{0, sets - 1} {
@@ -134,7 +134,7 @@ func (b *bench) medianPlan(ctx context.Context, label string, args ...string) (m
 	var runs []measurement
 	for i := range b.cfg.Plans {
 		b.progress.step("%s: terraform %v, %d of %d", label, args, i+1, b.cfg.Plans)
-		m, err := b.terraform(ctx, 0, args...)
+		m, err := b.terraform(ctx, args...)
 		if err != nil {
 			return measurement{}, fmt.Errorf("the plan is not empty, or failed: %w", err)
 		}
@@ -162,5 +162,5 @@ func (b *bench) brokerIdleCPU(ctx context.Context) (time.Duration, error) {
 	case <-time.After(window):
 	}
 	after, err := processCPU(b.brokerPID)
-	return (after - before) * time.Second / window, err
+	return time.Duration(float64(after-before) / window.Seconds()), err
 }
