@@ -119,7 +119,7 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 			return report{}, fmt.Errorf("finding the broker's process: %w", err)
 		}
 	}
-	r.LoadAverage = loadAverage()
+	r.LoadAverage = machine.LoadAverage()
 	r.ManySetsSettings = fmt.Sprintf("`max_delay = %q`, `queue_type = %q`", cfg.ManySetsMaxDelay.String(), cfg.ManySetsQueueType)
 
 	if b.workdir, err = os.MkdirTemp("", "benchcontrolplane-"); err != nil {
@@ -400,14 +400,14 @@ func (b *bench) terraform(ctx context.Context, args ...string) (measurement, err
 	if _, err := providerCPU(b.providerCPULog); err != nil { // empties the log
 		return measurement{}, err
 	}
-	brokerBefore, err := processCPU(b.brokerPID)
+	brokerBefore, err := machine.ProcessCPU(b.brokerPID)
 	if err != nil {
 		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", err)
 	}
 	started := time.Now()
 	out, err := cmd.CombinedOutput()
 	m := measurement{Requests: b.proxy.Requests(), Wall: time.Since(started)}
-	brokerAfter, cpuErr := processCPU(b.brokerPID)
+	brokerAfter, cpuErr := machine.ProcessCPU(b.brokerPID)
 	if cpuErr != nil {
 		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", cpuErr)
 	}

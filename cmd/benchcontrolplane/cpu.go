@@ -11,35 +11,6 @@ import (
 	"time"
 )
 
-// clockTicks is the unit of the CPU times in /proc/<pid>/stat (USER_HZ,
-// 100 on every Linux this runs on).
-const clockTicks = 100
-
-// processCPU is the CPU time (user + system) a process has used so far.
-func processCPU(pid int) (time.Duration, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name, in parentheses, may hold spaces: count fields after it.
-	_, rest, ok := strings.Cut(string(stat), ") ")
-	fields := strings.Fields(rest)
-	if !ok || len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	// utime and stime are the 14th and 15th fields of the line, the 12th and
-	// 13th after the command name.
-	var ticks int64
-	for _, f := range fields[11:13] {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
-}
-
 // listeningPID finds the process that listens on the TCP port of endpoint,
 // from /proc/net/tcp{,6} and the processes' file descriptors (reading those
 // of another user's process needs root, or -broker-pid).
@@ -82,23 +53,6 @@ func listeningPID(endpoint string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("cannot tell which process listens on port %d (pass -broker-pid)", port)
-}
-
-// loadAverage is the 1-minute load average of the machine, or -1.
-func loadAverage() float64 {
-	text, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	fields := strings.Fields(string(text))
-	if len(fields) == 0 {
-		return -1
-	}
-	load, err := strconv.ParseFloat(fields[0], 64)
-	if err != nil {
-		return -1
-	}
-	return load
 }
 
 // providerCPUWrapper replaces the provider binary in dir with a script that

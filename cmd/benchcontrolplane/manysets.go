@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -152,7 +153,7 @@ func (b *bench) writeConfig(config string) error {
 func (b *bench) brokerIdleCPU(ctx context.Context) (time.Duration, error) {
 	const window = 10 * time.Second
 	b.progress.step("measuring the broker's idle CPU for %s", window)
-	before, err := processCPU(b.brokerPID)
+	before, err := machine.ProcessCPU(b.brokerPID)
 	if err != nil {
 		return 0, err
 	}
@@ -161,6 +162,6 @@ func (b *bench) brokerIdleCPU(ctx context.Context) (time.Duration, error) {
 		return 0, ctx.Err()
 	case <-time.After(window):
 	}
-	after, err := processCPU(b.brokerPID)
+	after, err := machine.ProcessCPU(b.brokerPID)
 	return time.Duration(float64(after-before) / window.Seconds()), err
 }

@@ -19,11 +19,7 @@ func (r report) Markdown() string {
 		b.WriteString("| vhost | N | objects | create: requests | create: wall | no-change plan: requests | no-change plan: wall | destroy: requests | destroy: wall |\n")
 		b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, s := range r.Sets {
-			condition := "empty"
-			if s.Busy {
-				condition = "busy"
-			}
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %d | %s | %d | %s |\n", condition, s.Levels, s.Objects,
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %d | %s | %d | %s |\n", vhostCondition(s.Busy), s.Levels, s.Objects,
 				s.Create.Requests, seconds(s.Create.Wall), s.Plan.Requests, seconds(s.Plan.Wall),
 				s.Destroy.Requests, seconds(s.Destroy.Wall))
 		}
@@ -55,10 +51,7 @@ func (r report) manySetsMarkdown(b *strings.Builder) {
 	b.WriteString("| vhost | sets × N | objects | state | operation | requests | wall | CPU: terraform + provider | CPU: provider | CPU: broker |\n")
 	b.WriteString("|---|---|--:|--:|---|--:|--:|--:|--:|--:|\n")
 	for _, m := range r.ManySets {
-		condition := "empty"
-		if m.Busy {
-			condition = "busy"
-		}
+		condition := vhostCondition(m.Busy)
 		for _, op := range []struct {
 			name string
 			m    measurement
@@ -76,6 +69,14 @@ func (r report) manySetsMarkdown(b *strings.Builder) {
 
 func milliseconds(d time.Duration) string {
 	return fmt.Sprintf("%d ms", d.Milliseconds())
+}
+
+// vhostCondition names a measurement's vhost in the tables.
+func vhostCondition(busy bool) string {
+	if busy {
+		return "busy"
+	}
+	return "empty"
 }
 
 func seconds(d time.Duration) string {

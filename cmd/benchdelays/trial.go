@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -66,11 +67,11 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	result = trialResult{
 		Variant: p.variant.Name, Baseline: p.baseline, Main: p.main, Set: spec.Name,
 		Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution, Rate: p.rate, Duration: p.duration,
-		Started: time.Now().UTC(), LoadBefore: loadAverage(),
+		Started: time.Now().UTC(), LoadBefore: machine.LoadAverage(),
 	}
 	cpuBefore := sampleCPU(r.brokerPID)
 	defer func() {
-		result.LoadAfter = loadAverage()
+		result.LoadAfter = machine.LoadAverage()
 		cpuAfter := sampleCPU(r.brokerPID)
 		result.MachineBusy, result.BrokerCPU = cpuBefore.cpuUse(cpuAfter)
 		result.OwnCPU = cpuBefore.selfSeconds(cpuAfter)
