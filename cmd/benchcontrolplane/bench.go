@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,10 +29,16 @@ const routeQueue = "bench.work"
 // resolution keeps a 32-level set's largest TTL within the broker's limit.
 const resolution = 100 * time.Millisecond
 
-// measurement is what one operation cost.
+// measurement is what one operation cost. The CPU times are those of the
+// terraform command and the providers it ran (TerraformCPU, the whole
+// process tree), of the providers alone (ProviderCPU), and of the broker's
+// process (BrokerCPU: everything it did meanwhile).
 type measurement struct {
-	Requests int64
-	Wall     time.Duration
+	Requests     int64
+	Wall         time.Duration
+	TerraformCPU time.Duration
+	ProviderCPU  time.Duration
+	BrokerCPU    time.Duration
 }
 
 // setResult is one set size measured in one vhost condition.
@@ -60,6 +66,16 @@ type report struct {
 	Plans             int
 	Sets              []setResult
 	CreatePaths       []createPaths
+	ManySets          []manySetsResult
+	// ManySetsSettings is what each set of the many-sets configurations has
+	// besides its name, for example `max_delay = "36h"`, `queue_type = "classic"`.
+	ManySetsSettings string
+	Floor            floorResult
+	// LoadAverage is the machine's 1-minute load average when the run began.
+	LoadAverage float64
+	// BrokerIdleCPU is the broker's CPU time per second of wall time while
+	// the benchmark asks it nothing.
+	BrokerIdleCPU time.Duration
 }
 
 // bench holds what the measurements share.
@@ -71,6 +87,10 @@ type bench struct {
 	proxy    *countingProxy
 	workdir  string
 	env      []string
+	// brokerPID is the broker's OS process, whose CPU time each operation reads.
+	brokerPID int
+	// providerCPULog is where the provider's wrapper writes its CPU times.
+	providerCPULog string
 }
 
 func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err error) {
@@ -94,6 +114,13 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 		return report{}, err
 	}
 	b.progress.step("%s", strings.TrimSpace(r.Provenance.Markdown()))
+	if b.brokerPID = cfg.BrokerPID; b.brokerPID == 0 {
+		if b.brokerPID, err = listeningPID(cfg.Endpoint); err != nil {
+			return report{}, fmt.Errorf("finding the broker's process: %w", err)
+		}
+	}
+	r.LoadAverage = machine.LoadAverage()
+	r.ManySetsSettings = fmt.Sprintf("`max_delay = %q`, `queue_type = %q`", cfg.ManySetsMaxDelay.String(), cfg.ManySetsQueueType)
 
 	if b.workdir, err = os.MkdirTemp("", "benchcontrolplane-"); err != nil {
 		return report{}, err
@@ -117,6 +144,14 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 		}
 	}()
 
+	if r.BrokerIdleCPU, err = b.brokerIdleCPU(ctx); err != nil {
+		return report{}, err
+	}
+	if len(cfg.ManySets) > 0 {
+		if r.Floor, err = b.measureFloor(ctx, slices.Max(cfg.ManySets)); err != nil {
+			return report{}, err
+		}
+	}
 	for _, busy := range []bool{false, true} {
 		if busy {
 			if err := b.addUnrelatedObjects(); err != nil {
@@ -129,6 +164,13 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 				return report{}, err
 			}
 			r.Sets = append(r.Sets, result)
+		}
+		for _, sets := range cfg.ManySets {
+			result, err := b.measureManySets(ctx, sets, busy)
+			if err != nil {
+				return report{}, err
+			}
+			r.ManySets = append(r.ManySets, result)
 		}
 	}
 	for _, levels := range cfg.Levels {
@@ -152,6 +194,10 @@ func (b *bench) prepareTerraform(ctx context.Context) error {
 	out, err := script.Output()
 	if err != nil {
 		return fmt.Errorf("scripts/dev-overrides.sh: %w", err)
+	}
+	b.providerCPULog = filepath.Join(b.workdir, "provider-cpu.log")
+	if err := providerCPUWrapper(filepath.Join(b.workdir, "provider"), b.providerCPULog); err != nil {
+		return fmt.Errorf("wrapping the provider to measure its CPU: %w", err)
 	}
 	b.env = append(cleanEnv(os.Environ()),
 		"TF_CLI_CONFIG_FILE="+strings.TrimSpace(string(out)), "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1",
@@ -287,7 +333,7 @@ resource "rabbitmq_delay_queue_set" "bench" {
 
 	condition := map[bool]string{false: "empty vhost", true: "busy vhost"}[busy]
 	b.progress.step("N=%d, %s: terraform apply (%d objects)", levels, condition, result.Objects)
-	if result.Create, err = b.terraform(ctx, 0, "apply", "-auto-approve"); err != nil {
+	if result.Create, err = b.terraform(ctx, "apply", "-auto-approve"); err != nil {
 		return setResult{}, err
 	}
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
@@ -296,7 +342,7 @@ resource "rabbitmq_delay_queue_set" "bench" {
 	var walls []time.Duration
 	for i := range b.cfg.Plans {
 		b.progress.step("N=%d, %s: terraform plan %d of %d", levels, condition, i+1, b.cfg.Plans)
-		m, err := b.terraform(ctx, 0, "plan", "-detailed-exitcode")
+		m, err := b.terraform(ctx, "plan", "-detailed-exitcode")
 		if err != nil {
 			return setResult{}, fmt.Errorf("the plan after apply is not empty, or failed: %w", err)
 		}
@@ -308,7 +354,7 @@ resource "rabbitmq_delay_queue_set" "bench" {
 	}
 	result.Plan.Wall = median(walls)
 	b.progress.step("N=%d, %s: terraform destroy", levels, condition)
-	if result.Destroy, err = b.terraform(ctx, 0, "destroy", "-auto-approve"); err != nil {
+	if result.Destroy, err = b.terraform(ctx, "destroy", "-auto-approve"); err != nil {
 		return setResult{}, err
 	}
 	if err := b.checkSet(ctx, spec.Name, topology.Topology{VHost: spec.VHost}); err != nil {
@@ -344,23 +390,39 @@ func (b *bench) checkSet(ctx context.Context, name string, want topology.Topolog
 
 // terraform runs one terraform command in the work directory through the
 // counting proxy, and measures it. A command that exits with another status
-// than want fails the benchmark, with its output.
-func (b *bench) terraform(ctx context.Context, want int, args ...string) (measurement, error) {
+// than 0 (for a plan with -detailed-exitcode: one that would change
+// something) fails the benchmark, with its output.
+func (b *bench) terraform(ctx context.Context, args ...string) (measurement, error) {
 	cmd := exec.CommandContext(ctx, b.cfg.Terraform, append(args, "-input=false", "-no-color")...)
 	cmd.Dir = b.workdir
 	cmd.Env = append(slices.Clone(b.env), "RABBITMQ_ENDPOINT="+b.proxy.URL())
 	b.proxy.Reset()
+	if _, err := providerCPU(b.providerCPULog); err != nil { // empties the log
+		return measurement{}, err
+	}
+	brokerBefore, err := machine.ProcessCPU(b.brokerPID)
+	if err != nil {
+		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", err)
+	}
 	started := time.Now()
 	out, err := cmd.CombinedOutput()
 	m := measurement{Requests: b.proxy.Requests(), Wall: time.Since(started)}
-	var exit *exec.ExitError
-	switch {
-	case err == nil && want == 0:
-		return m, nil
-	case errors.As(err, &exit) && exit.ExitCode() == want:
-		return m, nil
+	brokerAfter, cpuErr := machine.ProcessCPU(b.brokerPID)
+	if cpuErr != nil {
+		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", cpuErr)
 	}
-	return measurement{}, fmt.Errorf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
+	m.BrokerCPU = brokerAfter - brokerBefore
+	if cmd.ProcessState != nil {
+		// wait4 counts the providers terraform has waited for with terraform.
+		m.TerraformCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	if m.ProviderCPU, cpuErr = providerCPU(b.providerCPULog); cpuErr != nil {
+		return measurement{}, cpuErr
+	}
+	if err != nil {
+		return measurement{}, fmt.Errorf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return m, nil
 }
 
 // compareCreatePaths creates the same fresh set twice without terraform: by
@@ -400,6 +462,12 @@ func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths
 
 func (b *bench) deleteSet(ctx context.Context, name string) error {
 	return b.client.DeleteSet(ctx, b.cfg.VHost, name, broker.ApplyOptions{ForceDeleteQueues: true})
+}
+
+// medianByWall is the measurement of median wall time.
+func medianByWall(runs []measurement) measurement {
+	sorted := slices.SortedFunc(slices.Values(runs), func(a, b measurement) int { return cmp.Compare(a.Wall, b.Wall) })
+	return sorted[len(sorted)/2]
 }
 
 func median(values []time.Duration) time.Duration {

@@ -57,19 +57,29 @@ func TestReportMarkdown(t *testing.T) {
 			OS: "linux", Arch: "amd64", Go: "go1.26.8", RabbitMQ: "3.10.8", Erlang: "25.2.3", Terraform: "1.11.4"},
 		UnrelatedQueues: 5000, UnrelatedBindings: 20000, Plans: 3,
 		Sets: []setResult{
-			{Levels: 8, Objects: 67, Create: measurement{69, 500 * time.Millisecond}, Plan: measurement{13, 320 * time.Millisecond}, Destroy: measurement{120, 600 * time.Millisecond}},
-			{Busy: true, Levels: 8, Objects: 67, Create: measurement{69, 510 * time.Millisecond}, Plan: measurement{13, 330 * time.Millisecond}, Destroy: measurement{120, 610 * time.Millisecond}},
+			{Levels: 8, Objects: 67, Create: measurement{Requests: 69, Wall: 500 * time.Millisecond}, Plan: measurement{Requests: 13, Wall: 320 * time.Millisecond}, Destroy: measurement{Requests: 120, Wall: 600 * time.Millisecond}},
+			{Busy: true, Levels: 8, Objects: 67, Create: measurement{Requests: 69, Wall: 510 * time.Millisecond}, Plan: measurement{Requests: 13, Wall: 330 * time.Millisecond}, Destroy: measurement{Requests: 120, Wall: 610 * time.Millisecond}},
 		},
-		CreatePaths: []createPaths{{Levels: 8, Declares: measurement{67, 250 * time.Millisecond}, Definitions: measurement{1, 180 * time.Millisecond}}},
+		CreatePaths: []createPaths{{Levels: 8, Declares: measurement{Requests: 67, Wall: 250 * time.Millisecond}, Definitions: measurement{Requests: 1, Wall: 180 * time.Millisecond}}},
+		ManySets: []manySetsResult{{Busy: true, Sets: 100, Levels: 17, Objects: 19100, StateBytes: 2_800_000,
+			Plan: measurement{Requests: 5800, Wall: 4500 * time.Millisecond, TerraformCPU: 6 * time.Second,
+				ProviderCPU: 2500 * time.Millisecond, BrokerCPU: 1200 * time.Millisecond}}},
+		Floor:         floorResult{DataSources: 100, Plan: measurement{Wall: 900 * time.Millisecond, TerraformCPU: time.Second, ProviderCPU: 300 * time.Millisecond}},
+		LoadAverage:   0.42,
+		BrokerIdleCPU: 25 * time.Millisecond,
 	}
 	got := r.Markdown()
 	for _, want := range []string{
 		"Measured at commit 5dae7b0abcde on 2026-11-24 01:08 UTC. Machine: 2 CPUs, linux/amd64. Software: go1.26.8, RabbitMQ 3.10.8 (Erlang 25.2.3), Terraform 1.11.4.\n",
 		"5,000 unrelated queues and 20,000 unrelated bindings",
-		"| empty | 8 | 67 | 69 | 0.50 s | 13 (N + 5) | 0.32 s | 120 | 0.60 s |",
-		"| busy | 8 | 67 | 69 | 0.51 s | 13 (N + 5) | 0.33 s | 120 | 0.61 s |",
+		"| empty | 8 | 67 | 69 | 0.50 s | 13 | 0.32 s | 120 | 0.60 s |",
+		"| busy | 8 | 67 | 69 | 0.51 s | 13 | 0.33 s | 120 | 0.61 s |",
 		"| 8 | 67 | 0.25 s | 1 | 0.18 s |",
 		"median of 3",
+		"| busy | 100 × 17 | 19,100 | 2.8 MB | no-change plan | 5800 | 4.50 s | 6.00 s | 2.50 s | 1.20 s |",
+		"it uses 25 ms per second idle",
+		"load average when the run began: 0.42",
+		"a plan of 100 `rabbitmq_delay_topology` data sources (no broker, no state) takes 0.90 s, CPU 1.00 s (provider 0.30 s)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Markdown() lacks %q:\n%s", want, got)
@@ -85,7 +95,13 @@ func TestParseConfig(t *testing.T) {
 	if len(cfg.Levels) != 2 || cfg.Levels[0] != 8 || cfg.Levels[1] != 32 || cfg.Plans != 5 {
 		t.Errorf("parseConfig = %+v", cfg)
 	}
-	for _, args := range [][]string{{"-levels", "8,x"}, {"-plans", "0"}, {"-unrelated-queues", "0"}, {"extra"}} {
+	if len(cfg.ManySets) != 2 || cfg.ManySets[1] != 100 || cfg.ManySetsMaxDelay != 36*time.Hour {
+		t.Errorf("parseConfig's many-sets defaults = %v, %v", cfg.ManySets, cfg.ManySetsMaxDelay)
+	}
+	if cfg, err := parseConfig([]string{"-many-sets", ""}, io.Discard); err != nil || len(cfg.ManySets) != 0 {
+		t.Errorf("parseConfig(-many-sets \"\") = %v, %v; want none", cfg.ManySets, err)
+	}
+	for _, args := range [][]string{{"-levels", "8,x"}, {"-many-sets", "0"}, {"-plans", "0"}, {"-unrelated-queues", "0"}, {"extra"}} {
 		if _, err := parseConfig(args, io.Discard); err == nil {
 			t.Errorf("parseConfig(%q) succeeded, want an error", args)
 		}

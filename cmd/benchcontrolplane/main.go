@@ -7,6 +7,12 @@
 // queues and bindings. Requests are counted by a reverse proxy between the
 // provider and the broker, so every request counts, whoever makes it.
 //
+// The many-sets scenario does the same for one configuration of 10, then
+// 100 sets (one resource block with for_each), adds a plan without refresh,
+// and measures the CPU time of terraform, of the provider and of the
+// broker per operation; and Terraform's own floor, a plan of as many data
+// sources, which ask no broker.
+//
 // It also times the two ways of creating a fresh set that the broker
 // offers — the provider's bounded parallel declares, and one definitions
 // upload — so the choice between them rests on a figure.
@@ -39,6 +45,13 @@ type config struct {
 	Plans             int
 	VHost             string
 	Markdown          string
+	// ManySets are the numbers of sets of the many-sets configurations.
+	ManySets          []int
+	ManySetsMaxDelay  time.Duration
+	ManySetsQueueType string
+	// BrokerPID is the broker's OS process; 0 finds the one that listens on
+	// the endpoint's port.
+	BrokerPID int
 }
 
 func main() {
@@ -87,18 +100,22 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.IntVar(&cfg.Plans, "plans", 3, "no-change plans per set; the table shows the median")
 	flags.StringVar(&cfg.VHost, "vhost", "delayqueue-bench-control-plane", "vhost the benchmark creates and deletes (must not exist, or be left from an earlier run)")
 	flags.StringVar(&cfg.Markdown, "markdown", "", "also write the report to this `file`")
-	if err := flags.Parse(args); err != nil {
+	manySets := flags.String("many-sets", "10,100", "numbers of sets of the many-sets configurations, comma-separated (\"\" for none)")
+	flags.DurationVar(&cfg.ManySetsMaxDelay, "many-sets-max-delay", 36*time.Hour, "max_delay of each set of the many-sets configurations")
+	flags.StringVar(&cfg.ManySetsQueueType, "many-sets-queue-type", "classic", "queue_type of each set of the many-sets configurations")
+	flags.IntVar(&cfg.BrokerPID, "broker-pid", 0, "the broker's OS `process` id, for its CPU time (0: the process listening on the endpoint's port)")
+	err := flags.Parse(args)
+	if err != nil {
 		return config{}, err
 	}
 	if flags.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments %q", flags.Args())
 	}
-	for _, field := range strings.Split(*levels, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(field))
-		if err != nil || n < 1 {
-			return config{}, fmt.Errorf("-levels: %q is not a positive number", field)
-		}
-		cfg.Levels = append(cfg.Levels, n)
+	if cfg.Levels, err = positiveNumbers("-levels", *levels); err != nil {
+		return config{}, err
+	}
+	if cfg.ManySets, err = positiveNumbers("-many-sets", *manySets); err != nil {
+		return config{}, err
 	}
 	if cfg.Plans < 1 {
 		return config{}, fmt.Errorf("-plans must be at least 1")
@@ -107,6 +124,23 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return config{}, fmt.Errorf("-unrelated-queues must be at least 1 and -unrelated-bindings at least 0")
 	}
 	return cfg, nil
+}
+
+// positiveNumbers parses a comma-separated list of positive numbers; an
+// empty list is none.
+func positiveNumbers(flagName, list string) ([]int, error) {
+	var numbers []int
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	for _, field := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: %q is not a positive number", flagName, field)
+		}
+		numbers = append(numbers, n)
+	}
+	return numbers, nil
 }
 
 func envOr(name, fallback string) string {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 )
 
 // cpuSample is a reading of the CPU time the machine and the broker have
@@ -18,10 +20,6 @@ type cpuSample struct {
 	self         time.Duration // user + system time of this process
 }
 
-// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux
-// architecture Go runs on.
-const clockTicks = 100
-
 // sampleCPU reads /proc/stat and, when brokerPID is not 0, the broker's
 // /proc/<pid>/stat.
 func sampleCPU(brokerPID int) cpuSample {
@@ -31,7 +29,7 @@ func sampleCPU(brokerPID int) cpuSample {
 	}
 	if brokerPID != 0 {
 		if text, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", brokerPID)); err == nil {
-			s.broker, s.brokerOK = parsePidStat(string(text))
+			s.broker, s.brokerOK = machine.ParseProcessStat(string(text))
 		}
 	}
 	var usage syscall.Rusage
@@ -52,7 +50,7 @@ func (s cpuSample) cpuUse(later cpuSample) (machineBusy, brokerSeconds float64) 
 		machineBusy = 100 * float64(later.busy-s.busy) / float64(later.total-s.total)
 	}
 	if s.brokerOK && later.brokerOK && later.broker >= s.broker {
-		brokerSeconds = float64(later.broker-s.broker) / clockTicks
+		brokerSeconds = float64(later.broker-s.broker) / machine.ClockTicks
 	}
 	return machineBusy, brokerSeconds
 }
@@ -80,24 +78,4 @@ func parseProcStat(text string) (busy, total uint64, ok bool) {
 		return busy, total, true
 	}
 	return 0, 0, false
-}
-
-// parsePidStat returns utime + stime of a /proc/<pid>/stat line. The
-// command, in parentheses, may hold spaces, so fields count from its end.
-func parsePidStat(text string) (ticks uint64, ok bool) {
-	end := strings.LastIndexByte(text, ')')
-	if end < 0 {
-		return 0, false
-	}
-	fields := strings.Fields(text[end+1:])
-	// After the command: state(0) ppid … utime is field 14 of the line, 11 here; stime 12.
-	if len(fields) < 13 {
-		return 0, false
-	}
-	utime, err1 := strconv.ParseUint(fields[11], 10, 64)
-	stime, err2 := strconv.ParseUint(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return utime + stime, true
 }

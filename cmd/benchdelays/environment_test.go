@@ -17,18 +17,6 @@ func TestParseProcStat(t *testing.T) {
 	}
 }
 
-func TestParsePidStat(t *testing.T) {
-	t.Parallel()
-	// The command holds a space and a parenthesis; utime 1234, stime 56.
-	line := "29395 (beam.smp (x)) S 1 29395 29395 0 -1 4194560 1000 0 0 0 1234 56 0 0 20 0 60 0 100 3000000000 20000 18446744073709551615\n"
-	if ticks, ok := parsePidStat(line); !ok || ticks != 1290 {
-		t.Errorf("parsePidStat = %d, %v; want 1290, true", ticks, ok)
-	}
-	if _, ok := parsePidStat("garbage"); ok {
-		t.Error("parsePidStat of garbage succeeded")
-	}
-}
-
 func TestCPUUse(t *testing.T) {
 	t.Parallel()
 	before := cpuSample{busy: 100, total: 1000, broker: 50, ok: true, brokerOK: true}

@@ -214,16 +214,14 @@ func (c *Client) ReadSetOfAnyLayout(ctx context.Context, vhost, name string) (_ 
 func (c *Client) readMatching(ctx context.Context, vhost, pattern string) (topology.Topology, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// The statistics are not needed: without them the listing costs the broker less.
-	noStats := url.Values{"disable_stats": {"true"}}
 	var (
 		exchanges          []rabbithole.ExchangeInfo
 		queues             []rabbithole.QueueInfo
 		exchangesErr, qErr error
 		wg                 sync.WaitGroup
 	)
-	wg.Go(func() { exchanges, exchangesErr = c.listExchanges(ctx, vhost, pattern, noStats) })
-	wg.Go(func() { queues, qErr = c.listQueues(ctx, vhost, pattern, noStats) })
+	wg.Go(func() { exchanges, exchangesErr = c.listExchanges(ctx, vhost, pattern, noStatistics) })
+	wg.Go(func() { queues, qErr = c.listQueues(ctx, vhost, pattern, noStatistics) })
 	wg.Wait()
 	if exchangesErr != nil {
 		return topology.Topology{}, exchangesErr
@@ -255,6 +253,14 @@ func (c *Client) readMatching(ctx context.Context, vhost, pattern string) (topol
 		return topology.Topology{}, firstErr
 	}
 
+	return c.assemble(vhost, exchanges, queues, bindings), nil
+}
+
+// assemble is the topology of what a read found, sorted by name; it
+// remembers the bindings' properties keys for their deletion.
+func (c *Client) assemble(vhost string, exchanges []rabbithole.ExchangeInfo, queues []rabbithole.QueueInfo,
+	bindings [][]rabbithole.BindingInfo,
+) topology.Topology {
 	t := topology.Topology{VHost: vhost}
 	for _, e := range exchanges {
 		t.Exchanges = append(t.Exchanges, exchangeFromInfo(e))
@@ -278,7 +284,7 @@ func (c *Client) readMatching(ctx context.Context, vhost, pattern string) (topol
 	slices.SortFunc(t.Exchanges, func(a, b topology.Exchange) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(t.Queues, func(a, b topology.Queue) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(t.Bindings, compareBindings)
-	return t, nil
+	return t
 }
 
 func compareBindings(a, b topology.Binding) int {

@@ -174,21 +174,3 @@ func field(path, name string) string {
 	}
 	return ""
 }
-
-// LoadAverage is the machine's 1-minute load average, or -1 when unknown:
-// on a machine of few cores, what else ran beside a timing measurement.
-func LoadAverage() float64 {
-	text, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	fields := strings.Fields(string(text))
-	if len(fields) == 0 {
-		return -1
-	}
-	load, err := strconv.ParseFloat(fields[0], 64)
-	if err != nil {
-		return -1
-	}
-	return load
-}

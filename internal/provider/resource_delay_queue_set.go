@@ -255,10 +255,13 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	layout := layoutOf(state.Layout)
 	var actual topology.Topology
 	var err error
-	if importing && state.Layout.IsNull() {
+	switch {
+	case importing && state.Layout.IsNull():
 		actual, err = client.ReadSetOfAnyLayout(ctx, vhost, name)
-	} else {
+	case importing:
 		actual, err = client.ReadSetOf(ctx, vhost, name, layout)
+	default:
+		actual, err = readKnownSet(ctx, client, state)
 	}
 	if errors.Is(err, broker.ErrVHostNotFound) {
 		tflog.Warn(ctx, "vhost of the delay queue set is gone; removing the set from state", map[string]any{"vhost": vhost})
@@ -385,7 +388,7 @@ func emptyDraining(ctx context.Context, client *broker.Client, spec topology.Spe
 	}
 	var candidates []topology.Generation
 	for i, g := range draining {
-		if !(i == len(draining)-1 && tooSoon()) && g.Messages(spec.Name, counts) == 0 {
+		if (i < len(draining)-1 || !tooSoon()) && g.Messages(spec.Name, counts) == 0 {
 			candidates = append(candidates, g)
 		}
 	}
@@ -524,7 +527,7 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 		return
 	}
 	spec := topology.Spec{Name: state.Name.ValueString(), VHost: state.VHost.ValueString(), Layout: layoutOf(state.Layout)}
-	actual, err := client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
+	actual, err := readKnownSet(ctx, client, state)
 	if errors.Is(err, broker.ErrVHostNotFound) {
 		return // the vhost and everything in it are gone
 	}
@@ -532,12 +535,11 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 		resp.Diagnostics.Append(brokerError("destroy", spec, err, "")...)
 		return
 	}
-	// The delivery exchange's bindings, the routes' and the library's, are
-	// not deleted one by one: they stay while the queues are checked and
-	// deleted, so a message leaving level 0 meanwhile still reaches its
-	// destination, and go with the exchange.
-	desired := topology.Topology{VHost: spec.VHost}
-	changes := topology.Diff(desired, topology.WithoutLibraryBindings(spec, desired, actual))
+	// Teardown deletes no binding to an object outside the set on its own:
+	// the delivery exchange's bindings, the routes' and a library's, stay
+	// while the queues are checked and deleted, so a message leaving level 0
+	// meanwhile still reaches its destination, and go with the exchange.
+	changes := topology.Teardown(actual)
 	if err := r.apply(ctx, client, spec, changes, state.ForceDestroy.ValueBool()); err != nil {
 		// The set stays in state; the next refresh sees what is left.
 		resp.Diagnostics.Append(brokerError("destroy", spec, err, "Part of the set may have been deleted. "+
@@ -545,8 +547,31 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 	}
 }
 
+// readKnownSet reads the set of a state (or a plan) whose objects it
+// knows: those of its current and draining generations, by name (see
+// broker.Client.ReadSetNamed), so that a refresh or a destroy costs the
+// broker the same however many other objects the vhost holds. A state that
+// cannot be planned (written by a provider that planned it otherwise) is
+// read by the name-filtered listing instead.
+func readKnownSet(ctx context.Context, client *broker.Client, m delayQueueSetModel) (topology.Topology, error) {
+	vhost, name, layout := m.VHost.ValueString(), m.Name.ValueString(), layoutOf(m.Layout)
+	spec, _, diags := planOf(m)
+	if diags.HasError() {
+		return client.ReadSetOf(ctx, vhost, name, layout)
+	}
+	draining, _ := drainingOf(m)
+	known, err := topology.PlanGenerations(spec, draining)
+	if err != nil {
+		return client.ReadSetOf(ctx, vhost, name, layout)
+	}
+	return client.ReadSetNamed(ctx, vhost, name, layout, known)
+}
+
 // desiredAndActual plans a fully known model and reads what the broker has
-// of that set, for Create and Update (the action, for errors) to diff.
+// of that set, for Create and Update (the action, for errors) to diff. A
+// create looks for the planned objects by name; an update lists every
+// object named like the set, so that no generation the state has lost
+// track of escapes it.
 func (r *DelayQueueSetResource) desiredAndActual(ctx context.Context, action string, m delayQueueSetModel) (
 	client *broker.Client, spec topology.Spec, desired, actual topology.Topology, diags diag.Diagnostics,
 ) {
@@ -559,7 +584,12 @@ func (r *DelayQueueSetResource) desiredAndActual(ctx context.Context, action str
 	if diags.HasError() {
 		return
 	}
-	actual, err := client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
+	var err error
+	if action == "create" {
+		actual, err = client.ReadSetNamed(ctx, spec.VHost, spec.Name, spec.Layout, desired)
+	} else {
+		actual, err = client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
+	}
 	if err != nil {
 		diags.Append(brokerError(action, spec, err, "")...)
 	}

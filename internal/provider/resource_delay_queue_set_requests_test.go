@@ -52,8 +52,10 @@ func (c *requestCounter) factories() map[string]func() (tfprotov6.ProviderServer
 
 // TestAccDelayQueueSet_refreshRequests counts, through the provider's own
 // clients, the requests of `terraform refresh` for a set of the most levels:
-// at most N + 6, and no more when the vhost fills with other objects,
-// including ones whose names extend the set's or match it ignoring case.
+// 3N + 7, each object of the state read by name and each exchange's
+// bindings listed (broker.Client.ReadSetNamed), and no more when the vhost
+// fills with other objects, including ones whose names extend the set's or
+// match it ignoring case.
 func TestAccDelayQueueSet_refreshRequests(t *testing.T) {
 	client := testBrokerClient(t)
 	name := testSetName(t)
@@ -74,8 +76,8 @@ func TestAccDelayQueueSet_refreshRequests(t *testing.T) {
 				Check: func(*terraform.State) error {
 					alone = counter.sinceReset()
 					t.Logf("refresh of a set of %d levels: %d requests", levels, alone)
-					if alone > levels+6 {
-						return fmt.Errorf("refresh made %d requests, want at most %d", alone, levels+6)
+					if want := int64(3*levels + 7); alone != want {
+						return fmt.Errorf("refresh made %d requests, want %d", alone, want)
 					}
 					return nil
 				},
@@ -100,13 +102,13 @@ func TestAccDelayQueueSet_refreshRequests(t *testing.T) {
 }
 
 // TestAccDelayQueueSet_refreshRequestsLibraryLayout counts the requests of
-// `terraform refresh` for a set of the nservicebus layout: 31, its 29
-// exchanges' binding listings and the two name-filtered listings, and no
-// more when the vhost fills with objects whose names extend the library's or
-// match them but for case.
+// `terraform refresh` for a set of the nservicebus layout: 86, its 29
+// exchanges read by name with their binding listings and its 28 queues by
+// name, and no more when the vhost fills with objects whose names extend
+// the library's or match them but for case.
 func TestAccDelayQueueSet_refreshRequestsLibraryLayout(t *testing.T) {
 	client, vhost, lc, _ := librarySetUp(t, "nservicebus")
-	const want = 31
+	const want = 2*29 + 28
 	counter := &requestCounter{}
 	var alone int64
 	resource.Test(t, resource.TestCase{

@@ -1,0 +1,64 @@
+package machine
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux
+// architecture Go runs on.
+const ClockTicks = 100
+
+// LoadAverage is the machine's 1-minute load average, or -1 when unknown.
+func LoadAverage() float64 {
+	text, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	fields := strings.Fields(string(text))
+	if len(fields) == 0 {
+		return -1
+	}
+	load, err := strconv.ParseFloat(fields[0], 64)
+	if err != nil {
+		return -1
+	}
+	return load
+}
+
+// ProcessCPU is the CPU time (user + system) process pid has used so far.
+func ProcessCPU(pid int) (time.Duration, error) {
+	text, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	ticks, ok := ParseProcessStat(string(text))
+	if !ok {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	return time.Duration(ticks) * time.Second / ClockTicks, nil
+}
+
+// ParseProcessStat returns utime + stime, in clock ticks, of a
+// /proc/<pid>/stat line. The command, in parentheses, may hold spaces, so
+// fields count from its end.
+func ParseProcessStat(text string) (ticks uint64, ok bool) {
+	end := strings.LastIndexByte(text, ')')
+	if end < 0 {
+		return 0, false
+	}
+	fields := strings.Fields(text[end+1:])
+	// After the command: state(0) ppid … utime is field 14 of the line, 11 here; stime 12.
+	if len(fields) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseUint(fields[11], 10, 64)
+	stime, err2 := strconv.ParseUint(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return utime + stime, true
+}
