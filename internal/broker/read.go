@@ -582,6 +582,13 @@ func (c *Client) VHostExists(ctx context.Context, vhost string) (bool, error) {
 		_, err := c.rabbit.GetVhost(vhost)
 		return err
 	})
+	var authErr *AuthError
+	if errors.As(err, &authErr) && strings.Contains(authErr.Reason, notAdministrator) {
+		// RabbitMQ 3.10 shows a vhost by name to administrators only; a
+		// system exchange, which every vhost has and none can delete,
+		// shows to any user with access to the vhost.
+		err = c.call(ctx, http.MethodGet, apiPath("exchanges", vhost, "amq.direct"), nil, nil, nil)
+	}
 	switch {
 	case err == nil:
 		return true, nil
@@ -590,6 +597,10 @@ func (c *Client) VHostExists(ctx context.Context, vhost string) (bool, error) {
 	}
 	return false, fmt.Errorf("reading vhost %q: %w", vhost, err)
 }
+
+// notAdministrator is the reason RabbitMQ gives a user without the
+// administrator tag for a 401 to GET /api/vhosts/{vhost}.
+const notAdministrator = "Not administrator user"
 
 // runLimited calls fn for 0 … n−1, at most limit at a time, and returns
 // their errors by index.
