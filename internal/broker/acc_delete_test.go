@@ -207,6 +207,26 @@ func peek(t *testing.T, queue string) []map[string]any {
 	return messages
 }
 
+// ttlQueueDeadLettering declares a quorum queue with a message TTL that
+// dead-letters with strategy, through a fanout exchange, into a quorum
+// queue of its own, and returns both.
+func ttlQueueDeadLettering(t *testing.T, client *broker.Client, ttl time.Duration, strategy topology.DeadLetterStrategy) (source, dead topology.Queue) {
+	t.Helper()
+	base := uniqueName(t)
+	dlx := topology.Exchange{Name: base + ".dlx", Type: topology.ExchangeFanout}
+	dead = quorumQueue(base + ".dead")
+	source = quorumQueue(base + ".ttl")
+	source.Arguments.MessageTTL = ttl.Milliseconds()
+	source.Arguments.DeadLetterExchange = dlx.Name
+	source.Arguments.DeadLetterStrategy = strategy
+	if strategy == topology.AtLeastOnce {
+		source.Arguments.Overflow = "reject-publish" // else the broker downgrades it to at-most-once
+	}
+	createObjects(t, client, []topology.Exchange{dlx}, []topology.Queue{dead, source},
+		[]topology.Binding{{Source: dlx.Name, Destination: dead.Name, DestinationType: topology.DestinationQueue}})
+	return source, dead
+}
+
 // TestAccPeekKeepsMessageTTL checks that a peek neither loses a message of
 // a quorum TTL queue nor delays its dead-lettering: peeked at 1 s, a
 // message with a 3 s TTL still reaches the dead-letter exchange at 3 s.
@@ -220,18 +240,7 @@ func TestAccPeekKeepsMessageTTL(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			base := uniqueName(t)
-			dlx := topology.Exchange{Name: base + ".dlx", Type: topology.ExchangeFanout}
-			dead := quorumQueue(base + ".dead")
-			source := quorumQueue(base + ".ttl")
-			source.Arguments.MessageTTL = ttl.Milliseconds()
-			source.Arguments.DeadLetterExchange = dlx.Name
-			source.Arguments.DeadLetterStrategy = strategy
-			if strategy == topology.AtLeastOnce {
-				source.Arguments.Overflow = "reject-publish" // else the broker downgrades it to at-most-once
-			}
-			createObjects(t, client, []topology.Exchange{dlx}, []topology.Queue{dead, source},
-				[]topology.Binding{{Source: dlx.Name, Destination: dead.Name, DestinationType: topology.DestinationQueue}})
+			source, dead := ttlQueueDeadLettering(t, client, ttl, strategy)
 
 			ch := amqpChannel(t)
 			publish(t, ch, "", source.Name)

@@ -12,19 +12,13 @@ import (
 )
 
 // orderedTTLQueue declares a quorum queue with a message TTL that
-// dead-letters (at most once) into a queue of its own, publishes "first"
+// dead-letters (at most once) into a queue of its own
+// (ttlQueueDeadLettering), publishes "first"
 // and, gap later, "second" to it, and returns the channel, the two queues'
 // names and when "first" was confirmed.
 func orderedTTLQueue(t *testing.T, client *broker.Client, ttl, gap time.Duration) (ch *amqp.Channel, source, dead string, first time.Time) {
 	t.Helper()
-	base := uniqueName(t)
-	dlx := topology.Exchange{Name: base + ".dlx", Type: topology.ExchangeFanout}
-	deadQueue := quorumQueue(base + ".dead")
-	sourceQueue := quorumQueue(base + ".ttl")
-	sourceQueue.Arguments.MessageTTL = ttl.Milliseconds()
-	sourceQueue.Arguments.DeadLetterExchange = dlx.Name
-	createObjects(t, client, []topology.Exchange{dlx}, []topology.Queue{deadQueue, sourceQueue},
-		[]topology.Binding{{Source: dlx.Name, Destination: deadQueue.Name, DestinationType: topology.DestinationQueue}})
+	sourceQueue, deadQueue := ttlQueueDeadLettering(t, client, ttl, topology.AtMostOnce)
 
 	ch = amqpChannel(t)
 	send := func(body string) {
