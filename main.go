@@ -6,6 +6,8 @@ import (
 	"context"
 	"flag"
 	"log"
+	"os"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -19,6 +21,7 @@ func main() {
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
+	quietUnlessLogging()
 
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/delayqueue/rabbitmq",
@@ -27,4 +30,17 @@ func main() {
 	if err != nil {
 		log.Fatal(err.Error())
 	}
+}
+
+// quietUnlessLogging turns the plugin SDKs' logs off unless a TF_LOG
+// variable asks Terraform for logs. The framework writes a trace line for
+// nearly every value it plans, and Terraform reads each line only to drop
+// it: a plan of a hundred sets spent about a fifth of its time on that.
+func quietUnlessLogging() {
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "TF_LOG") {
+			return
+		}
+	}
+	_ = os.Setenv("TF_LOG_SDK", "off")
 }

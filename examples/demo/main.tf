@@ -61,7 +61,7 @@ output "binary" {
     radix           = rabbitmq_delay_queue_set.demo.radix
     resolution      = rabbitmq_delay_queue_set.demo.resolution
     max_delay       = rabbitmq_delay_queue_set.demo.max_delay_effective
-    bindings        = length(rabbitmq_delay_queue_set.demo.bindings)
+    bindings        = length(split("\n", rabbitmq_delay_queue_set.demo.bindings))
     route_queue     = local.route_queue
     route_key       = local.route_key
   }
@@ -75,7 +75,7 @@ output "radix16" {
     radix           = rabbitmq_delay_queue_set.demo16.radix
     resolution      = rabbitmq_delay_queue_set.demo16.resolution
     max_delay       = rabbitmq_delay_queue_set.demo16.max_delay_effective
-    bindings        = length(rabbitmq_delay_queue_set.demo16.bindings)
+    bindings        = length(split("\n", rabbitmq_delay_queue_set.demo16.bindings))
     route_queue     = local.route_queue
     route_key       = local.route_key
   }

@@ -82,7 +82,7 @@ func (d *DelayTopologyDataSource) Read(ctx context.Context, req datasource.ReadR
 		return
 	}
 	setDerived(&m.delaySpecModel, resolved)
-	resp.Diagnostics.Append(setBindings(&m.delaySpecModel, planned)...)
+	setBindings(&m.delaySpecModel, planned)
 	m.DefinitionsJSON = types.StringValue(string(definitions))
 	m.Mermaid = types.StringValue(topology.Mermaid(planned))
 	m.BindingTable = types.StringValue(topology.BindingTable(planned))

@@ -64,9 +64,9 @@ func TestDelayTopologyDataSource_plansWithoutBroker(t *testing.T) {
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("mermaid"), knownvalue.StringExact(topology.Mermaid(planned))),
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("binding_table"), knownvalue.StringExact(topology.BindingTable(planned))),
 				// 4+1 + 4·5/2 delay bindings, the unroutable binding and the route.
-				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(17)),
-				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings").AtSliceIndex(16),
-					knownvalue.StringExact(planned.Bindings[16].String())),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownLineCount(17)),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownLine(16,
+					knownvalue.StringExact(planned.Bindings[16].String()))),
 			},
 		}},
 	})
@@ -107,9 +107,9 @@ func TestDelayTopologyDataSource_radix(t *testing.T) {
 					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("mermaid"), knownvalue.StringExact(topology.Mermaid(planned))),
 					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("binding_table"), knownvalue.StringExact(topology.BindingTable(planned))),
 					// 3·2·3/2 + 2 + 1 delay bindings, the unroutable binding and the route.
-					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(14)),
-					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings").AtSliceIndex(0),
-						knownvalue.StringExact(`orders-delay.ingest -> queue orders-delay.r4.01.1, key "#.1.*"`)),
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownLineCount(14)),
+					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownLine(0,
+						knownvalue.StringExact(`orders-delay.ingest -> queue orders-delay.r4.01.1, key "#.1.*"`))),
 					statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("definitions_json"),
 						knownvalue.StringRegexp(regexp.MustCompile(`"name": "orders-delay\.r4\.01\.3"`))),
 				},
@@ -302,9 +302,9 @@ func TestDelayTopologyDataSource_libraryLayout(t *testing.T) {
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("out_exchange"), knownvalue.StringExact("celery_delayed_delivery")),
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("unroutable_queue"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("definitions_json"), knownvalue.StringExact(string(definitions))),
-				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(57)),
-				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings").AtSliceIndex(56),
-					knownvalue.StringExact(`celery_delayed_delivery -> exchange tasks, key "#.tasks.#"`)),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownLineCount(57)),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("bindings"), knownLine(56,
+					knownvalue.StringExact(`celery_delayed_delivery -> exchange tasks, key "#.tasks.#"`))),
 			},
 		}},
 	})

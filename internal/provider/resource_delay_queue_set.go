@@ -164,7 +164,7 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout) {
 		resp.Diagnostics.Append(removedRoutesStayBound(state, resolved, desired)...)
 	}
-	resp.Diagnostics.Append(setPlanned(ctx, &plan, resolved, desired)...)
+	setPlanned(&plan, resolved, desired)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -338,7 +338,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	// leaves them to the library, so they are never drift.
 	desired = topology.KeepParkingLot(name, desired, topology.ParkingLotType(name, actual))
 	current := topology.WithoutLibraryBindings(spec, desired, topology.CurrentObjects(spec, actual))
-	resp.Diagnostics.Append(setPlanned(ctx, &state, spec, topology.Align(current, desired))...)
+	setPlanned(&state, spec, topology.Align(current, desired))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -555,16 +555,22 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 // read by the name-filtered listing instead.
 func readKnownSet(ctx context.Context, client *broker.Client, m delayQueueSetModel) (topology.Topology, error) {
 	vhost, name, layout := m.VHost.ValueString(), m.Name.ValueString(), layoutOf(m.Layout)
+	if known, ok := knownSet(m); ok {
+		return client.ReadSetNamed(ctx, vhost, name, layout, known)
+	}
+	return client.ReadSetOf(ctx, vhost, name, layout)
+}
+
+// knownSet is the planned topology of a state's current and draining
+// generations, or false when the state cannot be planned.
+func knownSet(m delayQueueSetModel) (topology.Topology, bool) {
 	spec, _, diags := planOf(m)
 	if diags.HasError() {
-		return client.ReadSetOf(ctx, vhost, name, layout)
+		return topology.Topology{}, false
 	}
 	draining, _ := drainingOf(m)
 	known, err := topology.PlanGenerations(spec, draining)
-	if err != nil {
-		return client.ReadSetOf(ctx, vhost, name, layout)
-	}
-	return client.ReadSetNamed(ctx, vhost, name, layout, known)
+	return known, err == nil
 }
 
 // desiredAndActual plans a fully known model and reads what the broker has
@@ -660,13 +666,9 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 // from the broker, or "" when it has none (a new set).
 func stateParkingLotType(state delayQueueSetModel) topology.QueueType {
 	var queues []topology.Queue
-	for _, element := range state.Queues.Elements() {
-		if q, ok := element.(types.Object); ok {
-			name, _ := q.Attributes()["name"].(types.String)
-			queueType, _ := q.Attributes()["queue_type"].(types.String)
-			queues = append(queues, topology.Queue{Name: name.ValueString(),
-				Arguments: topology.QueueArguments{QueueType: topology.QueueType(queueType.ValueString())}})
-		}
+	for _, line := range lines(state.Queues) {
+		name, queueType := topology.QueueTypeInLine(line)
+		queues = append(queues, topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: queueType}})
 	}
 	return topology.ParkingLotType(state.Name.ValueString(), topology.Topology{Queues: queues})
 }

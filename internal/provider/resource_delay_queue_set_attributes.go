@@ -36,7 +36,6 @@ type attributeKind int
 const (
 	stringAttribute attributeKind = iota
 	int64Attribute
-	stringListAttribute
 )
 
 // replacement says what a change of an attribute does to the resource's set.
@@ -150,12 +149,11 @@ var sharedAttributes = map[string]sharedAttribute{
 	"unroutable_queue": {computed: true,
 		description: "The queue that parks every message no binding of the set matches (a malformed key, or no matching route). " +
 			"Null in a library's `layout`, which has none: the broker drops such a message."},
-	"bindings": {kind: stringListAttribute, computed: true,
+	"bindings": {computed: true,
 		description: "Every binding of the set, one line each (`<source> -> <queue|exchange> <destination>, key \"<routing key>\"`), " +
 			"in the layout's order: the delay bindings from the ingest and done exchanges, then the routes. " +
-			fmt.Sprintf("Lines rather than objects: a set of N levels in radix r has (r − 1) × N(N + 1)/2 + N + 1 delay "+
-				"bindings (%d at %d levels of radix 2), and lines keep its plans fast.",
-				(topology.MaxLevels+1)*(topology.MaxLevels+2)/2, topology.MaxLevels),
+			fmt.Sprintf("A set of N levels in radix r has (r − 1) × N(N + 1)/2 + N + 1 delay bindings (%d at %d levels of radix 2). ",
+				(topology.MaxLevels+1)*(topology.MaxLevels+2)/2, topology.MaxLevels) + linesRatherThanLists,
 		onResource: "In a library's `layout` it leaves out the delivery exchange's bindings that no route lists: the " +
 			"library's own, which the set leaves to it."},
 }
@@ -217,16 +215,12 @@ func (a sharedAttribute) resourceDescription() string {
 
 func (a sharedAttribute) resourceAttribute() schema.Attribute {
 	description := a.resourceDescription()
-	switch a.kind {
-	case int64Attribute:
+	if a.kind == int64Attribute {
 		attribute := schema.Int64Attribute{MarkdownDescription: description, Required: a.required, Optional: a.optional, Computed: a.computed}
 		if a.int64Default != 0 {
 			attribute.Default = int64default.StaticInt64(a.int64Default)
 		}
 		return attribute
-	case stringListAttribute:
-		return schema.ListAttribute{MarkdownDescription: description, Required: a.required, Optional: a.optional, Computed: a.computed,
-			ElementType: types.StringType}
 	}
 	attribute := schema.StringAttribute{MarkdownDescription: description, Required: a.required, Optional: a.optional, Computed: a.computed}
 	if a.resourceDefault != "" {
@@ -242,12 +236,8 @@ func (a sharedAttribute) resourceAttribute() schema.Attribute {
 }
 
 func (a sharedAttribute) dataSourceAttribute() dsschema.Attribute {
-	switch a.kind {
-	case int64Attribute:
+	if a.kind == int64Attribute {
 		return dsschema.Int64Attribute{MarkdownDescription: a.description, Required: a.required, Optional: a.optional, Computed: a.computed}
-	case stringListAttribute:
-		return dsschema.ListAttribute{MarkdownDescription: a.description, Required: a.required, Optional: a.optional, Computed: a.computed,
-			ElementType: types.StringType}
 	}
 	return dsschema.StringAttribute{MarkdownDescription: a.description, Required: a.required, Optional: a.optional, Computed: a.computed}
 }

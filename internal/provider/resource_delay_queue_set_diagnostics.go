@@ -7,7 +7,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -161,10 +160,8 @@ func removedRoutesStayBound(state delayQueueSetModel, resolved topology.Spec, de
 		return diags // a state that plans no set had no routes to remove
 	}
 	onBroker := map[string]bool{}
-	for _, v := range state.Bindings.Elements() {
-		if line, ok := v.(types.String); ok {
-			onBroker[line.ValueString()] = true
-		}
+	for _, line := range lines(state.Bindings) {
+		onBroker[line] = true
 	}
 	var staying []string
 	for _, b := range topology.LibraryBindings(resolved, desired, prior) {

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -34,7 +33,7 @@ type delaySpecModel struct {
 	IngestExchange    types.String `tfsdk:"ingest_exchange"`
 	OutExchange       types.String `tfsdk:"out_exchange"`
 	UnroutableQueue   types.String `tfsdk:"unroutable_queue"`
-	Bindings          types.List   `tfsdk:"bindings"`
+	Bindings          types.String `tfsdk:"bindings"`
 }
 
 // delayQueueSetModel maps the resource's schema.
@@ -46,8 +45,8 @@ type delayQueueSetModel struct {
 	ExchangeGeneration types.Int64  `tfsdk:"exchange_generation"`
 	MigrationWait      types.String `tfsdk:"migration_wait"`
 	Draining           types.List   `tfsdk:"draining"`
-	Exchanges          types.List   `tfsdk:"exchanges"`
-	Queues             types.List   `tfsdk:"queues"`
+	Exchanges          types.String `tfsdk:"exchanges"`
+	Queues             types.String `tfsdk:"queues"`
 }
 
 type routeModel struct {
@@ -264,27 +263,20 @@ func setDerived(m *delaySpecModel, resolved topology.Spec) {
 	m.UnroutableQueue = optionalString(resolved.UnroutableQueue())
 }
 
-// setBindings lists a topology's bindings, one line each.
-func setBindings(m *delaySpecModel, t topology.Topology) diag.Diagnostics {
-	var diags diag.Diagnostics
-	bindings := make([]attr.Value, 0, len(t.Bindings))
-	for _, b := range t.Bindings {
-		bindings = append(bindings, types.StringValue(b.String()))
-	}
-	m.Bindings = list(&diags, types.StringType, bindings)
-	return diags
+// setBindings shows a topology's bindings, one line each.
+func setBindings(m *delaySpecModel, t topology.Topology) {
+	m.Bindings = types.StringValue(topology.Lines(t.Bindings))
 }
 
 // setPlanned fills a resource's computed values from its resolved spec and
 // a topology: the planned one, or the actual one aligned to it.
-func setPlanned(ctx context.Context, m *delayQueueSetModel, resolved topology.Spec, t topology.Topology) diag.Diagnostics {
+func setPlanned(m *delayQueueSetModel, resolved topology.Spec, t topology.Topology) {
 	m.ID = types.StringValue(importID(resolved.VHost, resolved.Name))
 	m.Generation = types.Int64Value(int64(resolved.Generation))
 	m.ExchangeGeneration = types.Int64Value(int64(resolved.FormatGeneration))
 	setDerived(&m.delaySpecModel, resolved)
-	diags := setBindings(&m.delaySpecModel, t)
-	diags.Append(setObjects(ctx, m, t)...)
-	return diags
+	setBindings(&m.delaySpecModel, t)
+	setObjects(m, t)
 }
 
 // setSpec writes an inferred spec into a freshly imported state.
@@ -323,37 +315,10 @@ func setGeneration(m *delayQueueSetModel, spec topology.Spec) {
 	m.ExchangeGeneration = types.Int64Value(int64(spec.FormatGeneration))
 }
 
-// setObjects stores a topology's exchanges and queues in the computed lists.
-func setObjects(ctx context.Context, m *delayQueueSetModel, t topology.Topology) diag.Diagnostics {
-	var diags diag.Diagnostics
-	exchanges := make([]attr.Value, 0, len(t.Exchanges))
-	for _, x := range t.Exchanges {
-		exchanges = append(exchanges, object(&diags, exchangeObjectType, map[string]attr.Value{
-			"name":               types.StringValue(x.Name),
-			"type":               types.StringValue(x.Type),
-			"alternate_exchange": optionalString(x.Arguments.AlternateExchange),
-			"other_arguments":    otherArguments(ctx, &diags, x.Arguments.Other),
-		}))
-	}
-	queues := make([]attr.Value, 0, len(t.Queues))
-	for _, q := range t.Queues {
-		ttl := types.Int64Null()
-		if q.Arguments.MessageTTL != 0 {
-			ttl = types.Int64Value(q.Arguments.MessageTTL)
-		}
-		queues = append(queues, object(&diags, queueObjectType, map[string]attr.Value{
-			"name":                 types.StringValue(q.Name),
-			"queue_type":           optionalString(string(q.Arguments.QueueType)),
-			"message_ttl":          ttl,
-			"dead_letter_exchange": optionalString(q.Arguments.DeadLetterExchange),
-			"dead_letter_strategy": optionalString(string(q.Arguments.DeadLetterStrategy)),
-			"overflow":             optionalString(q.Arguments.Overflow),
-			"other_arguments":      otherArguments(ctx, &diags, q.Arguments.Other),
-		}))
-	}
-	m.Exchanges = list(&diags, exchangeObjectType, exchanges)
-	m.Queues = list(&diags, queueObjectType, queues)
-	return diags
+// setObjects shows a topology's exchanges and queues, one line each.
+func setObjects(m *delayQueueSetModel, t topology.Topology) {
+	m.Exchanges = types.StringValue(topology.Lines(t.Exchanges))
+	m.Queues = types.StringValue(topology.Lines(t.Queues))
 }
 
 func object(diags *diag.Diagnostics, t types.ObjectType, values map[string]attr.Value) attr.Value {
@@ -368,13 +333,13 @@ func list(diags *diag.Diagnostics, t attr.Type, values []attr.Value) types.List 
 	return v
 }
 
-func otherArguments(ctx context.Context, diags *diag.Diagnostics, other map[string]string) types.Map {
-	if len(other) == 0 {
-		return types.MapNull(types.StringType)
+// lines are the lines of a text attribute of objects (topology.Lines):
+// none when it is null, unknown or empty.
+func lines(text types.String) []string {
+	if text.ValueString() == "" {
+		return nil
 	}
-	v, d := types.MapValueFrom(ctx, types.StringType, other)
-	diags.Append(d...)
-	return v
+	return strings.Split(text.ValueString(), "\n")
 }
 
 func optionalString(s string) types.String {

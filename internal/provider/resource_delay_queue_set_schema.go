@@ -54,17 +54,20 @@ func delayQueueSetSchema() schema.Schema {
 		Computed:     true,
 		NestedObject: schema.NestedAttributeObject{Attributes: drainingAttributes()},
 	}
-	attributes["exchanges"] = schema.ListNestedAttribute{
-		MarkdownDescription: "Every exchange of the set, as the plan declares it or as the broker has it after a refresh.",
-		Computed:            true,
-		NestedObject:        schema.NestedAttributeObject{Attributes: computedStrings(exchangeAttributes, true)},
+	attributes["exchanges"] = schema.StringAttribute{
+		MarkdownDescription: "Every exchange of the set, one line each, as the plan declares it or as the broker has it after a " +
+			"refresh: its name, type and arguments as RabbitMQ names them (`<name>.ingest: topic, alternate-exchange " +
+			"\"<name>.unroutable\"`). " + linesRatherThanLists,
+		Computed: true,
 	}
-	attributes["queues"] = schema.ListNestedAttribute{
-		MarkdownDescription: "Every queue of the set with its arguments (`message_ttl` in milliseconds).",
-		Computed:            true,
-		NestedObject:        schema.NestedAttributeObject{Attributes: queueSchemaAttributes()},
+	attributes["queues"] = schema.StringAttribute{
+		MarkdownDescription: "Every queue of the set, one line each, with its arguments as RabbitMQ names them, `x-message-ttl` " +
+			"in milliseconds (`<name>.level.03: x-queue-type \"quorum\", x-message-ttl 8000, x-dead-letter-exchange " +
+			"\"<name>.level.03.done\", …`); an argument the layout does not set shows as its JSON. " + linesRatherThanLists,
+		Computed: true,
 	}
 	return schema.Schema{
+		Version: delayQueueSetSchemaVersion,
 		MarkdownDescription: "A complete arbitrary-delay topology on one vhost: an ingest exchange, one TTL queue per " +
 			"power of two of the resolution (in radix r, r − 1 per power of r), the exchanges and bindings that chain them, an out exchange with the " +
 			"routes to your queues, and an unroutable queue that parks every message no binding matches. " +
@@ -74,53 +77,10 @@ func delayQueueSetSchema() schema.Schema {
 	}
 }
 
-// The computed object lists: attribute names, shared by the schema and the values.
-var (
-	exchangeAttributes = []string{"name", "type", "alternate_exchange"}
-	queueAttributes    = []string{"name", "queue_type", "dead_letter_exchange", "dead_letter_strategy", "overflow"}
-)
-
-// computedStrings is the schema of a computed object of string attributes,
-// with the map of the arguments the layout does not set when withOther.
-func computedStrings(names []string, withOther bool) map[string]schema.Attribute {
-	attributes := make(map[string]schema.Attribute, len(names)+1)
-	for _, name := range names {
-		attributes[name] = schema.StringAttribute{Computed: true, MarkdownDescription: "`" + name + "`; null when absent."}
-	}
-	if withOther {
-		attributes["other_arguments"] = schema.MapAttribute{
-			Computed:            true,
-			ElementType:         types.StringType,
-			MarkdownDescription: "Arguments the layout does not set, as JSON text; only a refresh finds them, and apply replaces the object without them.",
-		}
-	}
-	return attributes
-}
-
-func queueSchemaAttributes() map[string]schema.Attribute {
-	attributes := computedStrings(queueAttributes, true)
-	attributes["message_ttl"] = schema.Int64Attribute{Computed: true, MarkdownDescription: "`x-message-ttl` in milliseconds; null when absent."}
-	return attributes
-}
-
-var (
-	exchangeObjectType = objectType(exchangeAttributes, true, false)
-	queueObjectType    = objectType(queueAttributes, true, true)
-)
-
-func objectType(names []string, otherArguments, ttl bool) types.ObjectType {
-	attributeTypes := make(map[string]attr.Type, len(names)+2)
-	for _, name := range names {
-		attributeTypes[name] = types.StringType
-	}
-	if otherArguments {
-		attributeTypes["other_arguments"] = types.MapType{ElemType: types.StringType}
-	}
-	if ttl {
-		attributeTypes["message_ttl"] = types.Int64Type
-	}
-	return types.ObjectType{AttrTypes: attributeTypes}
-}
+// linesRatherThanLists says why the set's objects are lines of one text.
+const linesRatherThanLists = "Lines of one text rather than a list: a plan reads and compares one value per set, so " +
+	"configurations of many sets plan fast, and `terraform plan` shows a changed text line by line, marking each line " +
+	"added or removed. `split(\"\\n\", …)` makes it a list."
 
 // The bounds of migration_wait.
 const (

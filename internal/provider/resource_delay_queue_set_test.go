@@ -115,9 +115,9 @@ func TestAccDelayQueueSet_lifecycle(t *testing.T) {
 						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionCreate),
 						// The plan shows every binding before apply: 3+1 + 3·4/2 delay bindings, unroutable, route.
 						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("levels"), knownvalue.Int64Exact(3)),
-						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(12)),
-						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings").AtSliceIndex(0),
-							knownvalue.StringExact(name+`.ingest -> queue `+name+`.level.02, key "#.1.*.*"`)),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownLineCount(12)),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownLine(0,
+							knownvalue.StringExact(name+`.ingest -> queue `+name+`.level.02, key "#.1.*.*"`))),
 					},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -125,7 +125,7 @@ func TestAccDelayQueueSet_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("max_delay_effective"), knownvalue.StringExact("7s")),
 					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("ingest_exchange"), knownvalue.StringExact(name+".ingest")),
 					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("dead_letter_strategy"), knownvalue.StringExact("at-least-once")),
-					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("queues"), knownvalue.ListSizeExact(4)),
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("queues"), knownLineCount(4)),
 				},
 				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 3, Resolution: time.Second,
 					Routes: []topology.Route{{Destination: name + "-work", Key: "orders"}}}),
@@ -142,7 +142,7 @@ func TestAccDelayQueueSet_lifecycle(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownvalue.ListSizeExact(23)),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownLineCount(23)),
 					},
 				},
 				Check: testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 5, Resolution: time.Second,
@@ -361,8 +361,8 @@ func TestAccDelayQueueSet_importPartial(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings").AtSliceIndex(0),
-							knownvalue.StringExact(missing)),
+						plancheck.ExpectKnownValue(testResource, tfjsonpath.New("bindings"), knownLine(0,
+							knownvalue.StringExact(missing))),
 					},
 				},
 				Check: testCheckSetMatchesPlan(client, spec),

@@ -3,6 +3,7 @@ package topology
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path"
 	"strings"
@@ -582,6 +583,50 @@ func TestBindingString(t *testing.T) {
 	} {
 		if got := tc.binding.String(); got != tc.want {
 			t.Errorf("%#v.String() = %q, want %q", tc.binding, got, tc.want)
+		}
+	}
+}
+
+func TestObjectLines(t *testing.T) {
+	for _, tc := range []struct {
+		object fmt.Stringer
+		want   string
+	}{
+		{Exchange{Name: "delay.ingest", Type: ExchangeTopic, Arguments: ExchangeArguments{AlternateExchange: "delay.unroutable"}},
+			`delay.ingest: topic, alternate-exchange "delay.unroutable"`},
+		{Exchange{Name: "delay.out", Type: ExchangeTopic, Arguments: ExchangeArguments{Other: map[string]string{"x-b": `"2"`, "x-a": "1"}}},
+			`delay.out: topic, x-a 1, x-b "2"`},
+		{Queue{Name: "ns:delay.level.03", Arguments: QueueArguments{QueueType: QueueTypeClassic, MessageTTL: 8000,
+			DeadLetterExchange: "ns:delay.level.03.done", DeadLetterStrategy: AtLeastOnce, Overflow: "reject-publish",
+			Other: map[string]string{"x-max-length": "10"}}},
+			`ns:delay.level.03: x-queue-type "classic", x-message-ttl 8000, x-dead-letter-exchange "ns:delay.level.03.done", ` +
+				`x-dead-letter-strategy "at-least-once", x-overflow "reject-publish", x-max-length 10`},
+		{Queue{Name: "delay.unroutable"}, `delay.unroutable`},
+	} {
+		if got := tc.object.String(); got != tc.want {
+			t.Errorf("%#v.String() = %q, want %q", tc.object, got, tc.want)
+		}
+	}
+	lines := Lines([]Binding{{Source: "a", Destination: "b", DestinationType: DestinationQueue, RoutingKey: "#"},
+		{Source: "a", Destination: "c", DestinationType: DestinationExchange}})
+	if want := "a -> queue b, key \"#\"\na -> exchange c, key \"\""; lines != want {
+		t.Errorf("Lines = %q, want %q", lines, want)
+	}
+	if lines := Lines([]Queue(nil)); lines != "" {
+		t.Errorf("Lines of none = %q, want empty", lines)
+	}
+}
+
+func TestQueueTypeInLine(t *testing.T) {
+	for _, q := range []Queue{
+		{Name: "ns:delay.unroutable", Arguments: QueueArguments{QueueType: QueueTypeQuorum}},
+		{Name: "delay.unroutable", Arguments: QueueArguments{QueueType: QueueTypeClassic, Overflow: "reject-publish"}},
+		{Name: "delay.unroutable", Arguments: QueueArguments{MessageTTL: 5, Other: map[string]string{"x-queue-type": `"stream"`}}},
+		{Name: "delay.unroutable"},
+	} {
+		name, queueType := QueueTypeInLine(q.String())
+		if name != q.Name || queueType != q.Arguments.QueueType {
+			t.Errorf("QueueTypeInLine(%q) = %q, %q; want %q, %q", q.String(), name, queueType, q.Name, q.Arguments.QueueType)
 		}
 	}
 }

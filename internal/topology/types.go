@@ -2,6 +2,8 @@ package topology
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -157,6 +159,89 @@ type Binding struct {
 //	delay.ingest -> queue delay.level.03, key "#.1.*.*.*"
 func (b Binding) String() string {
 	return fmt.Sprintf("%s -> %s %s, key %q", b.Source, b.DestinationType, b.Destination, b.RoutingKey)
+}
+
+// String is the exchange in one line, its type then its arguments as
+// RabbitMQ names them, string values quoted and untyped ones as their JSON:
+//
+//	delay.ingest: topic, alternate-exchange "delay.unroutable"
+func (x Exchange) String() string {
+	var line argumentLine
+	line.add(x.Type)
+	line.addString(argAlternateExchange, x.Arguments.AlternateExchange)
+	line.addOther(x.Arguments.Other)
+	return line.of(x.Name)
+}
+
+// String is the queue in one line, its arguments as RabbitMQ names them
+// (x-queue-type first, when set), string values quoted and untyped ones as
+// their JSON:
+//
+//	delay.level.03: x-queue-type "classic", x-message-ttl 8000, x-dead-letter-exchange "delay.level.03.done"
+func (q Queue) String() string {
+	var line argumentLine
+	line.addString(argQueueType, string(q.Arguments.QueueType))
+	if q.Arguments.MessageTTL != 0 {
+		line.add(argMessageTTL + " " + strconv.FormatInt(q.Arguments.MessageTTL, 10))
+	}
+	line.addString(argDeadLetterExchange, q.Arguments.DeadLetterExchange)
+	line.addString(argDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
+	line.addString(argOverflow, q.Arguments.Overflow)
+	line.addOther(q.Arguments.Other)
+	return line.of(q.Name)
+}
+
+// QueueTypeInLine is the x-queue-type of a queue's line (Queue.String),
+// "" when it has none, and the queue's name. A name holds no blank, so the
+// first ": " ends it, and x-queue-type comes first when set.
+func QueueTypeInLine(line string) (name string, queueType QueueType) {
+	name, arguments, _ := strings.Cut(line, ": ")
+	quoted, found := strings.CutPrefix(arguments, argQueueType+" ")
+	if !found {
+		return name, ""
+	}
+	if prefix, err := strconv.QuotedPrefix(quoted); err == nil {
+		value, _ := strconv.Unquote(prefix)
+		return name, QueueType(value)
+	}
+	return name, ""
+}
+
+// Lines are objects' one-line forms (String), one per line, in order: how
+// a set shows its exchanges, queues and bindings.
+func Lines[T fmt.Stringer](objects []T) string {
+	lines := make([]string, len(objects))
+	for i, o := range objects {
+		lines[i] = o.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// argumentLine builds an object's line: its name, then ": " and its parts
+// separated by ", " when it has any.
+type argumentLine struct{ parts []string }
+
+func (l *argumentLine) add(part string) { l.parts = append(l.parts, part) }
+
+// addString adds a string argument unless it is absent (empty).
+func (l *argumentLine) addString(name, value string) {
+	if value != "" {
+		l.add(name + " " + strconv.Quote(value))
+	}
+}
+
+// addOther adds the untyped arguments, by name, each as its JSON text.
+func (l *argumentLine) addOther(other map[string]string) {
+	for _, name := range sortedKeys(other) {
+		l.add(name + " " + other[name])
+	}
+}
+
+func (l *argumentLine) of(name string) string {
+	if len(l.parts) == 0 {
+		return name
+	}
+	return name + ": " + strings.Join(l.parts, ", ")
 }
 
 // Topology is a set of objects in one vhost: either the desired objects of a
