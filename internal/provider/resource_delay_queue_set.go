@@ -527,20 +527,31 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 		return
 	}
 	spec := topology.Spec{Name: state.Name.ValueString(), VHost: state.VHost.ValueString(), Layout: layoutOf(state.Layout)}
-	actual, err := readKnownSet(ctx, client, state)
-	if errors.Is(err, broker.ErrVHostNotFound) {
-		return // the vhost and everything in it are gone
-	}
-	if err != nil {
-		resp.Diagnostics.Append(brokerError("destroy", spec, err, "")...)
-		return
+	// The objects the state knows are deleted by name, without reading them
+	// first: a delete of what is gone already succeeds, and a queue is
+	// deleted only if empty either way. A state that plans no set is read.
+	doomed, known := knownSet(state)
+	if !known {
+		var err error
+		doomed, err = client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
+		if errors.Is(err, broker.ErrVHostNotFound) {
+			return // the vhost and everything in it are gone
+		}
+		if err != nil {
+			resp.Diagnostics.Append(brokerError("destroy", spec, err, "")...)
+			return
+		}
 	}
 	// Teardown deletes no binding to an object outside the set on its own:
 	// the delivery exchange's bindings, the routes' and a library's, stay
 	// while the queues are checked and deleted, so a message leaving level 0
 	// meanwhile still reaches its destination, and go with the exchange.
-	changes := topology.Teardown(actual)
-	if err := r.apply(ctx, client, spec, changes, state.ForceDestroy.ValueBool()); err != nil {
+	changes := topology.Teardown(doomed)
+	err := r.apply(ctx, client, spec, changes, state.ForceDestroy.ValueBool())
+	if errors.Is(err, broker.ErrVHostNotFound) {
+		return // the vhost and everything in it are gone
+	}
+	if err != nil {
 		// The set stays in state; the next refresh sees what is left.
 		resp.Diagnostics.Append(brokerError("destroy", spec, err, "Part of the set may have been deleted. "+
 			"Run destroy again: it deletes what remains.")...)
