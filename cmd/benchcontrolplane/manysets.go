@@ -25,6 +25,14 @@ type manySetsResult struct {
 	Destroy       measurement
 }
 
+// withRequestsOf is r, timed straight to the broker, with the request
+// counts of counted, the same configuration run through the counting proxy.
+func (r manySetsResult) withRequestsOf(counted manySetsResult) manySetsResult {
+	r.Create.Requests, r.Plan.Requests = counted.Create.Requests, counted.Plan.Requests
+	r.PlanNoRefresh.Requests, r.Destroy.Requests = counted.PlanNoRefresh.Requests, counted.Destroy.Requests
+	return r
+}
+
 // floorResult is Terraform's own cost for as many trivial resources of this
 // provider: data sources that plan a set without asking the broker.
 type floorResult struct {
@@ -78,6 +86,9 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 		return manySetsResult{}, err
 	}
 	condition := map[bool]string{false: "empty vhost", true: "busy vhost"}[busy]
+	if !b.direct {
+		condition += ", through the counting proxy"
+	}
 	b.progress.step("%d sets of N=%d, %s: terraform apply (%d objects)", sets, spec.Levels, condition, result.Objects)
 	if result.Create, err = b.terraform(ctx, "apply", "-auto-approve"); err != nil {
 		return manySetsResult{}, err

@@ -44,6 +44,8 @@ func (r report) Markdown() string {
 func (r report) manySetsMarkdown(b *strings.Builder) {
 	fmt.Fprintf(b, "\nMany sets in one vhost, each with %s and a route: one resource block with `for_each`, "+
 		"Terraform's default parallelism (10). ", r.ManySetsSettings)
+	b.WriteString("Wall and CPU are of a run straight to the broker; the requests were counted in a run of its own through " +
+		"the counting proxy, whose work on the same cores would add to the wall time. ")
 	b.WriteString("CPU: terraform is the terraform command with the providers it ran, provider the providers alone, broker the ")
 	fmt.Fprintf(b, "broker's process meanwhile (it uses %s per second idle). Plans: the median of %d by wall time.\n",
 		milliseconds(r.BrokerIdleCPU), r.Plans)
