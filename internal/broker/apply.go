@@ -210,15 +210,19 @@ func (c *Client) declareBinding(ctx context.Context, vhost string, b topology.Bi
 // per binding), else from a listing of the bindings between the two ends.
 func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Binding) error {
 	path := bindingPath(vhost, b)
-	if keys := c.bindingKeys.take(vhost, b); len(keys) > 0 {
-		err := c.deleteBindingByKeys(ctx, path, keys)
-		if !isGone(err) {
-			return err
-		}
-		// The binding changed or went since ReadSet saw it: look again.
+	keys := c.bindingKeys.take(vhost, b)
+	if len(keys) == 0 {
+		// Not read by this client: the key the broker gives a binding
+		// without arguments, which the layout's bindings are.
+		keys = []string{propertiesKey(b.RoutingKey)}
 	}
+	err := c.deleteBindingByKeys(ctx, path, keys)
+	if !isGone(err) {
+		return err
+	}
+	// The binding changed or went since ReadSet saw it, or has arguments: look again.
 	var existing []rabbithole.BindingInfo
-	err := c.viaRabbitHole(ctx, http.MethodGet, path, func() (err error) {
+	err = c.viaRabbitHole(ctx, http.MethodGet, path, func() (err error) {
 		if destinationType(b) == topology.DestinationExchange {
 			existing, err = c.rabbit.ListExchangeBindingsBetween(vhost, b.Source, b.Destination)
 		} else {
@@ -247,6 +251,18 @@ func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Bin
 		}
 	}
 	return nil
+}
+
+// propertiesKey is the properties key RabbitMQ's management API gives a
+// binding without arguments (rabbit_mgmt_format:pack_binding_props): the
+// routing key escaped as a query value, "~" escaped too, and "~" alone for
+// the empty key. A binding with arguments has another, and its DELETE by
+// this key answers 404.
+func propertiesKey(routingKey string) string {
+	if routingKey == "" {
+		return "~"
+	}
+	return strings.ReplaceAll(url.QueryEscape(routingKey), "~", "%7E")
 }
 
 // deleteBindingByKeys deletes the bindings at path with the given properties
