@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,23 +30,7 @@ func TestAccDeletingReadBindings(t *testing.T) {
 	if err := accClient(t).Apply(t.Context(), accVHost, []topology.Change{{Kind: topology.DeleteBinding, Binding: &changed}}, broker.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kind := map[topology.DestinationType]string{topology.DestinationQueue: "q", topology.DestinationExchange: "e"}[changed.DestinationType]
-	body := `{"routing_key":"` + changed.RoutingKey + `","arguments":{"x-note":"declared by hand"}}`
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, accEndpoint+"/api/bindings/"+url.PathEscape(accVHost)+
-		"/e/"+url.PathEscape(changed.Source)+"/"+kind+"/"+url.PathEscape(changed.Destination), strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("guest", "guest")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("declaring the binding with an argument: %s", resp.Status)
-	}
+	declareWithArgument(t, changed)
 
 	changes := topology.Diff(topology.Topology{VHost: accVHost}, read)
 	before := client.Requests()
@@ -92,21 +75,7 @@ func TestAccDeletingBindingsByTheirKey(t *testing.T) {
 			{Kind: topology.DeleteExchange, Exchange: &source}, {Kind: topology.DeleteExchange, Exchange: &destination}}, broker.ApplyOptions{})
 	})
 	withArgument := topology.Binding{Source: source.Name, Destination: destination.Name, DestinationType: topology.DestinationExchange, RoutingKey: "argued"}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, accEndpoint+"/api/bindings/"+url.PathEscape(accVHost)+
-		"/e/"+url.PathEscape(source.Name)+"/e/"+url.PathEscape(destination.Name), strings.NewReader(`{"routing_key":"argued","arguments":{"x-note":"by hand"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("guest", "guest")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("declaring the binding with an argument: %s", resp.Status)
-	}
+	declareWithArgument(t, withArgument)
 
 	deletions := make([]topology.Change, 0, len(bindings)+1)
 	for i := range bindings {
@@ -128,5 +97,18 @@ func TestAccDeletingBindingsByTheirKey(t *testing.T) {
 	}
 	if len(left.Bindings) != 0 {
 		t.Errorf("bindings left: %v", left.Bindings)
+	}
+}
+
+// declareWithArgument declares b with an argument, which the layout's
+// bindings never have: the broker gives it another properties key.
+func declareWithArgument(t *testing.T, b topology.Binding) {
+	t.Helper()
+	kind := map[topology.DestinationType]string{topology.DestinationQueue: "q", topology.DestinationExchange: "e"}[b.DestinationType]
+	resp := managementPost(t, "/api/bindings/"+url.PathEscape(accVHost)+"/e/"+url.PathEscape(b.Source)+"/"+kind+"/"+url.PathEscape(b.Destination),
+		`{"routing_key":"`+b.RoutingKey+`","arguments":{"x-note":"declared by hand"}}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("declaring %s with an argument: %s", b, resp.Status)
 	}
 }

@@ -187,9 +187,21 @@ func awaitDepth(t *testing.T, ch *amqp.Channel, queue string, want int) {
 // put back, as Apply's emptiness check does.
 func peek(t *testing.T, queue string) []map[string]any {
 	t.Helper()
-	body := strings.NewReader(`{"count":1,"ackmode":"reject_requeue_true","encoding":"auto","truncate":50}`)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
-		accEndpoint+"/api/queues/"+url.PathEscape(accVHost)+"/"+url.PathEscape(queue)+"/get", body)
+	resp := managementPost(t, "/api/queues/"+url.PathEscape(accVHost)+"/"+url.PathEscape(queue)+"/get",
+		`{"count":1,"ackmode":"reject_requeue_true","encoding":"auto","truncate":50}`)
+	defer resp.Body.Close()
+	var messages []map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&messages); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("peek at %s: status %s, decoding error %v", queue, resp.Status, err)
+	}
+	return messages
+}
+
+// managementPost posts body to path of the management API as guest, for
+// what the client under test does not do itself, and returns the answer.
+func managementPost(t *testing.T, path, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, accEndpoint+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,12 +211,7 @@ func peek(t *testing.T, queue string) []map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var messages []map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&messages); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("peek at %s: status %s, decoding error %v", queue, resp.Status, err)
-	}
-	return messages
+	return resp
 }
 
 // ttlQueueDeadLettering declares a quorum queue with a message TTL that
