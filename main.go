@@ -21,7 +21,10 @@ func main() {
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
-	quietUnlessLogging()
+	if !debug {
+		// A debug session's logs go to the user's terminal, not to Terraform.
+		quietUnlessLogging()
+	}
 
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/delayqueue/rabbitmq",
@@ -38,7 +41,8 @@ func main() {
 // it: a plan of a hundred sets spent about a fifth of its time on that.
 func quietUnlessLogging() {
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "TF_LOG") {
+		name, value, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "TF_LOG") && value != "" && !strings.EqualFold(value, "off") {
 			return
 		}
 	}

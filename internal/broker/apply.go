@@ -203,11 +203,13 @@ func (c *Client) declareBinding(ctx context.Context, vhost string, b topology.Bi
 	return err
 }
 
-// deleteBinding deletes every binding from b's source to its destination with
+// deleteBinding deletes the bindings from b's source to its destination with
 // b's routing key. The API names a binding by its properties key, which the
-// broker derives from the key and arguments, so it is read, not guessed:
-// from the listing of the last ReadSet when it saw the binding (one request
-// per binding), else from a listing of the bindings between the two ends.
+// broker derives from the key and arguments: the keys the last ReadSet listed
+// for b (every such binding it saw, one request each), else the key of a
+// binding without arguments, the layout's kind (one request; a binding with
+// arguments beside it on the same key stays), and when that answers 404 a
+// listing of the bindings between the two ends, each of which is deleted.
 func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Binding) error {
 	path := bindingPath(vhost, b)
 	keys := c.bindingKeys.take(vhost, b)

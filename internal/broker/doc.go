@@ -7,7 +7,7 @@
 // library's layout (NServiceBus, Celery) the same way in 31 requests (its 29
 // exchanges' binding listings, exchange-to-exchange bindings included, and
 // the two listings). Import uses them. [Client.ReadSetNamed] reads a set
-// whose objects are known (a refresh, a create, a destroy) by name instead,
+// whose objects are known (a refresh, a create) by name instead,
 // in 3N + 7 requests (86 for a library's set) that each cost the broker the
 // same whatever else the vhost holds; [Client.Apply] carries out the
 // ordered changes of topology.Diff; [Client.QueueMessages] counts what the

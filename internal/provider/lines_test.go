@@ -4,16 +4,18 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 )
 
 // The checks of a text of lines: the exchanges, queues and bindings
 // attributes (topology.Lines).
 
-// knownLineCount checks that a text has n lines.
+// knownLineCount checks that a text has n lines (none when empty, as lines
+// reads it).
 func knownLineCount(n int) knownvalue.Check {
 	return knownvalue.StringFunc(func(text string) error {
-		if got := len(strings.Split(text, "\n")); got != n {
+		if got := len(lines(types.StringValue(text))); got != n {
 			return fmt.Errorf("%d lines, want %d:\n%s", got, n, text)
 		}
 		return nil

@@ -527,13 +527,16 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 		return
 	}
 	spec := topology.Spec{Name: state.Name.ValueString(), VHost: state.VHost.ValueString(), Layout: layoutOf(state.Layout)}
-	// The objects the state knows are deleted by name, without reading them
+	// The objects the state plans are deleted by name, without reading them
 	// first: a delete of what is gone already succeeds, and a queue is
-	// deleted only if empty either way. A state that plans no set is read.
+	// deleted only if empty either way. A state whose last refresh found
+	// more than its plan (a stray level, a drifted binding) or that plans no
+	// set is read, so that none of that is left behind or, holding
+	// messages, stripped of the exchanges it dead-letters to.
 	doomed, known := knownSet(state)
-	if !known {
+	if !known || !plansAllOf(doomed, state) {
 		var err error
-		doomed, err = client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
+		doomed, err = readKnownSet(ctx, client, state)
 		if errors.Is(err, broker.ErrVHostNotFound) {
 			return // the vhost and everything in it are gone
 		}
@@ -560,16 +563,48 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 
 // readKnownSet reads the set of a state (or a plan) whose objects it
 // knows: those of its current and draining generations, by name (see
-// broker.Client.ReadSetNamed), so that a refresh or a destroy costs the
-// broker the same however many other objects the vhost holds. A state that
-// cannot be planned (written by a provider that planned it otherwise) is
-// read by the name-filtered listing instead.
+// broker.Client.ReadSetNamed), so that a refresh costs the broker the same
+// however many other objects the vhost holds. A state that cannot be
+// planned (written by a provider that planned it otherwise) is read by the
+// name-filtered listing instead.
 func readKnownSet(ctx context.Context, client *broker.Client, m delayQueueSetModel) (topology.Topology, error) {
 	vhost, name, layout := m.VHost.ValueString(), m.Name.ValueString(), layoutOf(m.Layout)
 	if known, ok := knownSet(m); ok {
 		return client.ReadSetNamed(ctx, vhost, name, layout, known)
 	}
 	return client.ReadSetOf(ctx, vhost, name, layout)
+}
+
+// plansAllOf tells whether planned holds every exchange, queue and binding
+// the state's last refresh or apply showed (its lines).
+func plansAllOf(planned topology.Topology, state delayQueueSetModel) bool {
+	names := map[string]bool{}
+	for _, x := range planned.Exchanges {
+		names["exchange "+x.Name] = true
+	}
+	for _, q := range planned.Queues {
+		names["queue "+q.Name] = true
+	}
+	for _, b := range planned.Bindings {
+		names[b.String()] = true
+	}
+	for _, line := range lines(state.Exchanges) {
+		name, _, _ := strings.Cut(line, ": ")
+		if !names["exchange "+name] {
+			return false
+		}
+	}
+	for _, line := range lines(state.Queues) {
+		if name, _ := topology.QueueTypeInLine(line); !names["queue "+name] {
+			return false
+		}
+	}
+	for _, line := range lines(state.Bindings) {
+		if !names[line] {
+			return false
+		}
+	}
+	return true
 }
 
 // knownSet is the planned topology of a state's current and draining

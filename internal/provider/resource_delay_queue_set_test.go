@@ -443,6 +443,77 @@ func TestAccDelayQueueSet_destroyKeepsMessages(t *testing.T) {
 	})
 }
 
+// A stray level the refresh found (declared behind Terraform's back, bound
+// from the ingest exchange) holds a message: destroy, which deletes by name
+// what the state plans, must see it too and refuse, not delete the
+// exchanges around it. (A destroy with -refresh=false knows only the state.)
+func TestAccDelayQueueSet_destroyKeepsStrayQueueMessages(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	names := topology.Names(name)
+	ctx := context.Background()
+	stray := topology.Queue{Name: names.Level(5), Arguments: topology.QueueArguments{QueueType: topology.QueueTypeClassic}}
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{
+				Config: testSetConfig(name, `  levels = 3`),
+				Check: func(*terraform.State) error {
+					changes := []topology.Change{
+						{Kind: topology.CreateQueue, Queue: &stray},
+						{Kind: topology.CreateBinding, Binding: &topology.Binding{Source: names.Ingest(), Destination: stray.Name,
+							DestinationType: topology.DestinationQueue, RoutingKey: "#.stray"}},
+					}
+					if err := client.Apply(ctx, "/", changes, broker.ApplyOptions{}); err != nil {
+						return err
+					}
+					if err := testPublish(ctx, names.Ingest(), "orders.stray"); err != nil {
+						return err
+					}
+					return testWaitForMessages(ctx, client, stray.Name, 1)
+				},
+				ExpectNonEmptyPlan: true, // the stray level is drift
+			},
+			{
+				// terraform destroy refreshes first (the test framework's destroy does not).
+				RefreshState:       true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config:      testSetConfig(name, `  levels = 3`),
+				Destroy:     true,
+				ExpectError: regexp.MustCompile(`(?s)Delay Queues Hold Messages.*` + regexp.QuoteMeta(stray.Name) + `\s+holds\s+1\s+message`),
+			},
+			{
+				PreConfig: func() {
+					counts, err := client.QueueMessages(ctx, "/", []string{stray.Name})
+					if err != nil || counts[stray.Name] != 1 {
+						t.Fatalf("after the refused destroy %s holds %d messages (%v), want 1", stray.Name, counts[stray.Name], err)
+					}
+					// Refused before anything changed: every planned object is still there.
+					desired, err := topology.Plan(topology.Spec{Name: name, VHost: "/", Levels: 3, Resolution: time.Second})
+					if err != nil {
+						t.Fatal(err)
+					}
+					actual, err := client.ReadSet(ctx, "/", name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, change := range topology.Diff(desired, actual) {
+						if change.Kind == topology.CreateExchange || change.Kind == topology.CreateQueue || change.Kind == topology.CreateBinding {
+							t.Fatalf("after the refused destroy the set lacks what it planned: %s", change.Reason)
+						}
+					}
+				},
+				Config: testSetConfig(name, "  levels = 3\n  force_destroy = true"),
+			},
+		},
+	})
+}
+
 // testWaitForMessages waits until the management API counts want messages in
 // the queue: its figures are sampled, so they lag behind a publish.
 func testWaitForMessages(ctx context.Context, client *broker.Client, queue string, want int64) error {

@@ -64,8 +64,16 @@ upgrade-v0.out -> queue bench-out, key "#.*.*"`,
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	if !attributes["draining"].IsKnown() || attributes["levels"].IsNull() {
-		t.Errorf("draining %v, levels %v: kept as they were", attributes["draining"], attributes["levels"])
+	var draining []tftypes.Value
+	if err := attributes["draining"].As(&draining); err != nil || attributes["draining"].IsNull() || len(draining) != 0 {
+		t.Errorf("draining = %v (%v), want the empty list it was", attributes["draining"], err)
+	}
+	var routes []tftypes.Value
+	if err := attributes["route"].As(&routes); err != nil || len(routes) != 1 {
+		t.Errorf("route = %v (%v), want the one route it was", attributes["route"], err)
+	}
+	if text("id") != "%2F/upgrade-v0" {
+		t.Errorf("id = %q, want it as it was", text("id"))
 	}
 }
 

@@ -1,7 +1,7 @@
 package topology
 
 // Teardown is the changes that delete the whole of actual (a set as read
-// from the broker, draining generations included), in far fewer requests
+// from the broker or as its state plans it, draining generations included), in far fewer requests
 // than Diff(nothing, actual): the broker deletes an object's bindings with
 // it, so only the bindings between two exchanges of the set are deleted on
 // their own. The order keeps what Diff's keeps — no message enters a queue
