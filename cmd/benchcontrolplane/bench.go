@@ -348,20 +348,9 @@ resource "rabbitmq_delay_queue_set" "bench" {
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
 		return setResult{}, err
 	}
-	var walls []time.Duration
-	for i := range b.cfg.Plans {
-		b.progress.step("N=%d, %s: terraform plan %d of %d", levels, condition, i+1, b.cfg.Plans)
-		m, err := b.terraform(ctx, "plan", "-detailed-exitcode")
-		if err != nil {
-			return setResult{}, fmt.Errorf("the plan after apply is not empty, or failed: %w", err)
-		}
-		if i > 0 && m.Requests != result.Plan.Requests {
-			return setResult{}, fmt.Errorf("no-change plans made %d and then %d requests", result.Plan.Requests, m.Requests)
-		}
-		result.Plan.Requests = m.Requests
-		walls = append(walls, m.Wall)
+	if result.Plan, err = b.medianPlan(ctx, fmt.Sprintf("N=%d, %s", levels, condition), "plan", "-detailed-exitcode"); err != nil {
+		return setResult{}, err
 	}
-	result.Plan.Wall = median(walls)
 	b.progress.step("N=%d, %s: terraform destroy", levels, condition)
 	if result.Destroy, err = b.terraform(ctx, "destroy", "-auto-approve"); err != nil {
 		return setResult{}, err
@@ -480,10 +469,5 @@ func (b *bench) deleteSet(ctx context.Context, name string) error {
 // medianByWall is the measurement of median wall time.
 func medianByWall(runs []measurement) measurement {
 	sorted := slices.SortedFunc(slices.Values(runs), func(a, b measurement) int { return cmp.Compare(a.Wall, b.Wall) })
-	return sorted[len(sorted)/2]
-}
-
-func median(values []time.Duration) time.Duration {
-	sorted := slices.Sorted(slices.Values(values))
 	return sorted[len(sorted)/2]
 }

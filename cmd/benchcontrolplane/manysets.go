@@ -141,7 +141,8 @@ func (b *bench) measureFloor(ctx context.Context, dataSources int) (floorResult,
 }
 
 // medianPlan runs a plan command b.cfg.Plans times, each of which must find
-// nothing to change, and returns the run of median wall time.
+// nothing to change and make as many requests as the first, and returns the
+// run of median wall time.
 func (b *bench) medianPlan(ctx context.Context, label string, args ...string) (measurement, error) {
 	var runs []measurement
 	for i := range b.cfg.Plans {
@@ -149,6 +150,9 @@ func (b *bench) medianPlan(ctx context.Context, label string, args ...string) (m
 		m, err := b.terraform(ctx, args...)
 		if err != nil {
 			return measurement{}, fmt.Errorf("the plan is not empty, or failed: %w", err)
+		}
+		if i > 0 && m.Requests != runs[0].Requests {
+			return measurement{}, fmt.Errorf("%s: the same plan made %d and then %d requests", label, runs[0].Requests, m.Requests)
 		}
 		runs = append(runs, m)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -11,11 +10,11 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 )
 
-// cpuSample is a reading of the CPU time the machine and the broker have
-// used, in clock ticks, to tell how busy they were between two readings.
+// cpuSample is a reading of the CPU time the machine (in clock ticks) and
+// the broker have used, to tell how busy they were between two readings.
 type cpuSample struct {
-	busy, total  uint64 // all CPUs of the machine, from /proc/stat
-	broker       uint64 // user + system time of the broker's process
+	busy, total  uint64        // all CPUs of the machine, from /proc/stat
+	broker       time.Duration // user + system time of the broker's process
 	ok, brokerOK bool
 	self         time.Duration // user + system time of this process
 }
@@ -28,9 +27,8 @@ func sampleCPU(brokerPID int) cpuSample {
 		s.busy, s.total, s.ok = parseProcStat(string(text))
 	}
 	if brokerPID != 0 {
-		if text, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", brokerPID)); err == nil {
-			s.broker, s.brokerOK = machine.ParseProcessStat(string(text))
-		}
+		broker, err := machine.ProcessCPU(brokerPID)
+		s.broker, s.brokerOK = broker, err == nil
 	}
 	var usage syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err == nil {
@@ -50,7 +48,7 @@ func (s cpuSample) cpuUse(later cpuSample) (machineBusy, brokerSeconds float64) 
 		machineBusy = 100 * float64(later.busy-s.busy) / float64(later.total-s.total)
 	}
 	if s.brokerOK && later.brokerOK && later.broker >= s.broker {
-		brokerSeconds = float64(later.broker-s.broker) / machine.ClockTicks
+		brokerSeconds = (later.broker - s.broker).Seconds()
 	}
 	return machineBusy, brokerSeconds
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 )
 
 func TestParseProcStat(t *testing.T) {
@@ -19,8 +20,8 @@ func TestParseProcStat(t *testing.T) {
 
 func TestCPUUse(t *testing.T) {
 	t.Parallel()
-	before := cpuSample{busy: 100, total: 1000, broker: 50, ok: true, brokerOK: true}
-	after := cpuSample{busy: 400, total: 1500, broker: 250, ok: true, brokerOK: true}
+	before := cpuSample{busy: 100, total: 1000, broker: 500 * time.Millisecond, ok: true, brokerOK: true}
+	after := cpuSample{busy: 400, total: 1500, broker: 2500 * time.Millisecond, ok: true, brokerOK: true}
 	busy, broker := before.cpuUse(after)
 	if busy != 60 || broker != 2 {
 		t.Errorf("cpuUse = %g %%, %g s; want 60 %%, 2 s", busy, broker)

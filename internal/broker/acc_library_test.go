@@ -56,12 +56,8 @@ func TestAccLibraryLayoutExchangeBindings(t *testing.T) {
 				t.Fatalf("creating the set: %v", err)
 			}
 
-			before := client.Requests()
-			actual, err := client.ReadSetOf(ctx, vhost, spec.Name, layout)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := client.Requests() - before; n != 31 {
+			actual, n := readCounted(t, client, func() (topology.Topology, error) { return client.ReadSetOf(ctx, vhost, spec.Name, layout) })
+			if n != 31 {
 				t.Errorf("ReadSetOf made %d requests, want 31: two listings and one per exchange", n)
 			}
 			if d := gocmp.Diff(sortedTopology(plan), actual); d != "" {

@@ -28,12 +28,9 @@ func TestAccReadSetNamed(t *testing.T) {
 
 	readNamed := func(known topology.Topology) (topology.Topology, int64) {
 		t.Helper()
-		before := client.Requests()
-		got, err := client.ReadSetNamed(t.Context(), accVHost, spec.Name, topology.LayoutDefault, known)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got, client.Requests() - before
+		return readCounted(t, client, func() (topology.Topology, error) {
+			return client.ReadSetNamed(t.Context(), accVHost, spec.Name, topology.LayoutDefault, known)
+		})
 	}
 	listed, err := client.ReadSet(t.Context(), accVHost, spec.Name)
 	if err != nil {

@@ -42,6 +42,18 @@ func accClient(t *testing.T) *broker.Client {
 }
 
 // uniqueName is a set name no other test run uses.
+// readCounted is what read returned, failing the test on its error, and
+// the requests client made meanwhile.
+func readCounted(t *testing.T, client *broker.Client, read func() (topology.Topology, error)) (topology.Topology, int64) {
+	t.Helper()
+	before := client.Requests()
+	got, err := read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, client.Requests() - before
+}
+
 func uniqueName(t *testing.T) string {
 	t.Helper()
 	b := make([]byte, 6)
@@ -214,12 +226,7 @@ func TestAccReadSetRequestCount(t *testing.T) {
 
 	read := func() (topology.Topology, int64) {
 		t.Helper()
-		before := client.Requests()
-		got, err := client.ReadSet(t.Context(), accVHost, spec.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got, client.Requests() - before
+		return readCounted(t, client, func() (topology.Topology, error) { return client.ReadSet(t.Context(), accVHost, spec.Name) })
 	}
 	alone, requests := read()
 	t.Logf("ReadSet of %d levels alone: %d requests", levels, requests)

@@ -212,8 +212,6 @@ func (c *Client) ReadSetOfAnyLayout(ctx context.Context, vhost, name string) (_ 
 // readMatching reads the exchanges and queues of vhost whose names match
 // pattern and the bindings whose source is one of those exchanges.
 func (c *Client) readMatching(ctx context.Context, vhost, pattern string) (topology.Topology, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var (
 		exchanges          []rabbithole.ExchangeInfo
 		queues             []rabbithole.QueueInfo
@@ -231,26 +229,12 @@ func (c *Client) readMatching(ctx context.Context, vhost, pattern string) (topol
 	}
 
 	bindings := make([][]rabbithole.BindingInfo, len(exchanges))
-	var (
-		firstErr error
-		once     sync.Once
-	)
-	runLimited(ctx, len(exchanges), readConcurrency, func(ctx context.Context, i int) error {
-		path := apiPath("exchanges", vhost, exchanges[i].Name, "bindings", "source")
-		err := c.viaRabbitHole(ctx, http.MethodGet, path, func() (err error) {
-			bindings[i], err = c.rabbit.ListExchangeBindingsWithSource(vhost, exchanges[i].Name)
-			return err
-		})
-		if err != nil {
-			once.Do(func() {
-				firstErr = fmt.Errorf("listing the bindings of exchange %q in vhost %q: %w", exchanges[i].Name, vhost, err)
-				cancel() // the read has failed: stop the others
-			})
-		}
+	err := runFailFast(ctx, len(exchanges), readConcurrency, func(ctx context.Context, i int) (err error) {
+		bindings[i], err = c.sourceBindings(ctx, vhost, exchanges[i].Name)
 		return err
 	})
-	if firstErr != nil {
-		return topology.Topology{}, firstErr
+	if err != nil {
+		return topology.Topology{}, err
 	}
 
 	return c.assemble(vhost, exchanges, queues, bindings), nil
@@ -601,6 +585,42 @@ func (c *Client) VHostExists(ctx context.Context, vhost string) (bool, error) {
 // notAdministrator is the reason RabbitMQ gives a user without the
 // administrator tag for a 401 to GET /api/vhosts/{vhost}.
 const notAdministrator = "Not administrator user"
+
+// sourceBindings lists the bindings whose source is the exchange name.
+func (c *Client) sourceBindings(ctx context.Context, vhost, name string) ([]rabbithole.BindingInfo, error) {
+	var bindings []rabbithole.BindingInfo
+	err := c.viaRabbitHole(ctx, http.MethodGet, apiPath("exchanges", vhost, name, "bindings", "source"), func() (err error) {
+		bindings, err = c.rabbit.ListExchangeBindingsWithSource(vhost, name)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the bindings of exchange %q in vhost %q: %w", name, vhost, err)
+	}
+	return bindings, nil
+}
+
+// runFailFast calls fn for 0 … n−1, at most limit at a time, and returns
+// the first error, cancelling the calls still running or waiting: a read
+// that has failed need not finish.
+func runFailFast(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		first error
+		once  sync.Once
+	)
+	runLimited(ctx, n, limit, func(ctx context.Context, i int) error {
+		err := fn(ctx, i)
+		if err != nil {
+			once.Do(func() {
+				first = err
+				cancel()
+			})
+		}
+		return err
+	})
+	return first
+}
 
 // runLimited calls fn for 0 … n−1, at most limit at a time, and returns
 // their errors by index.

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sync"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
@@ -89,8 +88,6 @@ type namedFound struct {
 // round reads the named exchanges with their bindings, and the named
 // queues, readConcurrency at a time.
 func (r *namedRead) round(ctx context.Context, exchangeNames, queueNames []string) (namedFound, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	for _, n := range exchangeNames {
 		r.asked["e:"+n] = true
 	}
@@ -100,27 +97,16 @@ func (r *namedRead) round(ctx context.Context, exchangeNames, queueNames []strin
 	exchanges := make([]*rabbithole.ExchangeInfo, len(exchangeNames))
 	bindings := make([][]rabbithole.BindingInfo, len(exchangeNames))
 	queues := make([]*rabbithole.QueueInfo, len(queueNames))
-	var (
-		firstErr error
-		once     sync.Once
-	)
-	runLimited(ctx, len(exchangeNames)+len(queueNames), readConcurrency, func(ctx context.Context, i int) error {
-		var err error
+	err := runFailFast(ctx, len(exchangeNames)+len(queueNames), readConcurrency, func(ctx context.Context, i int) (err error) {
 		if i < len(exchangeNames) {
 			exchanges[i], bindings[i], err = r.client.readExchangeNamed(ctx, r.vhost, exchangeNames[i])
 		} else {
 			queues[i-len(exchangeNames)], err = r.client.readQueueNamed(ctx, r.vhost, queueNames[i-len(exchangeNames)])
 		}
-		if err != nil {
-			once.Do(func() {
-				firstErr = err
-				cancel() // the read has failed: stop the others
-			})
-		}
 		return err
 	})
-	if firstErr != nil {
-		return namedFound{}, firstErr
+	if err != nil {
+		return namedFound{}, err
 	}
 	var found namedFound
 	for i, e := range exchanges {
@@ -189,17 +175,12 @@ func (c *Client) readExchangeNamed(ctx context.Context, vhost, name string) (*ra
 	case err != nil:
 		return nil, nil, fmt.Errorf("reading exchange %q in vhost %q: %w", name, vhost, err)
 	}
-	var bindings []rabbithole.BindingInfo
-	path := apiPath("exchanges", vhost, name, "bindings", "source")
-	err = c.viaRabbitHole(ctx, http.MethodGet, path, func() (err error) {
-		bindings, err = c.rabbit.ListExchangeBindingsWithSource(vhost, name)
-		return err
-	})
+	bindings, err := c.sourceBindings(ctx, vhost, name)
 	switch {
 	case isNotFound(err):
 		return nil, nil, nil // deleted between the two requests
 	case err != nil:
-		return nil, nil, fmt.Errorf("listing the bindings of exchange %q in vhost %q: %w", name, vhost, err)
+		return nil, nil, err
 	}
 	return &e, bindings, nil
 }

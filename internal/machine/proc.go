@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// ClockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux
+// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux
 // architecture Go runs on.
-const ClockTicks = 100
+const clockTicks = 100
 
 // LoadAverage is the machine's 1-minute load average, or -1 when unknown.
 func LoadAverage() float64 {
@@ -35,17 +35,17 @@ func ProcessCPU(pid int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	ticks, ok := ParseProcessStat(string(text))
+	ticks, ok := parseProcessStat(string(text))
 	if !ok {
 		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
-	return time.Duration(ticks) * time.Second / ClockTicks, nil
+	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
-// ParseProcessStat returns utime + stime, in clock ticks, of a
+// parseProcessStat returns utime + stime, in clock ticks, of a
 // /proc/<pid>/stat line. The command, in parentheses, may hold spaces, so
 // fields count from its end.
-func ParseProcessStat(text string) (ticks uint64, ok bool) {
+func parseProcessStat(text string) (ticks uint64, ok bool) {
 	end := strings.LastIndexByte(text, ')')
 	if end < 0 {
 		return 0, false

@@ -589,13 +589,12 @@ func plansAllOf(planned topology.Topology, state delayQueueSetModel) bool {
 		names[b.String()] = true
 	}
 	for _, line := range lines(state.Exchanges) {
-		name, _, _ := strings.Cut(line, ": ")
-		if !names["exchange "+name] {
+		if !names["exchange "+topology.LineName(line)] {
 			return false
 		}
 	}
 	for _, line := range lines(state.Queues) {
-		if name, _ := topology.QueueTypeInLine(line); !names["queue "+name] {
+		if !names["queue "+topology.LineName(line)] {
 			return false
 		}
 	}

@@ -625,6 +625,9 @@ func TestQueueTypeInLine(t *testing.T) {
 		{Name: "delay.unroutable"},
 	} {
 		name, queueType := QueueTypeInLine(q.String())
+		if LineName(q.String()) != q.Name {
+			t.Errorf("LineName(%q) = %q, want %q", q.String(), LineName(q.String()), q.Name)
+		}
 		if name != q.Name || queueType != q.Arguments.QueueType {
 			t.Errorf("QueueTypeInLine(%q) = %q, %q; want %q, %q", q.String(), name, queueType, q.Name, q.Arguments.QueueType)
 		}

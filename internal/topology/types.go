@@ -191,9 +191,16 @@ func (q Queue) String() string {
 	return line.of(q.Name)
 }
 
+// LineName is the name of the exchange or queue of a line (Exchange.String,
+// Queue.String): a name holds no blank, so the first ": " ends it.
+func LineName(line string) string {
+	name, _, _ := strings.Cut(line, ": ")
+	return name
+}
+
 // QueueTypeInLine is the x-queue-type of a queue's line (Queue.String),
-// "" when it has none, and the queue's name. A name holds no blank, so the
-// first ": " ends it, and x-queue-type comes first when set.
+// "" when it has none, and the queue's name. x-queue-type comes first when
+// set.
 func QueueTypeInLine(line string) (name string, queueType QueueType) {
 	name, arguments, _ := strings.Cut(line, ": ")
 	quoted, found := strings.CutPrefix(arguments, argQueueType+" ")
