@@ -187,8 +187,11 @@ func awaitDepth(t *testing.T, ch *amqp.Channel, queue string, want int) {
 // put back, as Apply's emptiness check does.
 func peek(t *testing.T, queue string) []map[string]any {
 	t.Helper()
-	resp := managementPost(t, "/api/queues/"+url.PathEscape(accVHost)+"/"+url.PathEscape(queue)+"/get",
-		`{"count":1,"ackmode":"reject_requeue_true","encoding":"auto","truncate":50}`)
+	request, err := json.Marshal(broker.PeekRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := managementPost(t, "/api/queues/"+url.PathEscape(accVHost)+"/"+url.PathEscape(queue)+"/get", string(request))
 	defer resp.Body.Close()
 	var messages []map[string]any
 	if err := json.NewDecoder(resp.Body).Decode(&messages); err != nil || resp.StatusCode != http.StatusOK {

@@ -6,6 +6,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -76,6 +77,72 @@ func TestAccHeldMessagesSeesWhatTheStatisticsDoNot(t *testing.T) {
 			if depth := queueDepth(t, ch, queue); depth != 0 {
 				t.Errorf("%s holds %d messages, want 0", queue, depth)
 			}
+		}
+		return
+	}
+}
+
+// TestAccStatisticsOutliveMessages records what made a draining generation
+// look full right after a broker restart (issue 22): the management
+// statistics of a quorum TTL queue go on counting messages that have left
+// it, until the queue's next statistics tick reaches the management
+// database — within broker.StatisticsLag. The messages are gone (a passive
+// declaration counts none, a peek finds none) and arrive once. A draining
+// generation whose last messages left just before an apply is therefore
+// kept by that apply unless its migration_wait covers the lag, and deleted
+// by a later one.
+func TestAccStatisticsOutliveMessages(t *testing.T) {
+	client := accClient(t)
+	t.Parallel()
+	// Longer than broker.StatisticsLag, so the statistics count them before they leave.
+	const ttl, published = 12 * time.Second, 20
+	ch := amqpChannel(t)
+	// A statistics sample may reach the management database in the instant
+	// between the messages leaving and the first look: try again, on new
+	// queues, until it has not.
+	for attempt := 1; ; attempt++ {
+		source, dead := ttlQueueDeadLettering(t, client, ttl, topology.AtLeastOnce)
+		for range published {
+			publish(t, ch, "", source.Name)
+		}
+		deadline := time.Now().Add(ttl + broker.StatisticsLag)
+		for queueDepth(t, ch, dead.Name) < published {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d messages dead-lettered into %s in time", queueDepth(t, ch, dead.Name), published, dead.Name)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		left := time.Now()
+		counted, err := client.CountedMessages(t.Context(), accVHost, []string{source.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if depth := queueDepth(t, ch, source.Name); depth != 0 {
+			t.Fatalf("%s holds %d messages after all %d were dead-lettered", source.Name, depth, published)
+		}
+		if peeked := peek(t, source.Name); len(peeked) != 0 {
+			t.Fatalf("a peek at %s found %v after every message was dead-lettered", source.Name, peeked)
+		}
+		if counted[source.Name] == 0 {
+			if attempt == 3 {
+				t.Fatalf("the statistics counted nothing in %s the instant its messages left, three times out of three", source.Name)
+			}
+			continue
+		}
+		for counted[source.Name] > 0 {
+			if time.Since(left) > broker.StatisticsLag+5*time.Second {
+				t.Fatalf("the statistics still count %d messages in %s %s after they left", counted[source.Name], source.Name,
+					time.Since(left).Round(time.Millisecond))
+			}
+			time.Sleep(250 * time.Millisecond)
+			if counted, err = client.CountedMessages(t.Context(), accVHost, []string{source.Name}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("the statistics counted messages that had left %s for %s (StatisticsLag %s)", source.Name,
+			time.Since(left).Round(time.Millisecond), broker.StatisticsLag)
+		if depth := queueDepth(t, ch, dead.Name); depth != published {
+			t.Errorf("%s holds %d messages, want each of the %d once", dead.Name, depth, published)
 		}
 		return
 	}

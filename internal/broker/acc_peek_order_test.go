@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,11 +58,13 @@ func firstDeadLettered(t *testing.T, ch *amqp.Channel, queue string, deadline ti
 }
 
 // TestAccPeekMovesQuorumHeadBehind records what a peek does to a quorum
-// queue of RabbitMQ 3.10 that holds two messages: the peeked head is
+// queue that holds two messages. On RabbitMQ 3.10 the peeked head is
 // requeued at the back, behind the message published after it, and since a
 // quorum queue expires messages from its head only, it dead-letters after
 // that one, late by the gap between them — up to the queue's TTL. This is
 // why HeldMessages peeks only at queues whose statistics count nothing.
+// RabbitMQ 4.x returns a peeked message to the head: it dead-letters first,
+// on time.
 func TestAccPeekMovesQuorumHeadBehind(t *testing.T) {
 	client := accClient(t)
 	t.Parallel()
@@ -71,12 +74,26 @@ func TestAccPeekMovesQuorumHeadBehind(t *testing.T) {
 		t.Fatalf("peek at %s = %v, want the first message", source, peeked)
 	}
 	body, at := firstDeadLettered(t, ch, dead, published.Add(ttl+gap+5*time.Second))
-	t.Logf("after the peek, %q dead-lettered first, %s after the first message's publish (TTL %s, gap %s)",
-		body, at.Sub(published).Round(time.Millisecond), ttl, gap)
-	if body != "second" {
-		t.Errorf("the first message dead-lettered first: the broker no longer moves a peeked head behind; " +
-			"HeldMessages could peek at every queue again")
+	version := brokerVersion(t, client)
+	t.Logf("RabbitMQ %s: after the peek, %q dead-lettered first, %s after the first message's publish (TTL %s, gap %s)",
+		version, body, at.Sub(published).Round(time.Millisecond), ttl, gap)
+	switch {
+	case strings.HasPrefix(version, "3.") && body != "second":
+		t.Errorf("the first message dead-lettered first: RabbitMQ %s no longer moves a peeked head behind; "+
+			"HeldMessages could peek at every queue again", version)
+	case !strings.HasPrefix(version, "3.") && body != "first":
+		t.Errorf("the second message dead-lettered first: RabbitMQ %s moves a peeked head behind, as 3.10 did", version)
 	}
+}
+
+// brokerVersion is the RabbitMQ version of the node the tests use.
+func brokerVersion(t *testing.T, client *broker.Client) string {
+	t.Helper()
+	node, err := client.Node(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node.RabbitMQVersion
 }
 
 // TestAccHeldMessagesKeepsQuorumOrder checks that HeldMessages does not
@@ -101,5 +118,53 @@ func TestAccHeldMessagesKeepsQuorumOrder(t *testing.T) {
 	t.Logf("%q dead-lettered first, %s after its TTL", body, late.Round(time.Millisecond))
 	if body != "first" || late > 500*time.Millisecond {
 		t.Errorf("%s", fmt.Sprintf("%q dead-lettered first, %s after the first message's TTL; want the first, on time", body, late))
+	}
+}
+
+// TestAccPeeksAreNoDeliveries checks that the client's peek does not count
+// as a delivery. A quorum queue of RabbitMQ 4.x dead-letters a message that
+// comes back to it more often than its delivery limit (20 by default) with
+// reason delivery_limit: a peek that counted would, from the 21st check of
+// a draining generation, send its head on early (issue 23). Peeked 25
+// times, a message with a 6 s TTL dead-letters on time, as expired.
+func TestAccPeeksAreNoDeliveries(t *testing.T) {
+	client := accClient(t)
+	t.Parallel()
+	const ttl, peeks = 6 * time.Second, 25
+	source, dead := ttlQueueDeadLettering(t, client, ttl, topology.AtMostOnce)
+	ch := amqpChannel(t)
+	published := time.Now() // before the broker takes it: its TTL runs from later
+	publish(t, ch, "", source.Name)
+	for i := range peeks {
+		ready, gone, err := broker.PeekReady(client, t.Context(), accVHost, source.Name)
+		if err != nil || gone || ready != 1 {
+			t.Fatalf("peek %d at %s: %d ready, gone %v, error %v; want the message", i+1, source.Name, ready, gone, err)
+		}
+	}
+	if took := time.Since(published); took > ttl/2 {
+		t.Fatalf("%d peeks took %s, too close to the TTL (%s) to tell an early message", peeks, took, ttl)
+	}
+	for queueDepth(t, ch, dead.Name) == 0 {
+		if time.Since(published) > ttl+5*time.Second {
+			t.Fatalf("the message did not dead-letter into %s within its TTL and 5 s", dead.Name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	after := time.Since(published)
+	msg, ok, err := ch.Get(dead.Name, true)
+	if err != nil || !ok {
+		t.Fatalf("Get(%s) = %v, %v; want the message", dead.Name, ok, err)
+	}
+	reason := "?"
+	if deaths, _ := msg.Headers["x-death"].([]any); len(deaths) > 0 {
+		if death, ok := deaths[0].(amqp.Table); ok {
+			reason, _ = death["reason"].(string)
+		}
+	}
+	t.Logf("peeked %d times, the message dead-lettered %s after its publish (TTL %s), reason %s, x-delivery-count %v",
+		peeks, after.Round(time.Millisecond), ttl, reason, msg.Headers["x-delivery-count"])
+	if after < ttl || reason != "expired" {
+		t.Errorf("the message dead-lettered %s after its publish with reason %q, want at its TTL (%s), expired: the peeks counted as deliveries",
+			after.Round(time.Millisecond), reason, ttl)
 	}
 }

@@ -356,8 +356,13 @@ func (c *Client) deleteQueue(ctx context.Context, vhost, name string, force bool
 
 // peekRequest is the body of POST /api/queues/{vhost}/{name}/get that looks
 // at the head of a queue and puts the message back: basic.get, then
-// basic.reject with requeue.
-var peekRequest = map[string]any{"count": 1, "ackmode": "reject_requeue_true", "encoding": "auto", "truncate": 50}
+// basic.nack with requeue (ack_requeue_true). Not basic.reject
+// (reject_requeue_true): RabbitMQ 4.3 counts a rejected message as a failed
+// delivery, and a quorum queue dead-letters a message past its delivery
+// limit (20 by default on 4.x), so the 21st peek at a TTL queue would send
+// its head on early (TestAccPeeksAreNoDeliveries). A nack is a plain return
+// there. On 3.10, which has no default limit, the two modes act alike.
+var peekRequest = map[string]any{"count": 1, "ackmode": "ack_requeue_true", "encoding": "auto", "truncate": 50}
 
 // peekedMessage is the part of a /get answer's message that counts.
 type peekedMessage struct {

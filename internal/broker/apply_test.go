@@ -171,7 +171,7 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 				if err := json.Unmarshal([]byte(fake.peekBody), &body); err != nil {
 					t.Fatal(err)
 				}
-				want := map[string]any{"count": 1.0, "ackmode": "reject_requeue_true", "encoding": "auto", "truncate": 50.0}
+				want := map[string]any{"count": 1.0, "ackmode": "ack_requeue_true", "encoding": "auto", "truncate": 50.0}
 				if diff := gocmp.Diff(want, body); diff != "" {
 					t.Errorf("peek body (-want +got):\n%s", diff)
 				}

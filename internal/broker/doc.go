@@ -126,6 +126,7 @@
 //     if-empty flag itself (400 "queue.delete operations with if-empty flag
 //     set are not supported by quorum queues").
 //   - POST /api/queues/{vhost}/{name}/get with ackmode reject_requeue_true
+//     (the client now uses ack_requeue_true, below)
 //     takes up to count messages with basic.get and rejects them with
 //     requeue: an empty array means the queue had no ready message at that
 //     instant. The answer comes before the requeue lands: for about a
@@ -141,7 +142,18 @@
 //     (TestAccPeekMovesQuorumHeadBehind). A peek at a queue of a set that
 //     holds messages would delay them by up to the queue's TTL.
 //   - The management statistics lag: published messages showed in a queue's
-//     counts after 3.5 to 9.3 s (the default statistics interval is 5 s).
+//     counts after 3.5 to 9.3 s (the default statistics interval is 5 s),
+//     and messages that left a quorum queue were still counted for 3 to 10 s
+//     (TestAccStatisticsOutliveMessages).
+//
+// RabbitMQ 4.3.6 (Debian sid) differs:
+//   - A peek with reject_requeue_true counts as a failed delivery: the 21st
+//     dead-letters a quorum queue's message (delivery limit 20 by default,
+//     reason delivery_limit), early. ack_requeue_true (basic.nack with
+//     requeue) is a plain return there and does not count; 25 such peeks left
+//     a message with a 6 s TTL to expire on time (TestAccPeeksAreNoDeliveries).
+//   - A peeked message goes back to the head of a quorum queue, so it
+//     still dead-letters first (TestAccPeekMovesQuorumHeadBehind).
 //   - Deleting an object that does not exist answers 404; a declaration in a
 //     vhost that does not exist answers 404 "vhost_not_found".
 //   - A dead-lettered message whose routing key matches no binding of the
