@@ -343,7 +343,7 @@ func (c *Client) deleteQueue(ctx context.Context, vhost, name string, force bool
 		return err
 	case strings.Contains(apiErr.Reason, "not empty"):
 		// The count only decorates the message; the refusal stands without it.
-		messages, countErr := c.readQueueDepth(ctx, vhost, name)
+		messages, _, countErr := c.readQueueDepth(ctx, vhost, name)
 		if countErr != nil && !isNotFound(countErr) {
 			return errors.Join(&QueueNotEmptyError{Queue: name}, fmt.Errorf("counting its messages: %w", countErr))
 		}

@@ -160,6 +160,60 @@ func TestHeldMessages(t *testing.T) {
 	}
 }
 
+// TestCountedMessages checks the count that watches draining generations:
+// the statistics alone where the broker gives them, and a peek where it
+// gives none — a broker without management metrics (RabbitMQ 4.x with
+// management_metrics_collection off) answers a queue with its name and no
+// count, which must not read as empty.
+func TestCountedMessages(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		statistics   string
+		peeks        map[string]string
+		want         map[string]int64
+		wantRequests []string
+	}{
+		"the statistics alone where they count": {
+			statistics: `[{"name":"a","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0},
+			              {"name":"b","messages_ready":4,"messages_unacknowledged":0,"messages_dlx":1}]`,
+			peeks:        map[string]string{"a": `[{"payload":"x","message_count":2}]`, "b": `[]`},
+			want:         map[string]int64{"b": 5},
+			wantRequests: []string{"GET /api/queues/%2F/a", "GET /api/queues/%2F/b"},
+		},
+		"a peek where the broker gives no statistics": {
+			statistics:   `[]`,
+			peeks:        map[string]string{"a": `[{"payload":"x","message_count":2}]`, "b": `[]`},
+			want:         map[string]int64{"a": 3},
+			wantRequests: []string{"GET /api/queues/%2F/a", "GET /api/queues/%2F/b", "POST /api/queues/%2F/a/get", "POST /api/queues/%2F/b/get"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake := &heldBroker{statistics: tt.statistics, peeks: tt.peeks}
+			server := httptest.NewServer(fake)
+			t.Cleanup(server.Close)
+			client, err := broker.New(broker.Config{Endpoint: server.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := client.CountedMessages(t.Context(), "/", []string{"a", "b"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := gocmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("CountedMessages() mismatch (-want +got):\n%s", diff)
+			}
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			requests := slices.Sorted(slices.Values(fake.requests))
+			if diff := gocmp.Diff(tt.wantRequests, requests); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestHeldMessagesMissingVHost(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {

@@ -66,17 +66,28 @@ type exchangePage struct {
 }
 
 // queueDepthJSON is a queue's message counts, from the management statistics.
-// Not rabbithole.QueueInfo, which lacks messages_dlx.
+// Not rabbithole.QueueInfo, which lacks messages_dlx. A count the broker
+// leaves out is nil: a queue too new for its first statistics, or any queue
+// of a broker that collects none (RabbitMQ 4.x with the deprecated feature
+// management_metrics_collection not permitted, or
+// management_agent.disable_metrics_collector).
 type queueDepthJSON struct {
 	Name                   string `json:"name"`
-	MessagesReady          int64  `json:"messages_ready"`
-	MessagesUnacknowledged int64  `json:"messages_unacknowledged"`
-	MessagesDLX            int64  `json:"messages_dlx"` // quorum queues: waiting for at-least-once dead-lettering
+	MessagesReady          *int64 `json:"messages_ready"`
+	MessagesUnacknowledged *int64 `json:"messages_unacknowledged"`
+	MessagesDLX            *int64 `json:"messages_dlx"` // quorum queues: waiting for at-least-once dead-lettering
 }
 
-// messages is every message the statistics count in the queue.
-func (q queueDepthJSON) messages() int64 {
-	return q.MessagesReady + q.MessagesUnacknowledged + q.MessagesDLX
+// messages is every message the statistics count in the queue; known is
+// false when they count none because the broker gave no statistics.
+func (q queueDepthJSON) messages() (messages int64, known bool) {
+	for _, count := range []*int64{q.MessagesReady, q.MessagesUnacknowledged, q.MessagesDLX} {
+		if count != nil {
+			messages += *count
+			known = true
+		}
+	}
+	return messages, known
 }
 
 type queueDepthPage struct {
@@ -161,12 +172,13 @@ func (c *Client) listQueueDepths(ctx context.Context, vhost, pattern string) ([]
 // holds; not through rabbit-hole, whose DetailedQueueInfo has no
 // messages_dlx either. The broker answers a plain 404 alike for a missing
 // queue and a missing vhost.
-func (c *Client) readQueueDepth(ctx context.Context, vhost, name string) (int64, error) {
+func (c *Client) readQueueDepth(ctx context.Context, vhost, name string) (messages int64, known bool, err error) {
 	var q queueDepthJSON
 	if err := c.call(ctx, http.MethodGet, apiPath("queues", vhost, name), depthColumns, nil, &q); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return q.messages(), nil
+	messages, known = q.messages()
+	return messages, known, nil
 }
 
 // ReadSet reads the exchanges and queues of the set called name in vhost,
@@ -403,7 +415,7 @@ func (c *Client) queueMessages(ctx context.Context, vhost string, queues []strin
 			return nil, err
 		}
 		for _, q := range items {
-			counts[q.Name] = q.messages()
+			counts[q.Name], _ = q.messages()
 		}
 	}
 	return counts, nil
@@ -437,10 +449,13 @@ const StatisticsLag = 10 * time.Second
 
 // CountedMessages is HeldMessages without the peek: what the management
 // statistics of each named queue count, one request per queue, lagging by
-// up to a statistics interval. It disturbs no queue, so it suits watching
-// queues that hold messages, such as a draining generation's, where a peek
-// would move a quorum queue's head behind the others (see queueHeld); it
-// never decides that deleting a queue is safe.
+// up to a statistics interval. It disturbs no queue that has statistics, so
+// it suits watching queues that hold messages, such as a draining
+// generation's, where a peek would move a 3.10 quorum queue's head behind
+// the others (see queueHeld); it never decides that deleting a queue is
+// safe. A queue the broker gives no statistics for (a new one, or any on a
+// broker that collects none) is peeked at, as HeldMessages does: a count of
+// nothing there would call a generation that holds messages empty.
 func (c *Client) CountedMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
 	ctx, report := c.observe(ctx, "counted messages", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()
@@ -461,7 +476,10 @@ func (c *Client) CountedMessages(ctx context.Context, vhost string, queues []str
 // per queue, and one more if a queue is missing, to ask about the vhost
 // (the broker answers 404 alike for both).
 //
-// With peek false no queue is peeked at: the counts are the statistics'.
+// With peek false no queue is peeked at whose statistics the broker gives:
+// the counts are the statistics'. A queue without statistics is peeked at
+// either way, so that a broker that collects none (RabbitMQ 4.x without
+// management metrics) never has a queue that holds messages counted empty.
 func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string, peek bool) (map[string]int64, error) {
 	names := slices.Compact(slices.Sorted(slices.Values(queues)))
 	counts := make([]int64, len(names))
@@ -496,9 +514,11 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 //     messages_dlx), the only source for messages delivered but
 //     unacknowledged and, for at-least-once dead-lettering, waiting in
 //     messages_dlx; they lag by up to a statistics interval;
-//  2. only when they count none, a peek at the queue's head that puts the
-//     message back (peekReady), exact for ready messages at the instant the
-//     broker answers; a message it finds comes back marked redelivered.
+//  2. only when they count none (or the broker gives none), a peek at the
+//     queue's head that puts the message back (peekReady), exact for ready
+//     messages at the instant the broker answers; a message it finds comes
+//     back marked redelivered. Without statistics the peek is all there is:
+//     messages unacknowledged or waiting in messages_dlx go unseen.
 //
 // The peek is kept for when the statistics count nothing because a quorum
 // queue requeues a peeked message at its back, and expires messages from
@@ -512,13 +532,13 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 // exists is false when either answered 404: the queue (or its vhost) does
 // not exist.
 func (c *Client) queueHeld(ctx context.Context, vhost, name string, peek bool) (held int64, exists bool, err error) {
-	counted, err := c.readQueueDepth(ctx, vhost, name)
+	counted, known, err := c.readQueueDepth(ctx, vhost, name)
 	switch {
 	case isNotFound(err):
 		return 0, false, nil
 	case err != nil:
 		return 0, false, fmt.Errorf("reading the statistics of queue %q of vhost %q: %w", name, vhost, err)
-	case counted > 0 || !peek:
+	case counted > 0 || (!peek && known):
 		return counted, true, nil
 	}
 	ready, gone, err := c.peekReady(ctx, vhost, name)
