@@ -180,6 +180,14 @@ func TestCountedMessages(t *testing.T) {
 			want:         map[string]int64{"b": 5},
 			wantRequests: []string{"GET /api/queues/%2F/a", "GET /api/queues/%2F/b"},
 		},
+		"the totals of a broker without management metrics": {
+			// RabbitMQ 4.x without them answers enable_queue_totals with
+			// these three, messages counting those waiting in messages_dlx.
+			statistics:   `[{"name":"a","messages":2,"messages_ready":0,"messages_unacknowledged":0}]`,
+			peeks:        map[string]string{"a": `[]`, "b": `[]`},
+			want:         map[string]int64{"a": 2},
+			wantRequests: []string{"GET /api/queues/%2F/a", "GET /api/queues/%2F/b", "POST /api/queues/%2F/b/get"},
+		},
 		"a peek where the broker gives no statistics": {
 			statistics:   `[]`,
 			peeks:        map[string]string{"a": `[{"payload":"x","message_count":2}]`, "b": `[]`},
