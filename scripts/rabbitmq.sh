@@ -31,7 +31,8 @@ version=${RABBITMQ_VERSION:-4.3}
 amqp_port=${RABBITMQ_AMQP_PORT:-5672}
 management_port=${RABBITMQ_MANAGEMENT_PORT:-15672}
 wait_seconds=${RABBITMQ_WAIT_SECONDS:-180}
-chroot_dir=${RABBITMQ_CHROOT:-/var/lib/rabbitmq-sid}
+# Absolute and resolved, as /proc/mounts names the mounts in it.
+chroot_dir=$(realpath -m "${RABBITMQ_CHROOT:-/var/lib/rabbitmq-sid}")
 chroot_epmd_port=${RABBITMQ_CHROOT_EPMD_PORT:-4370}
 chroot_suite=${RABBITMQ_CHROOT_SUITE:-sid}
 node=rabbit@localhost
