@@ -2,8 +2,9 @@
 # RabbitMQ nodes of their own for the fault tests (make test-faults): a node that is restarted,
 # a 3-node cluster that loses a node, a node with a TLS management listener. They run beside the
 # shared node of scripts/rabbitmq.sh (rabbit@localhost, 5672/15672), which this script never
-# touches, from the same Debian package (scripts/rabbitmq.sh installs it), as the rabbitmq user,
-# with the same Erlang cookie, on 127.0.0.1 only.
+# touches, from Debian 12's package on this machine (3.10.8; `RABBITMQ_VERSION=3.10
+# scripts/rabbitmq.sh install` installs it), as the rabbitmq user, with its Erlang cookie, on
+# 127.0.0.1 only.
 #
 # Node N (1–9) is rabbit-fN@localhost with
 #   AMQP 127.0.0.1:568N, management API 127.0.0.1:1568N, Erlang distribution 127.0.0.1:2568N,
@@ -139,7 +140,7 @@ launch() {
 		fi
 		return 0
 	fi
-	command -v rabbitmq-server >/dev/null 2>&1 || die "rabbitmq-server is not installed: run scripts/rabbitmq.sh start first"
+	command -v rabbitmq-server >/dev/null 2>&1 || die "rabbitmq-server is not installed: run RABBITMQ_VERSION=3.10 scripts/rabbitmq.sh install first"
 	sudo_if_needed epmd -daemon
 	log "starting $node (amqp 127.0.0.1:${amqp_port}, management 127.0.0.1:${management_port}, dir $dir)"
 	# Debian's wrapper runs the server as the rabbitmq user, whose home holds the cookie.
