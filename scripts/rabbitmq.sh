@@ -15,11 +15,13 @@
 #   scripts/rabbitmq.sh install   install RABBITMQ_VERSION's broker without starting it
 #   scripts/rabbitmq.sh ctl ARGS  run RABBITMQ_VERSION's rabbitmqctl (scripts/rabbitmq-cli/rabbitmqctl)
 #
-# The chroot shares this machine's network and processes. Its node is rabbit@localhost too, but its
-# Erlang port mapper (epmd) listens on 127.0.0.1:RABBITMQ_CHROOT_EPMD_PORT (4370), apart from this
-# machine's on 4369 (Debian 12's node, the fault tests' nodes of scripts/rabbitmq-nodes.sh): the two
-# Erlangs never meet. While its node runs, the chroot has /proc, /sys (read-only), /dev, /dev/pts and
-# this machine's /tmp (where tests write files for rabbitmqctl) mounted; `stop` unmounts them.
+# The chroot (scripts/rabbitmq-chroot.sh, which this script and scripts/rabbitmq-nodes.sh source)
+# shares this machine's network and processes. Its node is rabbit@localhost too, but its Erlang port
+# mapper (epmd) listens on 127.0.0.1:RABBITMQ_CHROOT_EPMD_PORT (4370), apart from this machine's on
+# 4369 (Debian 12's nodes): the two Erlangs never meet. While its node runs, the chroot has /proc,
+# /sys (read-only), /dev, /dev/pts and this machine's /tmp (where tests write files for rabbitmqctl)
+# mounted; `stop` unmounts them, unless a fault node of scripts/rabbitmq-nodes.sh (RabbitMQ 4.3, in
+# the same chroot) still runs there.
 #
 # Environment: RABBITMQ_VERSION (4.3), RABBITMQ_MANAGEMENT_PORT (15672), RABBITMQ_AMQP_PORT (5672),
 # RABBITMQ_WAIT_SECONDS (180); for 4.3 also RABBITMQ_CHROOT, RABBITMQ_CHROOT_EPMD_PORT,
@@ -31,10 +33,6 @@ version=${RABBITMQ_VERSION:-4.3}
 amqp_port=${RABBITMQ_AMQP_PORT:-5672}
 management_port=${RABBITMQ_MANAGEMENT_PORT:-15672}
 wait_seconds=${RABBITMQ_WAIT_SECONDS:-180}
-# Absolute and resolved, as /proc/mounts names the mounts in it.
-chroot_dir=$(realpath -m "${RABBITMQ_CHROOT:-/var/lib/rabbitmq-sid}")
-chroot_epmd_port=${RABBITMQ_CHROOT_EPMD_PORT:-4370}
-chroot_suite=${RABBITMQ_CHROOT_SUITE:-sid}
 node=rabbit@localhost
 marker="managed by terraform-provider-rabbitmq scripts/rabbitmq.sh"
 
@@ -125,110 +123,13 @@ $ulimit_comment"
 
 # --- RabbitMQ 4.3 in a Debian sid chroot ---------------------------------------------------------
 
-# in_chroot COMMAND...: runs COMMAND in the chroot as root, with a clean environment that points
-# Erlang at the chroot's own epmd.
-in_chroot() {
-	sudo_if_needed env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-		ERL_EPMD_PORT="$chroot_epmd_port" ERL_EPMD_ADDRESS=127.0.0.1 chroot "$chroot_dir" "$@"
-}
-
-# debian_mirror: the Debian archive to debootstrap from.
-debian_mirror() {
-	if [ -n "${RABBITMQ_DEBIAN_MIRROR:-}" ]; then
-		echo "$RABBITMQ_DEBIAN_MIRROR"
-		return
-	fi
-	local codename uri
-	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-	uri=$(
-		{
-			# One-line sources: deb [options] URI SUITE COMPONENT...
-			cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | sed 's/\[[^]]*\]//' |
-				awk -v suite="$codename" '$1 == "deb" && $3 == suite { print $2; exit }'
-			# deb822 sources: the first stanza of type deb whose suites hold the release's own.
-			cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk -v suite="$codename" '
-				function emit() {
-					if (!printed && deb && has_suite && uri != "") { print uri; printed = 1; exit }
-					deb = has_suite = 0; uri = ""
-				}
-				/^[[:space:]]*$/ { emit(); next }
-				tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
-				tolower($1) == "uris:" { uri = $2 }
-				tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i == suite) has_suite = 1 }
-				END { emit() }'
-		} | head -n 1
-	)
-	echo "${uri:-http://deb.debian.org/debian}"
-}
-
-mounted() { awk -v dir="$1" '$2 == dir { found = 1 } END { exit !found }' /proc/mounts; }
-
-# unmount_under DIR: unmounts everything mounted at or below DIR, the deepest first.
-unmount_under() {
-	local dir=$1 mount_point
-	awk -v dir="$dir" '$2 == dir || index($2, dir "/") == 1 { print $2 }' /proc/mounts | tac |
-		while read -r mount_point; do
-			# A process still holding a file there (say /dev/null) makes it busy: detach it then.
-			sudo_if_needed umount "$mount_point" 2>/dev/null || sudo_if_needed umount -l "$mount_point"
-		done
-}
-
-chroot_package_version() {
-	dpkg-query --admindir="$chroot_dir/var/lib/dpkg" -W -f '${Version}' rabbitmq-server 2>/dev/null || true
-}
-
-# make_chroot: debootstraps the chroot unless it is there; fails unless it holds rabbitmq-server 4.3.
-make_chroot() {
-	if [ ! -e "$chroot_dir" ]; then
-		command -v debootstrap >/dev/null 2>&1 || {
-			log "installing debootstrap from Debian's packages"
-			apt_install debootstrap
-		}
-		# Made beside, then renamed: the chroot directory is there only once it is complete.
-		local partial=$chroot_dir.partial debootstrap_log mirror started=$SECONDS
-		if [ -e "$partial" ]; then
-			log "removing $partial, left by an interrupted run"
-			unmount_under "$partial"
-			sudo_if_needed rm -rf --one-file-system "$partial"
-		fi
-		mirror=$(debian_mirror)
-		debootstrap_log=$(mktemp -t rabbitmq-debootstrap.XXXXXX)
-		log "making a Debian $chroot_suite chroot with rabbitmq-server in $chroot_dir from $mirror (debootstrap: ~3 min, ~400 MB, once; log $debootstrap_log)"
-		if ! sudo_if_needed debootstrap --variant=minbase --include=rabbitmq-server "$chroot_suite" "$partial" "$mirror" >"$debootstrap_log" 2>&1; then
-			unmount_under "$partial"
-			tail -n 20 "$debootstrap_log" >&2 || true
-			die "debootstrap failed; its log: $debootstrap_log"
-		fi
-		unmount_under "$partial"
-		sudo_if_needed mv "$partial" "$chroot_dir"
-		rm -f "$debootstrap_log"
-		log "made $chroot_dir in $((SECONDS - started))s"
-	fi
-	local package
-	package=$(chroot_package_version)
-	[ -n "$package" ] || die "$chroot_dir holds no rabbitmq-server: remove it, or set RABBITMQ_CHROOT to another directory"
-	is_version "$package" 4.3 ||
-		die "$chroot_dir holds rabbitmq-server $package, not 4.3 (Debian $chroot_suite moved on?): remove it to make it again from RABBITMQ_CHROOT_SUITE, or set RABBITMQ_CHROOT"
-}
-
-chroot_mounts=(proc sys dev dev/pts tmp)
-
-mount_chroot() {
-	local target
-	for target in "${chroot_mounts[@]}"; do
-		mounted "$chroot_dir/$target" && continue
-		case "$target" in
-		proc) sudo_if_needed mount -t proc proc "$chroot_dir/proc" ;;
-		sys) sudo_if_needed mount -t sysfs -o ro sysfs "$chroot_dir/sys" ;;
-		*) sudo_if_needed mount --bind "/$target" "$chroot_dir/$target" ;;
-		esac
-	done
-}
+# The chroot's variables (chroot_dir, chroot_epmd_port) and functions: in_chroot, make_chroot,
+# mount_chroot, release_chroot, chroot_lock, ...
+# shellcheck source=scripts/rabbitmq-chroot.sh
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rabbitmq-chroot.sh"
 
 configure_chroot() {
-	# The node name's host must resolve, to loopback.
-	write_managed "$chroot_dir/etc/hosts" "127.0.0.1	localhost
-::1	localhost ip6-localhost ip6-loopback"
+	chroot_hosts
 	write_managed "$chroot_dir/etc/rabbitmq/rabbitmq.conf" "$rabbitmq_conf"
 	# Sourced by rabbitmq-server and rabbitmqctl alike, which export the ERL_EPMD_* variables.
 	write_managed "$chroot_dir/etc/rabbitmq/rabbitmq-env.conf" "NODENAME=${node}
@@ -283,10 +184,15 @@ stop_version() {
 		wait_ports_free
 		log "stopped $node (RabbitMQ $v)"
 	fi
-	if [ "$v" = 4.3 ] && [ -d "$chroot_dir" ]; then
-		# The chroot's epmd (which its node started) refuses to go while a node is registered.
-		if mounted "$chroot_dir/proc"; then in_chroot epmd -kill >/dev/null 2>&1 || true; fi
-		unmount_under "$chroot_dir"
+	if [ "$v" = 4.3 ]; then
+		# Its VM leaves the chroot's epmd as it ends, about when its ports close.
+		local deadline=$((SECONDS + wait_seconds))
+		while grep -qxF "${node%@*}" <<<"$(chroot_nodes)"; do
+			[ "$SECONDS" -lt "$deadline" ] || die "$node still registered with the chroot's epmd ${wait_seconds}s after it stopped"
+			sleep 0.2
+		done
+		# Unmounts unless a fault node of scripts/rabbitmq-nodes.sh still runs there.
+		release_chroot
 	fi
 }
 
@@ -316,6 +222,9 @@ start() {
 		sudo_if_needed epmd -daemon
 		configure
 	else
+		# Held until the node is registered, so that release_chroot (a fault node stopping) cannot
+		# unmount under it meanwhile.
+		chroot_lock
 		mount_chroot
 		configure_chroot
 	fi
@@ -324,9 +233,11 @@ start() {
 		if [ "$version" = 3.10 ]; then
 			sudo_if_needed rabbitmq-server -detached
 		else
-			in_chroot /usr/sbin/rabbitmq-server -detached
+			in_chroot /usr/sbin/rabbitmq-server -detached {chroot_lock_fd}<&-
+			await_chroot_node "${node%@*}"
 		fi
 	fi
+	chroot_unlock
 	local deadline=$((SECONDS + wait_seconds)) logs=/var/log/rabbitmq/
 	[ "$version" = 3.10 ] || logs=$chroot_dir/var/log/rabbitmq/
 	# await_startup fails at once while the node is still booting, so retry it.

@@ -1,6 +1,7 @@
 // Package faults holds the fault tests of delay queue sets: real RabbitMQ
-// nodes of their own on 127.0.0.1, started, stopped, killed and restarted
-// by scripts/rabbitmq-nodes.sh, with sets applied through the provider by a
+// nodes of their own on 127.0.0.1, of the version RABBITMQ_VERSION picks
+// (4.3 or 3.10), started, stopped, killed and restarted by
+// scripts/rabbitmq-nodes.sh, with sets applied through the provider by a
 // real terraform and real messages in flight. There is no non-test code.
 //
 //   - TestFaultBrokerRestart: persistent messages in flight through a quorum

@@ -246,10 +246,11 @@ func (w *writeUp) reproducing(phases []phase) {
 	b.WriteString("\n## Reproducing\n\n")
 	b.WriteString("```sh\nmake test-faults FAULTS_MARKDOWN=benchmarks/faults.md   # prints the fault table last and writes this file\n" +
 		"FAULTS_DLX_CONFIRM_TIMEOUT=180s make test-faults TESTARGS='-run TestFaultClusterNodeLoss/at-least-once'\n```\n\n")
-	b.WriteString("`make test-faults` needs the Debian `rabbitmq-server` package (its `broker` prerequisite installs it) and " +
-		"root or passwordless sudo. The tests start their own nodes with `scripts/rabbitmq-nodes.sh` — node N is " +
+	b.WriteString("`make test-faults` needs root or passwordless sudo, and installs the RabbitMQ that `RABBITMQ_VERSION` picks " +
+		"first (4.3, the default: Debian sid's package in the chroot of `scripts/rabbitmq.sh`; 3.10: Debian 12's package). " +
+		"The tests start their own nodes of that version with `scripts/rabbitmq-nodes.sh` — node N is " +
 		"`rabbit-fN@localhost` with AMQP on 127.0.0.1:568N, the management API on 1568N (1569N kept for a TLS listener) and " +
-		"Erlang distribution on 2568N, its files in `/tmp/rabbitmq-nodes/fN`; the cluster is nodes 1–3, the restart node 4, " +
+		"Erlang distribution on 2568N, its files in `/tmp/rabbitmq-nodes/VERSION/fN`; the cluster is nodes 1–3, the restart node 4, " +
 		"the TLS node 5 — and stop them when they end (their directories stay after a failure, for the logs). The shared " +
 		"broker on 5672/15672 is not used. Plain `go test ./...` and `make testacc` skip these tests; they need `TF_ACC=1` " +
 		"and `RABBITMQ_FAULTS=1`, which the make target sets. The file is written only when every test passed.\n")
