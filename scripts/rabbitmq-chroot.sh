@@ -173,16 +173,16 @@ chroot_unlock() {
 	chroot_lock_fd=
 }
 
-# release_chroot: once no node of the chroot runs, stops its epmd (which the first node started)
-# and unmounts what mount_chroot mounted; while one runs, the shared node or a fault node, leaves
-# both.
+# release_chroot [quiet]: once no node of the chroot runs, stops its epmd (which the first node
+# started) and unmounts what mount_chroot mounted; while one runs, the shared node or a fault
+# node, leaves both, and says so unless told quiet.
 release_chroot() {
 	[ -d "$chroot_dir" ] || return 0
 	chroot_lock
 	local running
 	running=$(chroot_nodes)
 	if [ -n "$running" ]; then
-		if mounted "$chroot_dir/proc"; then log "$chroot_dir stays mounted for the nodes still running there: ${running//$'\n'/, }"; fi
+		if [ "${1:-}" != quiet ] && mounted "$chroot_dir/proc"; then log "$chroot_dir stays mounted for the nodes still running there: ${running//$'\n'/, }"; fi
 	else
 		# epmd refuses to go while a node is registered.
 		if mounted "$chroot_dir/proc"; then in_chroot epmd -kill >/dev/null 2>&1 || true; fi

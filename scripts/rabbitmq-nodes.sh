@@ -359,7 +359,7 @@ stop() {
 		log "stopped $node"
 	done
 	# Once no node runs in the chroot, neither these nor the shared one, its mounts go.
-	if [ "$version" = 4.3 ]; then release_chroot; fi
+	if [ "$version" = 4.3 ]; then release_chroot quiet; fi
 }
 
 kill_nodes() {
