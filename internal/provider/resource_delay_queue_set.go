@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -173,19 +172,8 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if len(actual.Exchanges)+len(actual.Queues) > 0 && spec.Layout.OrDefault() != topology.LayoutDefault {
-		resp.Diagnostics.AddError("Delay Queue Set Already Exists",
-			fmt.Sprintf("Objects of the %s layout already exist in vhost %q (for example %s). Its names are the library's, "+
-				"so a vhost holds at most one set of that layout: if it is the library's own, import it with "+
-				"`terraform import <address> %s` to manage it; if another resource manages it, keep one of the two.",
-				spec.Layout, spec.VHost, firstObjectName(actual), importID(spec.VHost, spec.Name)))
-		return
-	}
 	if len(actual.Exchanges)+len(actual.Queues) > 0 {
-		resp.Diagnostics.AddError("Delay Queue Set Already Exists",
-			fmt.Sprintf("Objects of the set %q already exist in vhost %q (for example %s). Import the set with "+
-				"`terraform import <address> %s` to manage it, or choose another name.",
-				spec.Name, spec.VHost, firstObjectName(actual), importID(spec.VHost, spec.Name)))
+		resp.Diagnostics.Append(alreadyExists(spec, actual)...)
 		return
 	}
 	changes := topology.Diff(desired, actual)
@@ -396,92 +384,6 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 	}
 }
 
-// readKnownSet reads the set of a state (or a plan) whose objects it
-// knows: those of its current and draining generations, by name (see
-// broker.Client.ReadSetNamed), so that a refresh costs the broker the same
-// however many other objects the vhost holds. A state that cannot be
-// planned (written by a provider that planned it otherwise) is read by the
-// name-filtered listing instead.
-func readKnownSet(ctx context.Context, client *broker.Client, m delayQueueSetModel) (topology.Topology, error) {
-	vhost, name, layout := m.VHost.ValueString(), m.Name.ValueString(), layoutOf(m.Layout)
-	if known, ok := knownSet(m); ok {
-		return client.ReadSetNamed(ctx, vhost, name, layout, known)
-	}
-	return client.ReadSetOf(ctx, vhost, name, layout)
-}
-
-// plansAllOf tells whether planned holds every exchange, queue and binding
-// the state's last refresh or apply showed (its lines).
-func plansAllOf(planned topology.Topology, state delayQueueSetModel) bool {
-	names := map[string]bool{}
-	for _, x := range planned.Exchanges {
-		names["exchange "+x.Name] = true
-	}
-	for _, q := range planned.Queues {
-		names["queue "+q.Name] = true
-	}
-	for _, b := range planned.Bindings {
-		names[b.String()] = true
-	}
-	for _, line := range lines(state.Exchanges) {
-		if !names["exchange "+topology.LineName(line)] {
-			return false
-		}
-	}
-	for _, line := range lines(state.Queues) {
-		if !names["queue "+topology.LineName(line)] {
-			return false
-		}
-	}
-	for _, line := range lines(state.Bindings) {
-		if !names[line] {
-			return false
-		}
-	}
-	return true
-}
-
-// knownSet is the planned topology of a state's current and draining
-// generations, or false when the state cannot be planned.
-func knownSet(m delayQueueSetModel) (topology.Topology, bool) {
-	spec, _, diags := planOf(m)
-	if diags.HasError() {
-		return topology.Topology{}, false
-	}
-	draining, _ := drainingOf(m)
-	known, err := topology.PlanGenerations(spec, draining)
-	return known, err == nil
-}
-
-// desiredAndActual plans a fully known model and reads what the broker has
-// of that set, for Create and Update (the action, for errors) to diff. A
-// create looks for the planned objects by name; an update lists every
-// object named like the set, so that no generation the state has lost
-// track of escapes it.
-func (r *DelayQueueSetResource) desiredAndActual(ctx context.Context, action string, m delayQueueSetModel) (
-	client *broker.Client, spec topology.Spec, desired, actual topology.Topology, diags diag.Diagnostics,
-) {
-	client, diags = r.data.brokerClient()
-	if diags.HasError() {
-		return
-	}
-	spec, desired, planDiags := planOf(m)
-	diags.Append(planDiags...)
-	if diags.HasError() {
-		return
-	}
-	var err error
-	if action == "create" {
-		actual, err = client.ReadSetNamed(ctx, spec.VHost, spec.Name, spec.Layout, desired)
-	} else {
-		actual, err = client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
-	}
-	if err != nil {
-		diags.Append(brokerError(action, spec, err, "")...)
-	}
-	return client, spec, desired, actual, diags
-}
-
 // ImportState takes an ID "<url-escaped vhost>/<name>", such as "%2F/delay",
 // optionally followed by "/<layout>"; Read then infers the rest of the spec
 // from the broker, and the layout when the ID names none.
@@ -499,56 +401,4 @@ func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.Im
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("vhost"), vhost)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("migration_wait"), defaultMigrationWait.String())...)
-}
-
-// apply runs the changes after refusing, with every non-empty queue named,
-// any deletion of a queue that holds messages unless force is set, so that a
-// refused change changes nothing. The broker layer checks again at the moment
-// of each deletion, for messages that arrive in between (see package broker).
-func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client, spec topology.Spec, changes []topology.Change, force bool) error {
-	var doomed []string
-	redeclared := map[string]bool{}
-	for _, change := range changes {
-		switch change.Kind {
-		case topology.DeleteQueue:
-			doomed = append(doomed, change.Queue.Name)
-		case topology.CreateQueue:
-			redeclared[change.Queue.Name] = true
-		}
-	}
-	if len(doomed) > 0 && !force {
-		counts, err := client.HeldMessages(ctx, spec.VHost, doomed)
-		if err != nil {
-			return err
-		}
-		refused := &queuesHoldMessagesError{}
-		for _, queue := range doomed {
-			if n := counts[queue]; n > 0 {
-				refused.held = append(refused.held, fmt.Sprintf("%s holds %d message(s)", queue, n))
-				if redeclared[queue] && spec.Layout.OrDefault() != topology.LayoutDefault {
-					refused.redeclaredIn = spec.Layout
-				}
-			}
-		}
-		if len(refused.held) > 0 {
-			return refused
-		}
-	}
-	started, before := time.Now(), client.Requests()
-	err := client.Apply(ctx, spec.VHost, changes, broker.ApplyOptions{ForceDeleteQueues: force})
-	tflog.Debug(ctx, "applied delay queue set changes", map[string]any{
-		"changes": len(changes), "requests": client.Requests() - before, "duration": time.Since(started).String(),
-	})
-	return err
-}
-
-// stateParkingLotType is the queue type of the parking lot a state read
-// from the broker, or "" when it has none (a new set).
-func stateParkingLotType(state delayQueueSetModel) topology.QueueType {
-	var queues []topology.Queue
-	for _, line := range lines(state.Queues) {
-		name, queueType := topology.QueueTypeInLine(line)
-		queues = append(queues, topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: queueType}})
-	}
-	return topology.ParkingLotType(state.Name.ValueString(), topology.Topology{Queues: queues})
 }
