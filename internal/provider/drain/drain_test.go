@@ -136,11 +136,11 @@ func (f *fakeCounter) HeldMessages(_ context.Context, _ string, queues []string)
 	return answer(f.held, queues), nil
 }
 
-// polls is the statistics' calls about queues every second from from to
-// to, the way Empty watches.
-func polls(queues []string, from, to time.Duration) []call {
+// polls is the statistics' calls about queues every second from the start
+// until to, the way Empty watches.
+func polls(queues []string, to time.Duration) []call {
 	var calls []call
-	for at := from; at <= to; at += time.Second {
+	for at := time.Duration(0); at <= to; at += time.Second {
 		calls = append(calls, call{Method: "counted", Queues: queues, At: at})
 	}
 	return calls
@@ -179,7 +179,7 @@ func TestEmpty(t *testing.T) {
 			draining: []topology.Generation{g2}, switchedAgo: ago(0), wait: time.Minute,
 			wantCounts: map[string]int64{},
 			wantEmpty:  []topology.Generation{g2},
-			wantCalls: append(polls(queuesOf(g2), 0, broker.StatisticsLag),
+			wantCalls: append(polls(queuesOf(g2), broker.StatisticsLag),
 				call{"held", queuesOf(g2), broker.StatisticsLag}),
 		},
 		"switch: an older generation is checked while the one just switched from is not": {
@@ -193,13 +193,13 @@ func TestEmpty(t *testing.T) {
 			counted:    []map[string]int64{holding(5, g1), holding(3, g1), {}},
 			wantCounts: map[string]int64{},
 			wantEmpty:  []topology.Generation{g1},
-			wantCalls:  append(polls(queuesOf(g1), 0, 2*time.Second), call{"held", queuesOf(g1), 2 * time.Second}),
+			wantCalls:  append(polls(queuesOf(g1), 2*time.Second), call{"held", queuesOf(g1), 2 * time.Second}),
 		},
 		"wait: still counting messages at the deadline: kept, not checked": {
 			draining: []topology.Generation{g1}, wait: 2500 * time.Millisecond,
 			counted:    []map[string]int64{holding(5, g1)},
 			wantCounts: holding(5, g1),
-			wantCalls: append(polls(queuesOf(g1), 0, 2*time.Second),
+			wantCalls: append(polls(queuesOf(g1), 2*time.Second),
 				call{"counted", queuesOf(g1), 2500 * time.Millisecond}),
 		},
 		"wait: a wait of 0 counts once": {
@@ -212,7 +212,7 @@ func TestEmpty(t *testing.T) {
 			draining: []topology.Generation{g1}, wait: 10 * time.Minute,
 			counted:    []map[string]int64{holding(1, g1)},
 			wantCounts: holding(1, g1),
-			wantCalls:  polls(queuesOf(g1), 0, 10*time.Minute),
+			wantCalls:  polls(queuesOf(g1), 10*time.Minute),
 		},
 		"keep: only the generation the statistics count empty is checked": {
 			draining: []topology.Generation{g1, g2}, wait: 0,
