@@ -60,7 +60,8 @@ func driftedHolding(ctx context.Context, private privateState) ([]string, diag.D
 	}
 	var queues []string
 	if err := json.Unmarshal(value, &queues); err != nil {
-		diags.AddError("Unreadable Private State", fmt.Sprintf("The provider's note %q in the state is not a list of queue names: %v", driftedHoldingKey, err))
+		diags.Append(unreadableNote(driftedHoldingKey, "a list of queue names", err))
+		return nil, diags
 	}
 	return queues, diags
 }
@@ -86,8 +87,20 @@ func switchedAt(ctx context.Context, private privateState) (time.Time, diag.Diag
 	}
 	var at time.Time
 	if err := json.Unmarshal(value, &at); err != nil {
-		diags.AddError("Unreadable Private State", fmt.Sprintf("The provider's note %q in the state is not a time: %v", switchedAtKey, err))
+		diags.Append(unreadableNote(switchedAtKey, "a time", err))
 		return time.Time{}, diags
 	}
 	return at, diags
+}
+
+// unreadableNote warns that a note of the provider's in the private state
+// could not be read. The notes only spare a refresh or an apply work (a
+// look at drifted queues, a wait for the statistics); the exact check
+// before any deletion does not depend on them. So the note is ignored
+// rather than failing every plan, and the next apply writes it anew.
+func unreadableNote(key, want string, err error) diag.Diagnostic {
+	return diag.NewWarningDiagnostic("Unreadable Private State Ignored",
+		fmt.Sprintf("The provider's note %q in the state is not %s (%v), so it is ignored: nothing needs doing, "+
+			"and the next apply that changes the set writes it again. No queue is deleted on the strength of a note: "+
+			"each is checked for messages first.", key, want, err))
 }
