@@ -112,7 +112,7 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 	if err != nil {
 		return report{}, fmt.Errorf("reading the broker's version at %s: %w", cfg.Endpoint, err)
 	}
-	r.Provenance.RabbitMQ, r.Provenance.Erlang = node.RabbitMQVersion, node.ErlangVersion
+	r.Provenance.RabbitMQ, r.Provenance.Erlang, r.Provenance.MetadataStore = node.RabbitMQVersion, node.ErlangVersion, node.MetadataStore
 	if r.Provenance.Terraform, err = machine.TerraformVersion(ctx, cfg.Terraform); err != nil {
 		return report{}, err
 	}

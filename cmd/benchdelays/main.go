@@ -90,7 +90,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	if err != nil {
 		return 2, fmt.Errorf("ask the broker's version: %w", err)
 	}
-	env.Provenance.RabbitMQ, env.Provenance.Erlang = node.RabbitMQVersion, node.ErlangVersion
+	env.Provenance.RabbitMQ, env.Provenance.Erlang, env.Provenance.MetadataStore = node.RabbitMQVersion, node.ErlangVersion, node.MetadataStore
 	// The broker takes AMQP connections before the trials need them.
 	conns, err := dialTrial(cfg.URL)
 	if err != nil {

@@ -18,6 +18,14 @@ func TestAccNode(t *testing.T) {
 	if node.Name == "" || node.RabbitMQVersion == "" || node.ErlangVersion == "" {
 		t.Errorf("Node() = %+v, want a name and versions", node)
 	}
+	// 4.3 keeps its metadata in Khepri by default; 3.10 has only Mnesia.
+	wantStore := "Khepri"
+	if strings.HasPrefix(node.RabbitMQVersion, "3.") {
+		wantStore = "Mnesia"
+	}
+	if node.MetadataStore != wantStore {
+		t.Errorf("Node().MetadataStore = %q on RabbitMQ %s, want %q", node.MetadataStore, node.RabbitMQVersion, wantStore)
+	}
 	command, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", node.OSPID))
 	if err != nil || !strings.HasPrefix(string(command), "beam") {
 		t.Errorf("Node().OSPID = %d runs %q (%v), want the broker's beam.smp", node.OSPID, command, err)

@@ -61,6 +61,19 @@ func (f *heldBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// newHeldBroker serves a heldBroker and returns it with a client of it.
+func newHeldBroker(t *testing.T, statistics string, peeks map[string]string) (*heldBroker, *broker.Client) {
+	t.Helper()
+	fake := &heldBroker{statistics: statistics, peeks: peeks}
+	server := httptest.NewServer(fake)
+	t.Cleanup(server.Close)
+	client, err := broker.New(broker.Config{Endpoint: server.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, client
+}
+
 func TestHeldMessages(t *testing.T) {
 	t.Parallel()
 	const emptyPeek = `[]`
@@ -128,13 +141,7 @@ func TestHeldMessages(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			fake := &heldBroker{statistics: tt.statistics, peeks: tt.peeks}
-			server := httptest.NewServer(fake)
-			t.Cleanup(server.Close)
-			client, err := broker.New(broker.Config{Endpoint: server.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
+			fake, client := newHeldBroker(t, tt.statistics, tt.peeks)
 			got, err := client.HeldMessages(t.Context(), "/", tt.queues)
 			if tt.wantErr != "" {
 				var apiErr *broker.APIError
@@ -198,13 +205,7 @@ func TestCountedMessages(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			fake := &heldBroker{statistics: tt.statistics, peeks: tt.peeks}
-			server := httptest.NewServer(fake)
-			t.Cleanup(server.Close)
-			client, err := broker.New(broker.Config{Endpoint: server.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
+			fake, client := newHeldBroker(t, tt.statistics, tt.peeks)
 			got, err := client.CountedMessages(t.Context(), "/", []string{"a", "b"})
 			if err != nil {
 				t.Fatal(err)

@@ -15,6 +15,10 @@ type NodeInfo struct {
 	Name            string
 	RabbitMQVersion string
 	ErlangVersion   string
+	// MetadataStore is where the node keeps its metadata: Khepri (the
+	// khepri_db feature flag enabled, the default of 4.3) or Mnesia; empty
+	// when the user may not read the feature flags.
+	MetadataStore string
 	// OSPID is the node's operating-system process id; 0 when the user may
 	// not list nodes (that needs the monitoring tag).
 	OSPID int
@@ -31,7 +35,8 @@ func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
 	if err != nil {
 		return NodeInfo{}, err
 	}
-	info := NodeInfo{Name: overview.Node, RabbitMQVersion: overview.RabbitMQVersion, ErlangVersion: overview.ErlangVersion}
+	info := NodeInfo{Name: overview.Node, RabbitMQVersion: overview.RabbitMQVersion, ErlangVersion: overview.ErlangVersion,
+		MetadataStore: c.MetadataStore(ctx)}
 	// A node's details come from its first statistics, some seconds after it
 	// starts: until then os_pid is absent.
 	deadline := time.Now().Add(nodeStatisticsWait)
@@ -66,3 +71,24 @@ func (c *Client) nodeOSPID(ctx context.Context, name string) (pid int, visible b
 // nodeStatisticsWait bounds how long Node waits for a freshly started
 // node's first statistics: three default statistics intervals.
 const nodeStatisticsWait = 15 * time.Second
+
+// MetadataStore tells where the node keeps its metadata, for the reports
+// of the benchmarks and fault tests: "Khepri" when the khepri_db feature
+// flag is enabled, "Mnesia" when it is not (or, as on 3.10, does not
+// exist), "" when the feature flags cannot be read.
+func (c *Client) MetadataStore(ctx context.Context) string {
+	var flags []rabbithole.FeatureFlag
+	err := c.viaRabbitHole(ctx, http.MethodGet, apiPath("feature-flags"), func() (err error) {
+		flags, err = c.rabbit.ListFeatureFlags()
+		return err
+	})
+	if err != nil {
+		return ""
+	}
+	for _, flag := range flags {
+		if flag.Name == "khepri_db" && flag.State == rabbithole.StateEnabled {
+			return "Khepri"
+		}
+	}
+	return "Mnesia"
+}

@@ -110,7 +110,7 @@ func writeMarkdown(path string, run runInfo, code int) int {
 		fmt.Fprintf(os.Stderr, "%s: not writing %s: the tests failed, and the write-up holds claims they check\n", markdownEnv, path)
 		return 0
 	}
-	run.Provenance.RabbitMQ, run.Provenance.Erlang = report.broker()
+	run.Provenance.RabbitMQ, run.Provenance.Erlang, run.Provenance.MetadataStore = report.broker()
 	text, ok := report.markdown(run)
 	if !ok {
 		fmt.Fprintf(os.Stderr, "%s: not writing %s: no fault test ran\n", markdownEnv, path)
@@ -168,7 +168,7 @@ type reportTables struct {
 	// tests are the top-level tests that ran, in order.
 	tests []string
 	// The RabbitMQ and Erlang versions of the first node started.
-	rabbitMQ, erlang string
+	rabbitMQ, erlang, metadataStore string
 }
 
 func (r *reportTables) addTest(name string) {
@@ -196,12 +196,13 @@ func (r *reportTables) noteBroker(t *testing.T, managementURL string) {
 		return
 	}
 	r.rabbitMQ, r.erlang = overview.RabbitMQVersion, overview.ErlangVersion
+	r.metadataStore = brokerClient(t, managementURL).MetadataStore(t.Context())
 }
 
-func (r *reportTables) broker() (rabbitMQ, erlang string) {
+func (r *reportTables) broker() (rabbitMQ, erlang, metadataStore string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.rabbitMQ, r.erlang
+	return r.rabbitMQ, r.erlang, r.metadataStore
 }
 
 func (r *reportTables) addRow(row faultRow) {

@@ -42,7 +42,9 @@ type Provenance struct {
 	Go        string    `json:"go"`
 	RabbitMQ  string    `json:"rabbitmq,omitempty"`
 	Erlang    string    `json:"erlang,omitempty"`
-	Terraform string    `json:"terraform,omitempty"`
+	// MetadataStore is the broker's: Khepri or Mnesia.
+	MetadataStore string `json:"metadata_store,omitempty"`
+	Terraform     string `json:"terraform,omitempty"`
 }
 
 // Collect returns the provenance of a measurement that starts now, of the
@@ -90,8 +92,15 @@ func (p Provenance) Markdown() string {
 	software := []string{p.Go}
 	if p.RabbitMQ != "" {
 		rabbit := "RabbitMQ " + p.RabbitMQ
+		var details []string
 		if p.Erlang != "" {
-			rabbit += " (Erlang " + p.Erlang + ")"
+			details = append(details, "Erlang "+p.Erlang)
+		}
+		if p.MetadataStore != "" {
+			details = append(details, "metadata in "+p.MetadataStore)
+		}
+		if len(details) > 0 {
+			rabbit += " (" + strings.Join(details, ", ") + ")"
 		}
 		software = append(software, rabbit)
 	}

@@ -59,6 +59,11 @@ func TestMarkdown(t *testing.T) {
 			want: "Measured at commit 5dae7b0abcde on 2026-11-24 01:08 UTC. Machine: 2 CPUs, linux/amd64. " +
 				"Software: go1.26.8, Terraform 1.11.4.\n",
 		},
+		"the broker's metadata store": {
+			change: func(p *Provenance) { p.RabbitMQ, p.Erlang, p.MetadataStore = "4.3.6", "29.1.2", "Khepri" },
+			want: "Measured at commit 5dae7b0abcde on 2026-11-24 01:08 UTC. Machine: 2 CPUs (Example CPU), 24.0 GiB RAM, linux/amd64. " +
+				"Software: go1.26.8, RabbitMQ 4.3.6 (Erlang 29.1.2, metadata in Khepri), Terraform 1.11.4.\n",
+		},
 		"a date in another zone is written in UTC": {
 			change: func(p *Provenance) { p.Date = p.Date.In(time.FixedZone("CET", 3600)) },
 			want: "Measured at commit 5dae7b0abcde on 2026-11-24 01:08 UTC. Machine: 2 CPUs (Example CPU), 24.0 GiB RAM, linux/amd64. " +

@@ -2,22 +2,17 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -38,6 +33,8 @@ func NewDelayQueueSetResource() resource.Resource {
 // queues and bindings — as one resource, planned by internal/topology.
 type DelayQueueSetResource struct {
 	data *providerData
+	// clock times the draining of generations; nil is the machine's.
+	clock drain.Clock
 }
 
 func (r *DelayQueueSetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -113,46 +110,11 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	// A change of layout replaces the set (requiresReplaceOfLayout): the
 	// new one is planned like a set of its own, from nothing.
 	if !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout) {
-		// A change of the queues' kind or key format starts a new
-		// generation beside the current one, which then drains.
-		current, _, diags := planOf(state)
+		var ok bool
+		resolved, plan.Draining, ok, diags = r.planGeneration(ctx, req.Private, state, resolved)
 		resp.Diagnostics.Append(diags...)
-		if resp.Diagnostics.HasError() {
+		if !ok {
 			return
-		}
-		draining, messages := drainingOf(state)
-		if resolved, err = topology.NextGeneration(resolved, current, draining); err != nil {
-			resp.Diagnostics.Append(problemDiagnostics(err, "Cannot Change the Delay Queue Set", nil)...)
-			return
-		}
-		drifted, diags := driftedHolding(ctx, req.Private)
-		resp.Diagnostics.Append(diags...)
-		if len(drifted) > 0 && resolved.Generation == current.Generation {
-			if resolved, err = topology.NewGeneration(resolved, current, draining); err != nil {
-				resp.Diagnostics.Append(problemDiagnostics(err, "Cannot Repair the Delay Queue Set", nil)...)
-				return
-			}
-			resp.Diagnostics.AddWarning("Drifted Queues Hold Messages",
-				fmt.Sprintf("The arguments of %s changed outside Terraform, and the broker cannot change them back in place; "+
-					"they hold messages, so this apply does not declare them again but starts generation %d of the delay queue set %q "+
-					"beside them. They drain as they are, and the first apply that finds them empty deletes them.",
-					strings.Join(drifted, ", "), resolved.Generation, resolved.Name))
-		}
-		plan.Draining = state.Draining
-		if resolved.Generation != current.Generation {
-			plan.Draining = types.ListUnknown(drainingObjectType)
-		}
-		settled, _, diags := statisticsSettled(ctx, req.Private)
-		resp.Diagnostics.Append(diags...)
-		for i, g := range draining {
-			// The generation switched from last may hold messages its
-			// statistics do not count yet.
-			if messages[i] == 0 && (settled || i < len(draining)-1) {
-				resp.Diagnostics.AddWarning("A Draining Generation Is Empty",
-					fmt.Sprintf("Generation %d of the delay queue set %q held no message at the last refresh, by the queues' statistics: "+
-						"this apply deletes its %d queues and their exchanges if a look into each finds it empty.", g.Number, resolved.Name, len(g.Queues(resolved.Name))))
-				plan.Draining = types.ListUnknown(drainingObjectType)
-			}
 		}
 	}
 	desired, err := topology.Plan(resolved)
@@ -210,19 +172,8 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if len(actual.Exchanges)+len(actual.Queues) > 0 && spec.Layout.OrDefault() != topology.LayoutDefault {
-		resp.Diagnostics.AddError("Delay Queue Set Already Exists",
-			fmt.Sprintf("Objects of the %s layout already exist in vhost %q (for example %s). Its names are the library's, "+
-				"so a vhost holds at most one set of that layout: if it is the library's own, import it with "+
-				"`terraform import <address> %s` to manage it; if another resource manages it, keep one of the two.",
-				spec.Layout, spec.VHost, firstObjectName(actual), importID(spec.VHost, spec.Name)))
-		return
-	}
 	if len(actual.Exchanges)+len(actual.Queues) > 0 {
-		resp.Diagnostics.AddError("Delay Queue Set Already Exists",
-			fmt.Sprintf("Objects of the set %q already exist in vhost %q (for example %s). Import the set with "+
-				"`terraform import <address> %s` to manage it, or choose another name.",
-				spec.Name, spec.VHost, firstObjectName(actual), importID(spec.VHost, spec.Name)))
+		resp.Diagnostics.Append(alreadyExists(spec, actual)...)
 		return
 	}
 	changes := topology.Diff(desired, actual)
@@ -324,7 +275,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	}
 	// Counted without a peek, which would delay the messages of a draining
 	// quorum queue; the apply checks exactly before it deletes.
-	counts, err := drainingMessages(ctx, client.CountedMessages, spec, draining)
+	counts, err := drain.Counted(ctx, client, spec, draining)
 	if err != nil {
 		resp.Diagnostics.Append(brokerError("read", spec, err, "")...)
 		return
@@ -340,69 +291,6 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	current := topology.WithoutLibraryBindings(spec, desired, topology.CurrentObjects(spec, actual))
 	setPlanned(&state, spec, topology.Align(current, desired))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-// messageCount counts the messages of named queues of a vhost:
-// broker.Client.HeldMessages, exact enough to tell an empty queue, or
-// CountedMessages, the statistics alone, which disturb no queue.
-type messageCount func(ctx context.Context, vhost string, queues []string) (map[string]int64, error)
-
-// drainingMessages counts the messages each queue of the draining
-// generations holds.
-func drainingMessages(ctx context.Context, count messageCount, spec topology.Spec, draining []topology.Generation) (map[string]int64, error) {
-	var queues []string
-	for _, g := range draining {
-		queues = append(queues, g.Queues(spec.Name)...)
-	}
-	if len(queues) == 0 {
-		return nil, nil
-	}
-	return count(ctx, spec.VHost, queues)
-}
-
-// emptyDraining waits up to wait for draining generations to empty. It
-// returns the messages their queues hold and those of the generations that
-// are empty for certain, which may be deleted. It watches them by their
-// statistics, which disturb no queue, and checks exactly (a peek: see
-// broker.Client.HeldMessages) only the generations whose statistics count
-// nothing, and only once the statistics can count every message that
-// entered them: not the generation that stopped taking messages at switched
-// (zero: none in this update), which is then the last one, until
-// broker.StatisticsLag has passed — for which it waits, within wait.
-func emptyDraining(ctx context.Context, client *broker.Client, spec topology.Spec, draining []topology.Generation,
-	wait time.Duration, switched time.Time,
-) (counts map[string]int64, empty []topology.Generation, err error) {
-	deadline := time.Now().Add(wait)
-	tooSoon := func() bool { return !switched.IsZero() && time.Since(switched) < broker.StatisticsLag }
-	counts, err = drainingMessages(ctx, client.CountedMessages, spec, draining)
-	for err == nil && (len(topology.Holding(spec.Name, draining, counts)) > 0 || tooSoon()) && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return nil, nil, context.Cause(ctx)
-		case <-time.After(min(time.Second, time.Until(deadline))):
-			counts, err = drainingMessages(ctx, client.CountedMessages, spec, draining)
-		}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	var candidates []topology.Generation
-	for i, g := range draining {
-		if (i < len(draining)-1 || !tooSoon()) && g.Messages(spec.Name, counts) == 0 {
-			candidates = append(candidates, g)
-		}
-	}
-	held, err := drainingMessages(ctx, client.HeldMessages, spec, candidates)
-	if err != nil {
-		return nil, nil, err
-	}
-	maps.Copy(counts, held)
-	for _, g := range candidates {
-		if g.Messages(spec.Name, held) == 0 {
-			empty = append(empty, g)
-		}
-	}
-	return counts, empty, nil
 }
 
 func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -428,38 +316,20 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 			"The next apply reads the set again and makes only what is still missing.")...)
 		return
 	}
-	_, switched, diags := statisticsSettled(ctx, req.Private)
+	switched, diags := switchedAt(ctx, req.Private)
 	resp.Diagnostics.Append(diags...)
 	if changed && len(draining) > 0 {
 		// Taken for a switch, which it is unless only routes or drift
 		// changed beside a draining generation, or finishes one an apply
 		// cut off began: either way the last generation to drain may have
 		// taken messages until now.
-		switched = time.Now()
+		switched = r.drainClock().Now()
 		resp.Diagnostics.Append(noteSwitchedAt(ctx, resp.Private, switched)...)
 	}
 	// Wait for the draining generations to empty, then delete those that did.
 	wait, _ := time.ParseDuration(plan.MigrationWait.ValueString())
-	counts, empty, err := emptyDraining(ctx, client, spec, draining, wait, switched)
-	if err == nil && len(empty) > 0 {
-		still := slices.DeleteFunc(slices.Clone(draining), func(g topology.Generation) bool { return slices.Contains(empty, g) })
-		actual, err = client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
-		if err == nil {
-			_, err = r.applyGenerations(ctx, client, spec, still, actual, false)
-		}
-		var refused *queuesHoldMessagesError
-		var notEmpty *broker.QueueNotEmptyError
-		if errors.As(err, &refused) || errors.As(err, &notEmpty) {
-			// A message reached a generation between the count and the
-			// deletion: it drains on, and a later apply deletes it.
-			resp.Diagnostics.AddWarning("A Generation Still Drains", err.Error())
-			still, err = draining, nil
-		}
-		draining = still
-		if err == nil {
-			counts, err = drainingMessages(ctx, client.CountedMessages, spec, draining)
-		}
-	}
+	draining, counts, diags, err := r.deleteEmptied(ctx, client, spec, draining, wait, switched)
+	resp.Diagnostics.Append(diags...)
 	if err != nil {
 		resp.Diagnostics.Append(brokerError("update", spec, err, "The change is made; the older generations drain on, "+
 			"and the next apply deletes those it finds empty.")...)
@@ -469,53 +339,6 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, driftedHoldingKey, nil)...) // repaired: the next refresh looks again
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-}
-
-// keepDraining lists the generations of actual other than spec's that the
-// update keeps (see topology.KeepDraining). The broker says which
-// they are; when its objects explain no set (a queue of the current
-// generation drifted), the prior state does. The older generations are
-// counted exactly, since those found empty are deleted; the current one is
-// not counted, since a switch keeps it anyway, and a peek would delay the
-// messages it holds.
-func keepDraining(ctx context.Context, client *broker.Client, spec topology.Spec, actual topology.Topology,
-	prior tfsdk.State,
-) ([]topology.Generation, error) {
-	current, draining, inferErr := topology.InferGenerations(spec.Name, actual)
-	if inferErr != nil {
-		var state delayQueueSetModel
-		if diags := prior.Get(ctx, &state); diags.HasError() {
-			return nil, fmt.Errorf("reading the prior state: %v", diags)
-		}
-		var diags diag.Diagnostics
-		if current, _, diags = planOf(state); diags.HasError() {
-			return nil, nil // no prior set to keep anything of: Diff makes the set
-		}
-		draining, _ = drainingOf(state)
-	}
-	counts, err := drainingMessages(ctx, client.HeldMessages, spec, draining)
-	if err != nil {
-		return nil, err
-	}
-	return topology.KeepDraining(spec, current, draining, counts), nil
-}
-
-// applyGenerations makes actual the set of spec with the draining
-// generations kept, and tells whether it changed anything.
-func (r *DelayQueueSetResource) applyGenerations(ctx context.Context, client *broker.Client, spec topology.Spec, draining []topology.Generation,
-	actual topology.Topology, force bool,
-) (changed bool, err error) {
-	desired, err := topology.PlanGenerations(spec, draining)
-	if err != nil {
-		return false, err
-	}
-	desired = topology.KeepParkingLot(spec.Name, desired, topology.ParkingLotType(spec.Name, actual))
-	desired = topology.KeepDrainingQueues(spec.Name, desired, actual, draining)
-	// The delivery bindings a library made for itself are its own: deleting
-	// one would drop the delayed messages on their way to its destination.
-	desired = topology.KeepLibraryBindings(spec, desired, actual)
-	changes := topology.Diff(desired, actual)
-	return len(changes) > 0, r.apply(ctx, client, spec, changes, force)
 }
 
 func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -561,92 +384,6 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 	}
 }
 
-// readKnownSet reads the set of a state (or a plan) whose objects it
-// knows: those of its current and draining generations, by name (see
-// broker.Client.ReadSetNamed), so that a refresh costs the broker the same
-// however many other objects the vhost holds. A state that cannot be
-// planned (written by a provider that planned it otherwise) is read by the
-// name-filtered listing instead.
-func readKnownSet(ctx context.Context, client *broker.Client, m delayQueueSetModel) (topology.Topology, error) {
-	vhost, name, layout := m.VHost.ValueString(), m.Name.ValueString(), layoutOf(m.Layout)
-	if known, ok := knownSet(m); ok {
-		return client.ReadSetNamed(ctx, vhost, name, layout, known)
-	}
-	return client.ReadSetOf(ctx, vhost, name, layout)
-}
-
-// plansAllOf tells whether planned holds every exchange, queue and binding
-// the state's last refresh or apply showed (its lines).
-func plansAllOf(planned topology.Topology, state delayQueueSetModel) bool {
-	names := map[string]bool{}
-	for _, x := range planned.Exchanges {
-		names["exchange "+x.Name] = true
-	}
-	for _, q := range planned.Queues {
-		names["queue "+q.Name] = true
-	}
-	for _, b := range planned.Bindings {
-		names[b.String()] = true
-	}
-	for _, line := range lines(state.Exchanges) {
-		if !names["exchange "+topology.LineName(line)] {
-			return false
-		}
-	}
-	for _, line := range lines(state.Queues) {
-		if !names["queue "+topology.LineName(line)] {
-			return false
-		}
-	}
-	for _, line := range lines(state.Bindings) {
-		if !names[line] {
-			return false
-		}
-	}
-	return true
-}
-
-// knownSet is the planned topology of a state's current and draining
-// generations, or false when the state cannot be planned.
-func knownSet(m delayQueueSetModel) (topology.Topology, bool) {
-	spec, _, diags := planOf(m)
-	if diags.HasError() {
-		return topology.Topology{}, false
-	}
-	draining, _ := drainingOf(m)
-	known, err := topology.PlanGenerations(spec, draining)
-	return known, err == nil
-}
-
-// desiredAndActual plans a fully known model and reads what the broker has
-// of that set, for Create and Update (the action, for errors) to diff. A
-// create looks for the planned objects by name; an update lists every
-// object named like the set, so that no generation the state has lost
-// track of escapes it.
-func (r *DelayQueueSetResource) desiredAndActual(ctx context.Context, action string, m delayQueueSetModel) (
-	client *broker.Client, spec topology.Spec, desired, actual topology.Topology, diags diag.Diagnostics,
-) {
-	client, diags = r.data.brokerClient()
-	if diags.HasError() {
-		return
-	}
-	spec, desired, planDiags := planOf(m)
-	diags.Append(planDiags...)
-	if diags.HasError() {
-		return
-	}
-	var err error
-	if action == "create" {
-		actual, err = client.ReadSetNamed(ctx, spec.VHost, spec.Name, spec.Layout, desired)
-	} else {
-		actual, err = client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
-	}
-	if err != nil {
-		diags.Append(brokerError(action, spec, err, "")...)
-	}
-	return client, spec, desired, actual, diags
-}
-
 // ImportState takes an ID "<url-escaped vhost>/<name>", such as "%2F/delay",
 // optionally followed by "/<layout>"; Read then infers the rest of the spec
 // from the broker, and the layout when the ID names none.
@@ -664,138 +401,4 @@ func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.Im
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("vhost"), vhost)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("migration_wait"), defaultMigrationWait.String())...)
-}
-
-// apply runs the changes after refusing, with every non-empty queue named,
-// any deletion of a queue that holds messages unless force is set, so that a
-// refused change changes nothing. The broker layer checks again at the moment
-// of each deletion, for messages that arrive in between (see package broker).
-func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client, spec topology.Spec, changes []topology.Change, force bool) error {
-	var doomed []string
-	redeclared := map[string]bool{}
-	for _, change := range changes {
-		switch change.Kind {
-		case topology.DeleteQueue:
-			doomed = append(doomed, change.Queue.Name)
-		case topology.CreateQueue:
-			redeclared[change.Queue.Name] = true
-		}
-	}
-	if len(doomed) > 0 && !force {
-		counts, err := client.HeldMessages(ctx, spec.VHost, doomed)
-		if err != nil {
-			return err
-		}
-		refused := &queuesHoldMessagesError{}
-		for _, queue := range doomed {
-			if n := counts[queue]; n > 0 {
-				refused.held = append(refused.held, fmt.Sprintf("%s holds %d message(s)", queue, n))
-				if redeclared[queue] && spec.Layout.OrDefault() != topology.LayoutDefault {
-					refused.redeclaredIn = spec.Layout
-				}
-			}
-		}
-		if len(refused.held) > 0 {
-			return refused
-		}
-	}
-	started, before := time.Now(), client.Requests()
-	err := client.Apply(ctx, spec.VHost, changes, broker.ApplyOptions{ForceDeleteQueues: force})
-	tflog.Debug(ctx, "applied delay queue set changes", map[string]any{
-		"changes": len(changes), "requests": client.Requests() - before, "duration": time.Since(started).String(),
-	})
-	return err
-}
-
-// stateParkingLotType is the queue type of the parking lot a state read
-// from the broker, or "" when it has none (a new set).
-func stateParkingLotType(state delayQueueSetModel) topology.QueueType {
-	var queues []topology.Queue
-	for _, line := range lines(state.Queues) {
-		name, queueType := topology.QueueTypeInLine(line)
-		queues = append(queues, topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: queueType}})
-	}
-	return topology.ParkingLotType(state.Name.ValueString(), topology.Topology{Queues: queues})
-}
-
-// privateState is the provider's private data of a resource, as the
-// framework passes it (its type is internal to the framework).
-type privateState interface {
-	GetKey(context.Context, string) ([]byte, diag.Diagnostics)
-	SetKey(context.Context, string, []byte) diag.Diagnostics
-}
-
-// driftedHoldingKey is the private state key under which a refresh notes
-// the TTL queues of the current generation that drifted and hold messages,
-// for the next plan to repair through a new generation.
-const driftedHoldingKey = "drifted_queues_holding_messages"
-
-// noteDriftedHolding notes in private the TTL queues of spec's generation
-// whose arguments drifted and that hold messages (see
-// topology.DriftedQueues), or that there are none. It asks the broker only
-// about drifted queues: nothing when none drifted.
-func (r *DelayQueueSetResource) noteDriftedHolding(ctx context.Context, client *broker.Client, spec topology.Spec, actual topology.Topology,
-	private privateState,
-) diag.Diagnostics {
-	drifted, err := topology.DriftedQueues(spec, actual)
-	if err != nil || len(drifted) == 0 {
-		return private.SetKey(ctx, driftedHoldingKey, nil)
-	}
-	held, err := client.HeldMessages(ctx, spec.VHost, drifted)
-	if err != nil {
-		return brokerError("read", spec, err, "")
-	}
-	var holding []string
-	for _, queue := range drifted {
-		if held[queue] > 0 {
-			holding = append(holding, queue)
-		}
-	}
-	if len(holding) == 0 {
-		return private.SetKey(ctx, driftedHoldingKey, nil)
-	}
-	value, _ := json.Marshal(holding) // a list of strings always marshals
-	return private.SetKey(ctx, driftedHoldingKey, value)
-}
-
-// driftedHolding reads what noteDriftedHolding noted.
-func driftedHolding(ctx context.Context, private privateState) ([]string, diag.Diagnostics) {
-	value, diags := private.GetKey(ctx, driftedHoldingKey)
-	if diags.HasError() || len(value) == 0 {
-		return nil, diags
-	}
-	var queues []string
-	if err := json.Unmarshal(value, &queues); err != nil {
-		diags.AddError("Unreadable Private State", fmt.Sprintf("The provider's note %q in the state is not a list of queue names: %v", driftedHoldingKey, err))
-	}
-	return queues, diags
-}
-
-// switchedAtKey is the private state key under which an update that starts
-// a new generation notes when the one before it stopped taking messages:
-// until broker.StatisticsLag has passed, that generation's statistics may
-// count nothing while it holds messages.
-const switchedAtKey = "generation_switched_at"
-
-// noteSwitchedAt notes in private when the last switch happened.
-func noteSwitchedAt(ctx context.Context, private privateState, at time.Time) diag.Diagnostics {
-	value, _ := json.Marshal(at) // a time always marshals
-	return private.SetKey(ctx, switchedAtKey, value)
-}
-
-// statisticsSettled tells whether the statistics of the last generation to
-// stop taking messages can be trusted to count them: whether
-// broker.StatisticsLag has passed since the switch noteSwitchedAt noted, if
-// any. It also returns when that switch was (zero when none is noted).
-func statisticsSettled(ctx context.Context, private privateState) (bool, time.Time, diag.Diagnostics) {
-	value, diags := private.GetKey(ctx, switchedAtKey)
-	if diags.HasError() || len(value) == 0 {
-		return true, time.Time{}, diags
-	}
-	var at time.Time
-	if err := json.Unmarshal(value, &at); err != nil {
-		diags.AddError("Unreadable Private State", fmt.Sprintf("The provider's note %q in the state is not a time: %v", switchedAtKey, err))
-		return true, time.Time{}, diags
-	}
-	return time.Since(at) >= broker.StatisticsLag, at, diags
 }

@@ -142,6 +142,25 @@ func firstObjectName(t topology.Topology) string {
 	return t.Queues[0].Name
 }
 
+// alreadyExists refuses to create a set whose objects, some of actual,
+// exist already, and says how to manage them instead.
+func alreadyExists(spec topology.Spec, actual topology.Topology) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if spec.Layout.OrDefault() != topology.LayoutDefault {
+		diags.AddError("Delay Queue Set Already Exists",
+			fmt.Sprintf("Objects of the %s layout already exist in vhost %q (for example %s). Its names are the library's, "+
+				"so a vhost holds at most one set of that layout: if it is the library's own, import it with "+
+				"`terraform import <address> %s` to manage it; if another resource manages it, keep one of the two.",
+				spec.Layout, spec.VHost, firstObjectName(actual), importID(spec.VHost, spec.Name)))
+		return diags
+	}
+	diags.AddError("Delay Queue Set Already Exists",
+		fmt.Sprintf("Objects of the set %q already exist in vhost %q (for example %s). Import the set with "+
+			"`terraform import <address> %s` to manage it, or choose another name.",
+			spec.Name, spec.VHost, firstObjectName(actual), importID(spec.VHost, spec.Name)))
+	return diags
+}
+
 // removedRoutesStayBound warns when a plan of a set of a library layout
 // drops routes whose bindings the last refresh found on the broker: the
 // plan no longer lists those bindings, yet the apply leaves them where they

@@ -1,0 +1,152 @@
+// Package drain decides what becomes of the draining generations of a delay
+// queue set: the generations an update keeps beside the current one, how
+// long it waits for them to empty, which of them are empty for certain and
+// may be deleted, and which a plan may call empty from the last refresh.
+//
+// It asks a [Counter] how many messages queues hold, in two ways: by the
+// broker's statistics, which disturb no queue but lag behind the messages by
+// up to [broker.StatisticsLag], and exactly, which may peek at a queue and so
+// delay its messages (see [broker.Client.HeldMessages]). The statistics watch;
+// only the exact count decides that a generation is empty. A [Clock] tells
+// the time and waits, so the decisions are tested without a broker or a
+// sleep. *broker.Client is a Counter, [SystemClock] the machine's clock.
+package drain
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// Counter counts the messages of named queues of a vhost; a queue that holds
+// none may be absent from the maps, and so is one that does not exist.
+type Counter interface {
+	// CountedMessages counts by the management statistics alone, which
+	// disturb no queue, and lag (broker.Client.CountedMessages).
+	CountedMessages(ctx context.Context, vhost string, queues []string) (map[string]int64, error)
+	// HeldMessages counts exactly enough to tell an empty queue
+	// (broker.Client.HeldMessages).
+	HeldMessages(ctx context.Context, vhost string, queues []string) (map[string]int64, error)
+}
+
+var _ Counter = (*broker.Client)(nil)
+
+// Clock tells the time and waits.
+type Clock interface {
+	Now() time.Time
+	// After sends the time on the channel once d has passed, like
+	// time.After.
+	After(d time.Duration) <-chan time.Time
+}
+
+// SystemClock is the machine's clock.
+type SystemClock struct{}
+
+func (SystemClock) Now() time.Time                         { return time.Now() }
+func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// poll is how often Empty asks the statistics again while it waits.
+const poll = time.Second
+
+// Counted counts by the statistics the messages each queue of the draining
+// generations of spec's set holds (nil when there are none).
+func Counted(ctx context.Context, counter Counter, spec topology.Spec, draining []topology.Generation) (map[string]int64, error) {
+	return count(ctx, counter.CountedMessages, spec, draining)
+}
+
+// count counts with one of a Counter's methods.
+func count(ctx context.Context, method func(ctx context.Context, vhost string, queues []string) (map[string]int64, error),
+	spec topology.Spec, draining []topology.Generation,
+) (map[string]int64, error) {
+	var queues []string
+	for _, g := range draining {
+		queues = append(queues, g.Queues(spec.Name)...)
+	}
+	if len(queues) == 0 {
+		return nil, nil
+	}
+	return method(ctx, spec.VHost, queues)
+}
+
+// Keep lists the generations an update to spec keeps beside spec's own,
+// oldest first (see topology.KeepDraining), given the broker's current
+// generation and the older ones that drain: each older one that holds a
+// message by the exact count, since those found empty are deleted, and the
+// current one when spec switches from it. The current one is not counted:
+// a switch keeps it anyway, and a peek would delay the messages it holds.
+func Keep(ctx context.Context, counter Counter, spec, current topology.Spec, draining []topology.Generation) ([]topology.Generation, error) {
+	held, err := count(ctx, counter.HeldMessages, spec, draining)
+	if err != nil {
+		return nil, err
+	}
+	return topology.KeepDraining(spec, current, draining, held), nil
+}
+
+// Settled tells whether the statistics of the generation that stopped taking
+// messages at switched can be trusted, now, to count every message that
+// entered it: whether broker.StatisticsLag has passed since. A zero switched
+// (no switch noted) is settled.
+func Settled(now, switched time.Time) bool {
+	return switched.IsZero() || now.Sub(switched) >= broker.StatisticsLag
+}
+
+// CalledEmpty lists the draining generations, oldest first, that may be
+// called empty from the statistics' counts of their messages (messages[i]
+// for draining[i]): each that counts none, but the last, the one switched
+// from last, only once its statistics have settled; until then they may
+// count nothing while it holds messages.
+func CalledEmpty(draining []topology.Generation, messages []int64, settled bool) []topology.Generation {
+	var empty []topology.Generation
+	for i, g := range draining {
+		if messages[i] == 0 && (settled || i < len(draining)-1) {
+			empty = append(empty, g)
+		}
+	}
+	return empty
+}
+
+// Empty waits up to wait for the draining generations of spec's set to
+// empty. It returns the messages their queues hold and the generations that
+// are empty for certain, which may be deleted. It watches them by their
+// statistics, every second, until none holds a message and those of the
+// generation that stopped taking messages at switched (zero: none in this
+// update), the last one, have settled, or until wait has passed. Then it
+// checks exactly only the generations the statistics call empty (see
+// CalledEmpty): a generation the exact count finds a message in is kept.
+func Empty(ctx context.Context, counter Counter, clock Clock, spec topology.Spec, draining []topology.Generation,
+	wait time.Duration, switched time.Time,
+) (counts map[string]int64, empty []topology.Generation, err error) {
+	deadline := clock.Now().Add(wait)
+	counts, err = Counted(ctx, counter, spec, draining)
+	for err == nil && (len(topology.Holding(spec.Name, draining, counts)) > 0 || !Settled(clock.Now(), switched)) &&
+		clock.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return nil, nil, context.Cause(ctx)
+		case <-clock.After(min(poll, deadline.Sub(clock.Now()))):
+			counts, err = Counted(ctx, counter, spec, draining)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	messages := make([]int64, len(draining))
+	for i, g := range draining {
+		messages[i] = g.Messages(spec.Name, counts)
+	}
+	candidates := CalledEmpty(draining, messages, Settled(clock.Now(), switched))
+	held, err := count(ctx, counter.HeldMessages, spec, candidates)
+	if err != nil {
+		return nil, nil, err
+	}
+	maps.Copy(counts, held)
+	for _, g := range candidates {
+		if g.Messages(spec.Name, held) == 0 {
+			empty = append(empty, g)
+		}
+	}
+	return counts, empty, nil
+}
