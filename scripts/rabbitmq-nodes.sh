@@ -262,7 +262,10 @@ start() {
 	fi
 	for n in "$@"; do launch "$n"; done
 	if [ "$version" = 4.3 ]; then
-		for n in "$@"; do await_chroot_node "rabbit-f$n"; done
+		for n in "$@"; do
+			node_vars "$n"
+			await_chroot_node "$short"
+		done
 		chroot_unlock
 	fi
 	for n in "$@"; do await "$n"; done
