@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -93,17 +94,21 @@ func checksScenario(t *testing.T, conf string) {
 			f.close()
 		}
 	})
-	var firstDue time.Time
+	var firstDue, switching time.Time
+	holdingChecked := 0
 	// holding checks, while the first message is more than a few seconds
-	// from due, that the state counts the draining generation's messages.
+	// from due, that the state counts the draining generation's messages —
+	// once its statistics have settled after the switch (drain.Refreshed:
+	// until then the plan does not call it empty, and its count may read 0).
 	holding := func(s *terraform.State) error {
-		if time.Until(firstDue) < 3*time.Second {
+		if time.Until(firstDue) < 3*time.Second || time.Since(switching) < broker.StatisticsLag+10*time.Second {
 			return nil
 		}
 		res, ok := s.RootModule().Resources["rabbitmq_delay_queue_set.test"]
 		if !ok {
 			return fmt.Errorf("no rabbitmq_delay_queue_set.test in the state")
 		}
+		holdingChecked++
 		if messages, _ := strconv.Atoi(res.Primary.Attributes["draining.0.messages"]); messages == 0 {
 			return fmt.Errorf("the state counts %q messages in the draining generation (%q generations), which holds %d due from %s on",
 				res.Primary.Attributes["draining.0.messages"], res.Primary.Attributes["draining.#"], checksMessages, firstDue.Format(time.RFC3339))
@@ -120,6 +125,7 @@ func checksScenario(t *testing.T, conf string) {
 				if err := f.publish(set, delays); err != nil {
 					t.Fatal(err)
 				}
+				switching = time.Now()
 				firstDue = f.sent[0].Due()
 				for _, m := range f.sent {
 					if m.Due().Before(firstDue) {
@@ -138,7 +144,15 @@ func checksScenario(t *testing.T, conf string) {
 	for i := range checksApplies {
 		// A changed migration_wait is an update: its apply checks the
 		// draining generation before it keeps it.
-		steps = append(steps, resource.TestStep{Config: config(topology.AtMostOnce, []string{"1s", "0s"}[i%2]), Check: holding})
+		step := resource.TestStep{Config: config(topology.AtMostOnce, []string{"1s", "0s"}[i%2]), Check: holding}
+		if i == 0 {
+			// The checks come once the statistics have settled, when the
+			// state must count the messages, and go on past the instant
+			// (32 s after the publish) when they all move on to the next
+			// level at once, which statistics see late.
+			step.PreConfig = func() { time.Sleep(time.Until(switching.Add(broker.StatisticsLag + 10*time.Second))) }
+		}
+		steps = append(steps, step)
 	}
 	for range checksDestroys {
 		steps = append(steps, resource.TestStep{
@@ -153,6 +167,9 @@ func checksScenario(t *testing.T, conf string) {
 		PreConfig: func() {
 			if time.Until(firstDue) < 3*time.Second {
 				t.Errorf("the checks ran until %s before the first message was due: too late to tell an early one", time.Until(firstDue).Round(time.Millisecond))
+			}
+			if holdingChecked < 3 {
+				t.Errorf("the state's count of the draining generation was checked after %d steps, want 3 or more", holdingChecked)
 			}
 			waitCtx, cancel := context.WithDeadline(t.Context(), lastDue(f.sent).Add(30*time.Second))
 			defer cancel()

@@ -273,9 +273,11 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 			return
 		}
 	}
-	// Counted without a peek, which would delay the messages of a draining
-	// quorum queue; the apply checks exactly before it deletes.
-	counts, err := drain.Counted(ctx, client, spec, draining)
+	// Counted by the statistics, and exactly only where they count nothing
+	// (see drain.Refreshed).
+	switched, diags := switchedAt(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	counts, err := drain.Refreshed(ctx, client, spec, draining, drain.Settled(r.drainClock().Now(), switched))
 	if err != nil {
 		resp.Diagnostics.Append(brokerError("read", spec, err, "")...)
 		return

@@ -159,6 +159,6 @@ func (r *DelayQueueSetResource) deleteEmptied(ctx context.Context, client *broke
 	if err != nil {
 		return nil, nil, diags, err
 	}
-	counts, err = drain.Counted(ctx, client, spec, still)
+	counts, err = drain.Refreshed(ctx, client, spec, still, drain.Settled(r.drainClock().Now(), switched))
 	return still, counts, diags, err
 }

@@ -71,6 +71,42 @@ func count(ctx context.Context, method func(ctx context.Context, vhost string, q
 	return method(ctx, spec.VHost, queues)
 }
 
+// Refreshed counts the messages each queue of the draining generations
+// holds, for a refresh: by the statistics, and exactly the generations they
+// count nothing in that a plan would then call empty (CalledEmpty; settled
+// as there). Statistics lag behind messages that move between a
+// generation's queues — all of a level's messages leave it in the same
+// instant — and RabbitMQ 4.3's behind messages just published, so a
+// generation holding messages can count none for seconds; the exact check
+// keeps a refresh from showing it empty. Until its statistics have settled,
+// the generation switched from last is not checked exactly: a plan does not
+// call it empty yet, and on RabbitMQ 3.10 a peek would move its quorum
+// queues' heads behind the messages that arrived since.
+func Refreshed(ctx context.Context, counter Counter, spec topology.Spec, draining []topology.Generation, settled bool) (map[string]int64, error) {
+	counts, err := Counted(ctx, counter, spec, draining)
+	if err != nil {
+		return nil, err
+	}
+	held, err := count(ctx, counter.HeldMessages, spec, CalledEmpty(draining, messagesOf(spec, draining, counts), settled))
+	if err != nil {
+		return nil, err
+	}
+	if len(held) > 0 && counts == nil {
+		counts = map[string]int64{}
+	}
+	maps.Copy(counts, held)
+	return counts, nil
+}
+
+// messagesOf is the messages each draining generation holds by counts.
+func messagesOf(spec topology.Spec, draining []topology.Generation, counts map[string]int64) []int64 {
+	messages := make([]int64, len(draining))
+	for i, g := range draining {
+		messages[i] = g.Messages(spec.Name, counts)
+	}
+	return messages
+}
+
 // Keep lists the generations an update to spec keeps beside spec's own,
 // oldest first (see topology.KeepDraining), given the broker's current
 // generation and the older ones that drain: each older one that holds a
@@ -133,11 +169,7 @@ func Empty(ctx context.Context, counter Counter, clock Clock, spec topology.Spec
 	if err != nil {
 		return nil, nil, err
 	}
-	messages := make([]int64, len(draining))
-	for i, g := range draining {
-		messages[i] = g.Messages(spec.Name, counts)
-	}
-	candidates := CalledEmpty(draining, messages, Settled(clock.Now(), switched))
+	candidates := CalledEmpty(draining, messagesOf(spec, draining, counts), Settled(clock.Now(), switched))
 	held, err := count(ctx, counter.HeldMessages, spec, candidates)
 	if err != nil {
 		return nil, nil, err

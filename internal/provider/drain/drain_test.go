@@ -3,6 +3,7 @@ package drain
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -471,4 +472,65 @@ func TestCountedAsksOnce(t *testing.T) {
 	if diff := cmp.Diff(want, counter.calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
+}
+
+// TestRefreshed checks a refresh's counts: the statistics where they count
+// messages, the exact count where they count none in a generation a plan
+// would call empty, and no exact check of the generation switched from last
+// before its statistics settle.
+func TestRefreshed(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		counted, held map[string]int64
+		settled       bool
+		want          map[string]int64
+		wantCalls     []call
+	}{
+		"the statistics count every generation: no exact check": {
+			counted: holding(2, g1, g2), held: holding(5, g1, g2), settled: true,
+			want:      holding(2, g1, g2),
+			wantCalls: []call{{"counted", queuesOf(g1, g2), 0}},
+		},
+		"a generation the statistics count nothing in is counted exactly": {
+			// Its messages moved from one queue to the next, whose
+			// statistics have not counted them yet.
+			counted: holding(2, g1), held: holding(20, g2), settled: true,
+			want:      mergeCounts(holding(2, g1), holding(20, g2)),
+			wantCalls: []call{{"counted", queuesOf(g1, g2), 0}, {"held", queuesOf(g2), 0}},
+		},
+		"an empty generation stays empty": {
+			counted: holding(2, g1), settled: true,
+			want:      holding(2, g1),
+			wantCalls: []call{{"counted", queuesOf(g1, g2), 0}, {"held", queuesOf(g2), 0}},
+		},
+		"the generation switched from last, before its statistics settle": {
+			counted: nil, held: holding(20, g1, g2), settled: false,
+			want:      holding(20, g1),
+			wantCalls: []call{{"counted", queuesOf(g1, g2), 0}, {"held", queuesOf(g1), 0}},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			counter := &fakeCounter{clock: newFakeClock(), counted: []map[string]int64{tt.counted}, held: tt.held}
+			got, err := Refreshed(t.Context(), counter, spec, []topology.Generation{g1, g2}, tt.settled)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("counts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantCalls, counter.calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func mergeCounts(counts ...map[string]int64) map[string]int64 {
+	merged := map[string]int64{}
+	for _, c := range counts {
+		maps.Copy(merged, c)
+	}
+	return merged
 }
