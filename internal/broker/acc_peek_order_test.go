@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -57,15 +56,18 @@ func firstDeadLettered(t *testing.T, ch *amqp.Channel, queue string, deadline ti
 	return string(msg.Body), at
 }
 
-// TestAccPeekMovesQuorumHeadBehind records what a peek does to a quorum
-// queue that holds two messages. On RabbitMQ 3.10 the peeked head is
-// requeued at the back, behind the message published after it, and since a
-// quorum queue expires messages from its head only, it dead-letters after
-// that one, late by the gap between them — up to the queue's TTL. This is
-// why HeldMessages peeks only at queues whose statistics count nothing.
-// RabbitMQ 4.x returns a peeked message to the head: it dead-letters first,
-// on time.
-func TestAccPeekMovesQuorumHeadBehind(t *testing.T) {
+// TestAccPeekKeepsQuorumHeadFirst records what the client's peek does to
+// a quorum queue that holds two messages: the peeked head goes back to the
+// head, and since a quorum queue expires messages from its head only, it
+// still dead-letters first, on time — on RabbitMQ 3.10.8 and 4.3.6 alike.
+// The peek is a nack with requeue (broker.PeekRequest). A reject with
+// requeue, the peek before, put the message back at the end of a 3.10
+// quorum queue, behind the message published after it, where it
+// dead-lettered late by the gap between them (up to the queue's TTL): that
+// is why the provider kept peeks away from queues whose statistics count
+// messages, and waits StatisticsLag before checking a generation it just
+// switched from.
+func TestAccPeekKeepsQuorumHeadFirst(t *testing.T) {
 	client := accClient(t)
 	t.Parallel()
 	const ttl, gap = 3 * time.Second, 1500 * time.Millisecond
@@ -77,12 +79,9 @@ func TestAccPeekMovesQuorumHeadBehind(t *testing.T) {
 	version := brokerVersion(t, client)
 	t.Logf("RabbitMQ %s: after the peek, %q dead-lettered first, %s after the first message's publish (TTL %s, gap %s)",
 		version, body, at.Sub(published).Round(time.Millisecond), ttl, gap)
-	switch {
-	case strings.HasPrefix(version, "3.") && body != "second":
-		t.Errorf("the first message dead-lettered first: RabbitMQ %s no longer moves a peeked head behind; "+
-			"HeldMessages could peek at every queue again", version)
-	case !strings.HasPrefix(version, "3.") && body != "first":
-		t.Errorf("the second message dead-lettered first: RabbitMQ %s moves a peeked head behind, as 3.10 did", version)
+	if body != "first" {
+		t.Errorf("the second message dead-lettered first: RabbitMQ %s moves a peeked head behind the others, "+
+			"late by up to the queue's TTL", version)
 	}
 }
 

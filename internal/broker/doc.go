@@ -139,7 +139,7 @@
 //     the queue, and a quorum queue expires messages from its head only:
 //     with a second message published 1.5 s after it (x-message-ttl 3000),
 //     the peeked message dead-lettered after the second, 1.5 s late
-//     (TestAccPeekMovesQuorumHeadBehind). A peek at a queue of a set that
+//     (with the reject; the nack keeps it first: TestAccPeekKeepsQuorumHeadFirst). A peek at a queue of a set that
 //     holds messages would delay them by up to the queue's TTL.
 //   - The management statistics lag: published messages showed in a queue's
 //     counts after 3.5 to 9.3 s (the default statistics interval is 5 s),
@@ -153,7 +153,8 @@
 //     requeue) is a plain return there and does not count; 25 such peeks left
 //     a message with a 6 s TTL to expire on time (TestAccPeeksAreNoDeliveries).
 //   - A peeked message goes back to the head of a quorum queue, so it
-//     still dead-letters first (TestAccPeekMovesQuorumHeadBehind).
+//     still dead-letters first (TestAccPeekKeepsQuorumHeadFirst; with the
+//     nack, so does 3.10.8).
 //   - Deleting an object that does not exist answers 404; a declaration in a
 //     vhost that does not exist answers 404 "vhost_not_found".
 //   - A dead-lettered message whose routing key matches no binding of the

@@ -537,7 +537,8 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 // The peek is kept for when the statistics count nothing because a quorum
 // queue requeues a peeked message at its back, and expires messages from
 // its head only: the peeked one then leaves after every message behind it,
-// late by up to the queue's TTL (TestAccPeekMovesQuorumHeadBehind). When the
+// late by up to the queue's TTL (with the reject the peek was before issue 23;
+// the nack it is now keeps the head first: TestAccPeekKeepsQuorumHeadFirst). When the
 // statistics count none, the messages the peek can move arrived within
 // their lag, and the peeked one is late by at most that. A count from
 // statistics that lag may also be too high; a caller deciding to delete
