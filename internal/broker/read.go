@@ -465,8 +465,8 @@ const StatisticsLag = 10 * time.Second
 // statistics of each named queue count, one request per queue, lagging by
 // up to a statistics interval. It disturbs no queue that has statistics, so
 // it suits watching queues that hold messages, such as a draining
-// generation's, where a peek would move a 3.10 quorum queue's head behind
-// the others (see queueHeld); it never decides that deleting a queue is
+// generation's, where a reject-peek moved a 3.10 quorum queue's head behind
+// the others (the nack-peek now keeps it first; see queueHeld); it never decides that deleting a queue is
 // safe. A queue the broker gives no statistics for (a new one, or any on a
 // broker that collects none) is peeked at, as HeldMessages does: a count of
 // nothing there would call a generation that holds messages empty.

@@ -5,8 +5,9 @@
 //
 // It asks a [Counter] how many messages queues hold, in two ways: by the
 // broker's statistics, which disturb no queue but lag behind the messages by
-// up to [broker.StatisticsLag], and exactly, which may peek at a queue and so
-// delay its messages (see [broker.Client.HeldMessages]). The statistics watch;
+// up to [broker.StatisticsLag], and exactly, which may peek at a queue (see
+// [broker.Client.HeldMessages]; with the reject it used before, a peek
+// delayed a 3.10 quorum queue's head). The statistics watch;
 // only the exact count decides that a generation is empty. A [Clock] tells
 // the time and waits, so the decisions are tested without a broker or a
 // sleep. *broker.Client is a Counter, [SystemClock] the machine's clock.
@@ -80,8 +81,8 @@ func count(ctx context.Context, method func(ctx context.Context, vhost string, q
 // generation holding messages can count none for seconds; the exact check
 // keeps a refresh from showing it empty. Until its statistics have settled,
 // the generation switched from last is not checked exactly: a plan does not
-// call it empty yet, and on RabbitMQ 3.10 a peek would move its quorum
-// queues' heads behind the messages that arrived since.
+// call it empty yet (a margin kept from the reject-peek, which moved a 3.10
+// quorum queue's head behind the messages that arrived since).
 func Refreshed(ctx context.Context, counter Counter, spec topology.Spec, draining []topology.Generation, settled bool) (map[string]int64, error) {
 	counts, err := Counted(ctx, counter, spec, draining)
 	if err != nil {
@@ -112,7 +113,7 @@ func messagesOf(spec topology.Spec, draining []topology.Generation, counts map[s
 // generation and the older ones that drain: each older one that holds a
 // message by the exact count, since those found empty are deleted, and the
 // current one when spec switches from it. The current one is not counted:
-// a switch keeps it anyway, and a peek would delay the messages it holds.
+// a switch keeps it anyway, so a peek there would be work for nothing.
 func Keep(ctx context.Context, counter Counter, spec, current topology.Spec, draining []topology.Generation) ([]topology.Generation, error) {
 	held, err := count(ctx, counter.HeldMessages, spec, draining)
 	if err != nil {
