@@ -25,8 +25,10 @@ import (
 // delaySpecModel, which they map.
 
 // performanceLink points from the docs/ pages to the figures these
-// descriptions leave out: they state behaviour, measurements go stale.
-const performanceLink = "[performance section](../../README.md#performance)"
+// descriptions leave out: they state behaviour, measurements go stale. It
+// is absolute: the docs are read on the Terraform Registry, where a link
+// relative to the repository leads nowhere.
+const performanceLink = "[performance section](https://github.com/delayqueue/terraform-provider-rabbitmq/blob/main/README.md#performance)"
 
 // defaultVHost is the vhost of a set that names none.
 const defaultVHost = "/"
