@@ -267,9 +267,7 @@ func indexTopology(t Topology) topologyIndex {
 // canonicalBinding spells an unset destination type as queue, its meaning
 // everywhere else in the package, so that both spellings are one binding.
 func canonicalBinding(b Binding) Binding {
-	if b.DestinationType == "" {
-		b.DestinationType = DestinationQueue
-	}
+	b.DestinationType = b.DestinationType.orQueue()
 	return b
 }
 
@@ -388,44 +386,6 @@ func recreationReason(differences []argumentChange) string {
 	return "re-created with " + strings.Join(parts, ", ")
 }
 
-// levelObject tells whether name is a TTL queue or done exchange of some
-// set, from its name alone (Diff knows no set name), and which.
-func levelObject(name string) (objectName, bool) {
-	// The set's name ends two to four words before the end.
-	end := len(name)
-	for range 4 {
-		dot := strings.LastIndexByte(name[:end], '.')
-		if dot < 0 {
-			break
-		}
-		if o := Names(name[:dot]).parse(name); o.kind == kindLevel || o.kind == kindDone {
-			return o, true
-		}
-		end = dot
-	}
-	return objectName{}, false
-}
-
-// label names a TTL queue or done exchange in a reason: "level 03" in radix
-// 2, "level 03 digit 15 of radix 16" for a queue of another radix, "level 03
-// of radix 16" for its done exchange, each followed by " of generation 2"
-// in a generation other than 0.
-func (o objectName) label() string {
-	var label string
-	switch {
-	case o.radix == 2:
-		label = fmt.Sprintf("level %02d", o.level)
-	case o.kind == kindLevel:
-		label = fmt.Sprintf("level %02d digit %d of radix %d", o.level, o.digit, o.radix)
-	default:
-		label = fmt.Sprintf("level %02d of radix %d", o.level, o.radix)
-	}
-	if o.generation != 0 {
-		label += fmt.Sprintf(" of generation %d", o.generation)
-	}
-	return label
-}
-
 // topologyRadix is the radix of the first TTL queue of t, or 0 when it has
 // none (a planned set with levels always has one).
 func topologyRadix(t topologyIndex) int {
@@ -438,10 +398,7 @@ func topologyRadix(t topologyIndex) int {
 }
 
 func missingReason(name, object string) string {
-	if o, ok := levelObject(name); ok {
-		return o.label() + " is missing"
-	}
-	if label, ok := libraryObjectLabel(name); ok {
+	if label, ok := stageLabel(name); ok {
 		return label + " is missing"
 	}
 	return "the " + object + " is missing"
@@ -451,17 +408,14 @@ func missingReason(name, object string) string {
 // topology's radix, which replaces every TTL queue and done exchange of
 // another radix.
 func unwantedReason(name string, wantRadix int) string {
-	o, ok := levelObject(name)
-	label, ofLibrary := libraryObjectLabel(name)
-	switch {
-	case ofLibrary:
-		return label + " is no longer in the set"
-	case !ok:
+	label, ok := stageLabel(name)
+	if !ok {
 		return "no longer part of the set"
-	case wantRadix != 0 && o.radix != wantRadix:
-		return fmt.Sprintf("%s goes: the set changes from radix %d to radix %d, which replaces its delay queues", o.label(), o.radix, wantRadix)
 	}
-	return o.label() + " is no longer in the set"
+	if o, ok := levelObject(name); ok && wantRadix != 0 && o.radix != wantRadix {
+		return fmt.Sprintf("%s goes: the set changes from radix %d to radix %d, which replaces its delay queues", label, o.radix, wantRadix)
+	}
+	return label + " is no longer in the set"
 }
 
 // unwantedBindingReason blames a level that goes away when the binding
@@ -470,8 +424,7 @@ func unwantedBindingReason(b Binding, want topologyIndex, wantRadix int) string 
 	for _, end := range []string{b.Destination, b.Source} {
 		_, wantedQueue := want.queueByName[end]
 		_, wantedExchange := want.exchangeByName[end]
-		_, ofLibrary := libraryObjectLabel(end)
-		if _, ok := levelObject(end); (ok || ofLibrary) && !wantedQueue && !wantedExchange {
+		if _, ok := stageLabel(end); ok && !wantedQueue && !wantedExchange {
 			return unwantedReason(end, wantRadix)
 		}
 	}

@@ -79,7 +79,7 @@ func NextGeneration(desired, actual Spec, draining []Generation) (Spec, error) {
 		return Spec{}, &FieldError{Field: "layout", Route: -1, Message: fmt.Sprintf(
 			"cannot change from %q to %q in place: the layouts' objects have other names, so the set must be replaced", from, to)}
 	}
-	if _, ok := libraryOf(desired.Layout); ok {
+	if layout, _ := layoutNamed(desired.Layout); !layout.hasGenerations() {
 		return desired, nil
 	}
 	want, have := desired.CurrentGeneration(), actual.CurrentGeneration()
@@ -127,7 +127,7 @@ func PlanGenerations(s Spec, draining []Generation) (Topology, error) {
 	}
 	alternate := ExchangeArguments{AlternateExchange: names.Unroutable()}
 	for _, g := range resolved {
-		l := radixLayout{names: names, radix: g.Radix, levels: g.Levels}
+		l := radixChain{names: names, radix: g.Radix, levels: g.Levels}
 		objects := newPlanNames(l, g.Number, g.Format)
 		if newestOfFormat[g.Format] == g.Number && g.Format != s.FormatGeneration {
 			top.Exchanges = append(top.Exchanges,
@@ -216,7 +216,7 @@ func CurrentObjects(s Spec, actual Topology) Topology {
 // level, then digit.
 func (g Generation) Queues(name string) []string {
 	chain := Names(name).Generation(g.Number)
-	l := radixLayout{radix: radixOrDefault(g.Radix), levels: g.Levels}
+	l := radixChain{radix: radixOrDefault(g.Radix), levels: g.Levels}
 	stages := l.stages()
 	queues := make([]string, len(stages))
 	for i, st := range stages {

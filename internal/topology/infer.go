@@ -68,46 +68,11 @@ func Infer(name string, actual Topology) (Spec, error) {
 // the empty key; the levels' queues must not disagree on their type. Such
 // a set has no draining generations.
 func InferLayout(name string, layout Layout, actual Topology) (spec Spec, draining []Generation, err error) {
-	lib, problem := checkLayout(layout)
-	switch {
-	case problem != nil:
+	l, problem := layoutNamed(layout)
+	if problem != nil {
 		return Spec{}, nil, &InferError{Name: name, Reasons: []string{problem.Error()}}
-	case lib != nil:
-		spec, err = lib.infer(name, actual)
-		return spec, nil, err
 	}
-	return inferDefaultLayout(name, actual)
-}
-
-// layoutOf tells which layout's objects actual holds for the set name: the
-// default layout's when any object is named for the set, otherwise the one
-// library's whose objects are there; the default layout when none are.
-func layoutOf(name string, actual Topology) (Layout, error) {
-	names := Names(name)
-	for _, e := range actual.Exchanges {
-		if names.parse(e.Name).kind != kindNone {
-			return "", nil
-		}
-	}
-	for _, q := range actual.Queues {
-		if names.parse(q.Name).kind != kindNone {
-			return "", nil
-		}
-	}
-	var found []Layout
-	for _, l := range Layouts {
-		if lib, ok := libraryOf(l); ok && lib.holds(actual) {
-			found = append(found, l)
-		}
-	}
-	if len(found) > 1 {
-		return "", &InferError{Name: name, Reasons: []string{fmt.Sprintf(
-			"the objects are those of two layouts, %s; the layout to import must be named", joinValues(found))}}
-	}
-	if len(found) == 1 {
-		return found[0], nil
-	}
-	return "", nil
+	return l.infer(name, actual)
 }
 
 // InferGenerations is [Infer] for a set with several generations
@@ -127,7 +92,7 @@ func layoutOf(name string, actual Topology) (Layout, error) {
 //
 // The layout is told as [Infer] tells it.
 func InferGenerations(name string, actual Topology) (spec Spec, draining []Generation, err error) {
-	layout, err := layoutOf(name, actual)
+	layout, err := layoutHeldBy(name, actual)
 	if err != nil {
 		return Spec{}, nil, err
 	}
@@ -333,7 +298,7 @@ func (c *chainObjects) inferAgreeing(names Names, number int) (Generation, []str
 	if len(c.radixes) != 1 {
 		return c.infer(names, number)
 	}
-	l := radixLayout{radix: c.radixes[0]}
+	radix := c.radixes[0]
 	type signature struct {
 		resolution int64 // ms; -1 when the TTL gives none
 		queueType  QueueType
@@ -342,13 +307,9 @@ func (c *chainObjects) inferAgreeing(names Names, number int) (Generation, []str
 	groups := map[signature][]levelQueue{}
 	var order []signature // in level order of their first queue
 	for _, lq := range c.levelQueues {
-		args := lq.queue.Arguments
-		sig := signature{resolution: -1, queueType: cmp.Or(args.QueueType, QueueTypeClassic), strategy: cmp.Or(args.DeadLetterStrategy, AtMostOnce)}
-		if factor := l.ttlTicks(stage{lq.level, lq.digit}); args.MessageTTL > 0 && args.MessageTTL%factor == 0 {
-			sig.resolution = args.MessageTTL / factor
-		}
-		if sig.queueType == QueueTypeClassic {
-			sig.strategy = AtMostOnce // the only one classic queues have
+		sig := signature{resolution: -1, queueType: lq.queueType(), strategy: lq.strategy()}
+		if resolution, ok := lq.resolution(radix); ok {
+			sig.resolution = resolution
 		}
 		if _, seen := groups[sig]; !seen {
 			order = append(order, sig)
@@ -371,6 +332,36 @@ type levelQueue struct {
 	queue Queue
 }
 
+// ttlTicks is the queue's TTL in ticks: v·radix^k for digit v at level k.
+func (lq levelQueue) ttlTicks(radix int) int64 {
+	return radixChain{radix: radix}.ttlTicks(stage{lq.level, lq.digit})
+}
+
+// resolution is the tick, in ms, that the queue's x-message-ttl gives;
+// false when it has none or one that is no whole number of ticks.
+func (lq levelQueue) resolution(radix int) (int64, bool) {
+	ttl, ticks := lq.queue.Arguments.MessageTTL, lq.ttlTicks(radix)
+	if ttl <= 0 || ttl%ticks != 0 {
+		return 0, false
+	}
+	return ttl / ticks, true
+}
+
+// queueType is the queue's x-queue-type as the broker reads it: classic
+// when it has none.
+func (lq levelQueue) queueType() QueueType {
+	return cmp.Or(lq.queue.Arguments.QueueType, QueueTypeClassic)
+}
+
+// strategy is the queue's x-dead-letter-strategy as the broker applies it:
+// at-most-once when it has none, and on a classic queue whatever it says.
+func (lq levelQueue) strategy() DeadLetterStrategy {
+	if lq.queueType() == QueueTypeClassic {
+		return AtMostOnce
+	}
+	return cmp.Or(lq.queue.Arguments.DeadLetterStrategy, AtMostOnce)
+}
+
 // inferResolution reads the tick from the TTL queues' TTLs: the queue of
 // digit v at level k waits Resolution·v·radix^k (Resolution·2^k in radix 2).
 func inferResolution(names GenerationNames, radix int, levelQueues []levelQueue) (time.Duration, []string) {
@@ -378,7 +369,6 @@ func inferResolution(names GenerationNames, radix int, levelQueues []levelQueue)
 		return 0, []string{fmt.Sprintf(
 			"no level queue (%s …) exists, so the resolution cannot be read from an x-message-ttl", names.Queue(radix, 0, 1))}
 	}
-	l := radixLayout{radix: radix}
 	var reasons, usable []string
 	var resolutions []int64 // distinct, in level order
 	var without []string
@@ -388,13 +378,12 @@ func inferResolution(names GenerationNames, radix int, levelQueues []levelQueue)
 			without = append(without, lq.queue.Name)
 			continue
 		}
-		factor := l.ttlTicks(stage{lq.level, lq.digit})
-		if ttl%factor != 0 {
+		ms, ok := lq.resolution(radix)
+		if !ok {
 			reasons = append(reasons, fmt.Sprintf("%s has x-message-ttl %d, not a multiple of %s = %d",
-				lq.queue.Name, ttl, ttlFactorText(radix, lq.level, lq.digit), factor))
+				lq.queue.Name, ttl, ttlFactorText(radix, lq.level, lq.digit), lq.ttlTicks(radix)))
 			continue
 		}
-		ms := ttl / factor
 		usable = append(usable, fmt.Sprintf("%s x-message-ttl %d (resolution %v)",
 			lq.queue.Name, ttl, time.Duration(ms)*time.Millisecond))
 		if !slices.Contains(resolutions, ms) {
@@ -419,27 +408,20 @@ func inferResolution(names GenerationNames, radix int, levelQueues []levelQueue)
 // a set's parking lot outlives the changes of its queue type, and one of
 // another type shows as drift.
 func inferQueueType(levelQueues []levelQueue) (QueueType, []string) {
-	queues := make([]Queue, 0, len(levelQueues))
-	for _, lq := range levelQueues {
-		queues = append(queues, lq.queue)
-	}
 	var reasons []string
 	var types []QueueType // distinct, in queue order
 	byType := map[QueueType][]string{}
-	for _, q := range queues {
-		queueType := q.Arguments.QueueType
-		if queueType == "" {
-			queueType = QueueTypeClassic
-		}
+	for _, lq := range levelQueues {
+		queueType := lq.queueType()
 		if !slices.Contains(QueueTypes, queueType) {
 			reasons = append(reasons, fmt.Sprintf("%s has x-queue-type %s; a delay set's queues are %s",
-				q.Name, queueType, joinValues(QueueTypes)))
+				lq.queue.Name, queueType, joinValues(QueueTypes)))
 			continue
 		}
 		if _, seen := byType[queueType]; !seen {
 			types = append(types, queueType)
 		}
-		byType[queueType] = append(byType[queueType], q.Name)
+		byType[queueType] = append(byType[queueType], lq.queue.Name)
 	}
 	if len(types) > 1 {
 		groups := make([]string, len(types))
@@ -472,10 +454,7 @@ func inferStrategy(queueType QueueType, levelQueues []levelQueue) (DeadLetterStr
 	var strategies []DeadLetterStrategy // distinct, in level order
 	byStrategy := map[DeadLetterStrategy][]string{}
 	for _, lq := range levelQueues {
-		strategy := lq.queue.Arguments.DeadLetterStrategy
-		if strategy == "" {
-			strategy = AtMostOnce
-		}
+		strategy := lq.strategy() // quorum queues: their own, or at-most-once
 		if !slices.Contains(DeadLetterStrategies, strategy) {
 			reasons = append(reasons, fmt.Sprintf("%s has x-dead-letter-strategy %s; a delay set's queues use %s",
 				lq.queue.Name, strategy, joinValues(DeadLetterStrategies)))
@@ -511,10 +490,7 @@ func inferRoutes(out string, levels int, bindings []Binding) []Route {
 		if b.Source != out || len(b.RoutingKey) <= len(ticks) || !strings.HasSuffix(b.RoutingKey, ticks) {
 			continue
 		}
-		route := Route{Destination: b.Destination, DestinationType: b.DestinationType, Key: strings.TrimSuffix(b.RoutingKey, ticks)}
-		if route.DestinationType == "" {
-			route.DestinationType = DestinationQueue
-		}
+		route := Route{Destination: b.Destination, DestinationType: b.DestinationType, Key: strings.TrimSuffix(b.RoutingKey, ticks)}.canonical()
 		if route.Key == "#" {
 			route.Key = ""
 		}

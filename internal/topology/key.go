@@ -80,26 +80,14 @@ func (s Spec) KeyFormat() KeyFormat {
 	return KeyFormat{Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution, Layout: s.Layout}
 }
 
-// library returns the library whose layout the format is, nil for the
-// default layout, or the problem with a layout no set has or with a field
-// that differs from what the library's layout fixes.
-func (f KeyFormat) library() (*library, *FieldError) {
-	lib, err := checkLayout(f.Layout)
-	if lib == nil || err != nil {
+// layout returns the format's layout, or the problem with a layout no set
+// has or with a field that differs from what the layout fixes.
+func (f KeyFormat) layout() (setLayout, *FieldError) {
+	l, err := layoutNamed(f.Layout)
+	if err != nil {
 		return nil, err
 	}
-	switch {
-	case f.Levels != 0 && f.Levels != libraryLevels:
-		err = &FieldError{Field: "levels", Route: -1, Message: fmt.Sprintf(
-			"must be %d (or unset) in the %s layout, got %d", libraryLevels, lib.layout, f.Levels)}
-	case f.Radix != 0 && f.Radix != DefaultRadix:
-		err = &FieldError{Field: "radix", Route: -1, Message: fmt.Sprintf(
-			"must be %d (or unset) in the %s layout, got %d", DefaultRadix, lib.layout, f.Radix)}
-	case f.Resolution != 0 && f.Resolution != libraryResolution:
-		err = &FieldError{Field: "resolution", Route: -1, Message: fmt.Sprintf(
-			"must be %s (or unset) in the %s layout, got %s", libraryResolution, lib.layout, f.Resolution)}
-	}
-	return lib, err
+	return l, l.checkFormat(f)
 }
 
 // check accepts the format of a valid set and returns its radix.
@@ -116,13 +104,11 @@ func (f KeyFormat) check() (int, *FieldError) {
 // positive. A library's layout holds 2^28 − 1 seconds; a format it refuses
 // holds nothing.
 func (f KeyFormat) MaxDelay() time.Duration {
-	switch lib, err := f.library(); {
-	case err != nil:
+	l, err := f.layout()
+	if err != nil {
 		return 0
-	case lib != nil:
-		return lib.maxDelay()
 	}
-	return maxDelayFor(f.Levels, radixOrDefault(f.Radix), f.Resolution)
+	return l.maxDelayOf(f)
 }
 
 // EncodeKey returns the routing key that delays a message with the given key
@@ -146,12 +132,16 @@ func EncodeKey(key string, delay time.Duration, levels int, resolution time.Dura
 // each library counts it), written as 28 bits, most significant first,
 // then the key, which must not be empty: "0.….1.0.1.Sales" for 5s.
 func (f KeyFormat) Encode(key string, delay time.Duration) (string, error) {
-	switch lib, err := f.library(); {
-	case err != nil:
+	l, err := f.layout()
+	if err != nil {
 		return "", err
-	case lib != nil:
-		return lib.encode(key, delay)
 	}
+	return l.encodeKey(f, key, delay)
+}
+
+// encodeDigitsLast is Encode in the default layout: the key, then the
+// delay's digits.
+func encodeDigitsLast(f KeyFormat, key string, delay time.Duration) (string, error) {
 	radix, err := f.check()
 	if err != nil {
 		return "", err
@@ -175,6 +165,16 @@ func (f KeyFormat) Encode(key string, delay time.Duration) (string, error) {
 	b := make([]byte, 0, keyLength(key, levels, radix))
 	b = append(b, key...)
 	return string(appendDigits(b, uint64(ticks), levels, radix)), nil
+}
+
+// digitsKeyProblem is keyProblem in the default layout: a key that leaves
+// no room for the digits, once the format's radix and levels are known.
+func digitsKeyProblem(f KeyFormat, key string) string {
+	radix := radixOrDefault(f.Radix)
+	if checkRadix(radix) != nil || f.Levels < MinLevels {
+		return ""
+	}
+	return keyLengthProblem(key, f.Levels, radix)
 }
 
 // keyLengthProblem says why key leaves no room for levels digits of radix
@@ -208,15 +208,11 @@ func (f KeyFormat) CheckKey(key string) error {
 	for _, problem := range keyProblems(key) {
 		errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
 	}
-	radix := radixOrDefault(f.Radix)
-	if lib, err := f.library(); lib != nil && err == nil {
-		if problem := lib.messageKeyProblem(key); problem != "" {
-			errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
-		}
-	} else if checkRadix(radix) == nil && f.Levels >= MinLevels {
-		if problem := keyLengthProblem(key, f.Levels, radix); problem != "" {
-			errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
-		}
+	// The format's own problems are Encode's to report: an unknown layout
+	// checks the key as the default one, a field the layout fixes as unset.
+	l, _ := layoutNamed(f.Layout)
+	if problem := l.keyProblem(f, key); problem != "" {
+		errs = append(errs, &FieldError{Field: "key", Route: -1, Message: problem})
 	}
 	if len(errs) > 0 {
 		return errs
@@ -241,12 +237,16 @@ func DecodeKey(routingKey string, levels int, resolution time.Duration) (key str
 // In a library's layout the first 28 words must be bits ("0" or "1"), and
 // a non-empty key must follow them.
 func (f KeyFormat) Decode(routingKey string) (key string, delay time.Duration, err error) {
-	switch lib, problem := f.library(); {
-	case problem != nil:
+	l, problem := f.layout()
+	if problem != nil {
 		return "", 0, problem
-	case lib != nil:
-		return lib.decode(routingKey)
 	}
+	return l.decodeKey(f, routingKey)
+}
+
+// decodeDigitsLast is Decode in the default layout: the key, then the
+// delay's digits.
+func decodeDigitsLast(f KeyFormat, routingKey string) (key string, delay time.Duration, err error) {
 	radix, problem := f.check()
 	if problem != nil {
 		return "", 0, problem

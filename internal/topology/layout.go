@@ -2,201 +2,248 @@ package topology
 
 import (
 	"fmt"
-	"math"
-	"math/bits"
-	"strconv"
+	"strings"
 	"time"
 )
 
-// The layout of a set with radix r and D levels: the delay in ticks written
-// as D digits in base r. Everything that depends on the radix — the names of
-// the TTL queues and done exchanges, their TTLs, the delay bindings and the
-// digit words of the keys — is answered here, so that plan, keys, diff,
-// infer and the renderers agree.
+// Layouts. A set's objects and keys follow one of three layouts: the
+// default one, this package's own (ingest, TTL queues by radix and
+// generation, done exchanges, out, parking lot, the key before the delay
+// digits: radix.go), or the delay infrastructure that one of two libraries
+// declares for itself, the NServiceBus RabbitMQ transport (its "v2"
+// delays) and Celery through kombu (native delayed delivery: library.go).
+//
+// This file says what a layout is: [setLayout], which each layout
+// implements, and the one list of them. Validate, Resolve, Plan, the key
+// formats, Infer and the generations ask the set's layout rather than ask
+// which layout it is. A new layout is a file that implements setLayout and
+// a line in layouts.
 
-// Radixes lists the allowed radixes, the default first.
-var Radixes = []int{2, 4, 8, 16}
+// Layout names the layout of a set's objects and keys.
+type Layout string
 
-// DefaultRadix is the radix of a spec that names none: binary digits.
-const DefaultRadix = 2
+const (
+	// LayoutDefault is this package's own layout. A resolved spec spells
+	// it as the empty Layout, so that a set made before layouts existed
+	// resolves as it always did.
+	LayoutDefault Layout = "default"
+	// LayoutNServiceBus is the delay infrastructure of the NServiceBus
+	// RabbitMQ transport, version 2: nsb.v2.delay-level-00 … 27 and
+	// nsb.v2.delay-delivery.
+	LayoutNServiceBus Layout = "nservicebus"
+	// LayoutCelery is Celery's native delayed delivery, as kombu declares
+	// it: celery_delayed_0 … 27 and celery_delayed_delivery.
+	LayoutCelery Layout = "celery"
+)
 
-// maxRadix is the largest radix; its digits are at most two bytes long.
-const maxRadix = 16
+// setLayout is a layout: what a set's objects are called, their TTLs and
+// bindings (its plan), how a routing key writes a delay, which fields of a
+// spec it fixes, and how a spec is read back from the broker. Methods on a
+// Spec take a resolved one unless they say otherwise; methods on a
+// KeyFormat take one that checkFormat accepts.
+type setLayout interface {
+	// name is the layout's name; the default layout's is LayoutDefault.
+	name() Layout
 
-// digitWords are the routing-key words of the digits, in decimal.
-var digitWords = func() (words [maxRadix]string) {
-	for v := range words {
-		words[v] = strconv.Itoa(v)
+	// checkGeneration adds the problems of s's generation numbers, which
+	// come before the vhost's in Validate's order.
+	checkGeneration(v *specValidator, s Spec)
+	// checkFields adds the problems of s's fields after the layout:
+	// levels, max_delay, resolution, radix, queue type, strategy, routes.
+	checkFields(v *specValidator, s Spec)
+	// resolve spells out what a valid s leaves to the layout's defaults
+	// and what the layout fixes; the routes are left as they are.
+	resolve(s Spec) Spec
+	// hasGenerations tells whether a change of queue kind or key format
+	// may declare a new generation of the set's queues beside the old one.
+	hasGenerations() bool
+
+	// plan lists the set's exchanges, queues and bindings (see [Plan]).
+	plan(s Spec) Topology
+	// objectNamePattern matches the names of the objects of set name (see
+	// [Layout.ObjectNamePattern]).
+	objectNamePattern(name string) string
+	// stageLabel names, in a reason, an object that holds or passes on
+	// messages during their delay in any set of the layout, from its name
+	// alone: a TTL queue, a done or level exchange, a delivery exchange.
+	stageLabel(name string) (string, bool)
+	// holds tells whether actual has any object of the set name.
+	holds(name string, actual Topology) bool
+	// entryExchange, ingestExchange, outExchange and unroutableQueue are
+	// [Spec.EntryExchange], [Spec.IngestExchange], [Spec.OutExchange] and
+	// [Spec.UnroutableQueue].
+	entryExchange(s Spec, delay time.Duration) (string, error)
+	ingestExchange(s Spec) string
+	outExchange(s Spec) string
+	unroutableQueue(s Spec) string
+	// bindingsLeftToLibrary are the bindings of actual that the set leaves
+	// to a library that binds destinations itself (see [LibraryBindings]).
+	bindingsLeftToLibrary(desired, actual Topology) []Binding
+
+	// checkFormat refuses a key format whose fields differ from what the
+	// layout fixes.
+	checkFormat(f KeyFormat) *FieldError
+	// maxDelayOf, encodeKey and decodeKey are [KeyFormat.MaxDelay],
+	// [KeyFormat.Encode] and [KeyFormat.Decode] in the layout.
+	maxDelayOf(f KeyFormat) time.Duration
+	encodeKey(f KeyFormat, key string, delay time.Duration) (string, error)
+	decodeKey(f KeyFormat, routingKey string) (key string, delay time.Duration, err error)
+	// keyProblem says what, beyond [CheckKey]'s problems, makes key
+	// unusable before or after the delay in a routing key of format f (no
+	// room for the delay; in a library's layout, an empty key), or "".
+	keyProblem(f KeyFormat, key string) string
+
+	// infer is [InferLayout] in the layout.
+	infer(name string, actual Topology) (Spec, []Generation, error)
+}
+
+// layouts lists every layout, the default first: an unknown name is
+// checked as the default, and the default's objects, named for the set,
+// tell an imported set's layout before any library's.
+var layouts = []setLayout{defaultLayout{}, &nserviceBusLibrary, &celeryLibrary}
+
+// Layouts lists the allowed layouts, the default first.
+var Layouts = func() []Layout {
+	names := make([]Layout, len(layouts))
+	for i, l := range layouts {
+		names[i] = l.name()
 	}
-	return words
+	return names
 }()
 
-// radixOrDefault reads a zero radix as the default.
-func radixOrDefault(radix int) int {
-	if radix == 0 {
-		return DefaultRadix
+// layoutNamed is the layout named l, the empty name being the default;
+// for a name no layout has, the default with the problem.
+func layoutNamed(l Layout) (setLayout, *FieldError) {
+	if l == "" {
+		return layouts[0], nil
 	}
-	return radix
-}
-
-// checkRadix accepts a resolved (non-zero) radix.
-func checkRadix(radix int) *FieldError {
-	for _, allowed := range Radixes {
-		if radix == allowed {
-			return nil
+	for _, layout := range layouts {
+		if layout.name() == l {
+			return layout, nil
 		}
 	}
-	return &FieldError{Field: "radix", Route: -1, Message: fmt.Sprintf(
-		"must be one of %s, got %d", radixList(), radix)}
+	return layouts[0], &FieldError{Field: "layout", Route: -1, Message: fmt.Sprintf(
+		"must be one of %s, got %q", quoteAll(Layouts), l)}
 }
 
-// radixList spells the allowed radixes: "2, 4, 8, 16".
-func radixList() string {
-	var b []byte
-	for i, r := range Radixes {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, int64(r), 10)
+// OrDefault spells the empty Layout as LayoutDefault, for showing a
+// resolved spec's layout.
+func (l Layout) OrDefault() Layout {
+	if l == "" {
+		return LayoutDefault
 	}
-	return string(b)
+	return l
 }
 
-// radixWord is the word that names the TTL queues and done exchanges of a
-// radix other than 2: "r16".
-func radixWord(radix int) string {
-	return "r" + strconv.Itoa(radix)
+// ObjectNamePattern is a regular expression that matches the names of the
+// exchanges and queues of the set name in layout l, and nothing else; the
+// libraries' layouts have fixed names, whatever the set's name. It suits
+// the management API's use_regex filters.
+func (l Layout) ObjectNamePattern(name string) string {
+	layout, _ := layoutNamed(l)
+	return layout.objectNamePattern(name)
 }
 
-// digitWidth is the length in bytes of the longest digit word of radix.
-func digitWidth(radix int) int {
-	return len(digitWords[radix-1])
-}
-
-// maxTicks is the largest delay in ticks that levels digits of radix hold,
-// radix^levels − 1, saturated at the largest int64.
-func maxTicks(levels, radix int) uint64 {
-	power := uint64(1)
-	for range levels {
-		hi, lo := bits.Mul64(power, uint64(radix))
-		if hi != 0 || lo > math.MaxInt64 {
-			return math.MaxInt64
-		}
-		power = lo
+// AnyLayoutObjectNamePattern matches the names of the objects of the set
+// name in every layout: the default layout's named for it and every
+// library's. Reading what it matches and inferring tells an imported set's
+// layout ([Infer]) in one read, before the layout is known.
+func AnyLayoutObjectNamePattern(name string) string {
+	alternatives := make([]string, len(layouts))
+	for i, l := range layouts {
+		alternatives[i] = "(" + l.objectNamePattern(name) + ")"
 	}
-	return power - 1
+	return strings.Join(alternatives, "|")
 }
 
-// maxDelayFor is the longest delay of a set of levels digits of radix at
-// resolution, saturated at the largest Duration; 0 when levels or resolution
-// is not positive.
-func maxDelayFor(levels, radix int, resolution time.Duration) time.Duration {
-	if levels < 1 || resolution <= 0 {
-		return 0
-	}
-	hi, lo := bits.Mul64(maxTicks(levels, radix), uint64(resolution))
-	if hi != 0 || lo > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return time.Duration(lo)
-}
-
-// smallestLevels is the fewest levels of radix whose longest delay at
-// resolution reaches maxDelay; MaxLevels+1 when none up to MaxLevels does.
-func smallestLevels(maxDelay time.Duration, radix int, resolution time.Duration) int {
-	levels := MinLevels
-	for levels <= MaxLevels && maxDelayFor(levels, radix, resolution) < maxDelay {
-		levels++
-	}
-	return levels
-}
-
-// topTTLFactor is the top queue's TTL in ticks, (radix−1)·radix^(levels−1),
-// saturated at the largest int64.
-func topTTLFactor(levels, radix int) int64 {
-	return radixLayout{radix: radix}.ttlTicks(stage{levels - 1, radix - 1})
-}
-
-// ttlFactorText spells the TTL of the queue of digit at level in ticks as
-// the layout writes it: "2^3" in radix 2, "3·4^2" otherwise.
-func ttlFactorText(radix, level, digit int) string {
-	if radix == 2 {
-		return fmt.Sprintf("2^%d", level)
-	}
-	return fmt.Sprintf("%d·%d^%d", digit, radix, level)
-}
-
-// tooManyLevelsForRadix is checkLevels' refusal of a top TTL beyond MaxTTL,
-// for a radix other than 2.
-func tooManyLevelsForRadix(levels, radix int, resolution time.Duration, limit int) *FieldError {
-	return &FieldError{Field: "levels", Route: -1, Message: fmt.Sprintf(
-		"%d levels of radix %d at resolution %s give the top queue a TTL of %dms·%s, above the broker's largest message TTL %dms (10 years); at most %d levels fit at this resolution and radix",
-		levels, radix, resolution, resolution.Milliseconds(), ttlFactorText(radix, levels-1, radix-1), MaxTTL, limit)}
-}
-
-// radixLayout answers, for one set of the default layout, the questions
-// whose answer depends on the radix: object names, queue TTLs, delay
-// bindings.
-type radixLayout struct {
-	names  Names
-	radix  int
-	levels int
-}
-
-// stage is one TTL queue of the layout: it holds a message whose digit at
-// level is digit for digit·radix^level ticks.
-type stage struct {
-	level, digit int
-}
-
-// stages lists the layout's TTL queues by level, then digit, ascending.
-func (l radixLayout) stages() []stage {
-	stages := make([]stage, 0, l.levels*(l.radix-1))
-	for k := range l.levels {
-		for v := 1; v < l.radix; v++ {
-			stages = append(stages, stage{k, v})
+// stageLabel is the label of name in the layout whose delay stage it is
+// (Diff knows no set name, nor its layout).
+func stageLabel(name string) (string, bool) {
+	for _, l := range layouts {
+		if label, ok := l.stageLabel(name); ok {
+			return label, true
 		}
 	}
-	return stages
+	return "", false
 }
 
-// ttlTicks is the stage's TTL in ticks, digit·radix^level, saturated at the
-// largest int64 (a valid set's are within MaxTTL).
-func (l radixLayout) ttlTicks(s stage) int64 {
-	hi, lo := bits.Mul64(maxTicks(s.level, l.radix)+1, uint64(s.digit))
-	if hi != 0 || lo > math.MaxInt64 {
-		return math.MaxInt64
+// layoutHeldBy tells which layout's objects actual holds for the set name:
+// the default layout's when any object is named for the set, otherwise the
+// one library's whose objects are there; the default layout when none are.
+func layoutHeldBy(name string, actual Topology) (Layout, error) {
+	if layouts[0].holds(name, actual) {
+		return "", nil
 	}
-	return int64(lo)
-}
-
-// delayBindings is the number of bindings that carry a message through the
-// delay: (radix−1)·D(D+1)/2 to the queues and D+1 to out.
-func (l radixLayout) delayBindings() int {
-	return (l.radix-1)*l.levels*(l.levels+1)/2 + l.levels + 1
-}
-
-// appendDelayBindings appends the bindings of an exchange that sees the
-// remaining lowest digits of a message's delay: to the queue of (j, v) for
-// j = remaining−1 … 0 and v = 1 … radix−1 when digit j is the highest
-// nonzero one and is v ("#.0^(remaining−1−j).v.*^j"), and to out when all
-// are zero ("#.0^remaining").
-func (l radixLayout) appendDelayBindings(bindings []Binding, queues [][]string, out, source string, remaining int) []Binding {
-	key := make([]byte, 0, 2*remaining+digitWidth(l.radix)) // "#", then one-byte words and one digit
-	for j := remaining - 1; j >= 0; j-- {
-		for v := 1; v < l.radix; v++ {
-			key = appendWords(key[:0], anyWords, 1)
-			key = appendWords(key, digitZero, remaining-1-j)
-			key = appendWords(key, digitWords[v], 1)
-			key = appendWords(key, anyWord, j)
-			bindings = append(bindings, Binding{
-				Source: source, Destination: queues[j][v], DestinationType: DestinationQueue, RoutingKey: string(key),
-			})
+	var found []Layout
+	for _, l := range layouts[1:] {
+		if l.holds(name, actual) {
+			found = append(found, l.name())
 		}
 	}
-	key = appendWords(key[:0], anyWords, 1)
-	key = appendWords(key, digitZero, remaining)
-	return append(bindings, Binding{
-		Source: source, Destination: out, DestinationType: DestinationExchange, RoutingKey: string(key),
-	})
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0], nil
+	}
+	return "", &InferError{Name: name, Reasons: []string{fmt.Sprintf(
+		"the objects are those of two layouts, %s; the layout to import must be named", joinValues(found))}}
+}
+
+// EntryExchange is the exchange a publisher sends a message delayed by
+// delay to, in the set of the resolved spec s: the ingest exchange of the
+// set's key format in the default layout, whatever the delay; in the
+// nservicebus layout the level exchange of the rounded delay's highest set
+// bit (nsb.v2.delay-level-00 for none), as NServiceBus publishes; in the
+// celery layout the top level's, celery_delayed_27, as Celery publishes.
+// Errors are a *[FieldError] about a delay a library layout cannot hold.
+func (s Spec) EntryExchange(delay time.Duration) (string, error) {
+	l, _ := layoutNamed(s.Layout)
+	return l.entryExchange(s, delay)
+}
+
+// IngestExchange is the exchange a publisher may send a message of any
+// delay to, in the set of the resolved spec s: the ingest exchange of the
+// set's key format in the default layout; in a library's layout the top
+// level's exchange (nsb.v2.delay-level-27, celery_delayed_27), which reads
+// every bit. NServiceBus itself enters lower, at the highest set bit
+// ([Spec.EntryExchange]); both are right.
+func (s Spec) IngestExchange() string {
+	l, _ := layoutNamed(s.Layout)
+	return l.ingestExchange(s)
+}
+
+// OutExchange is the exchange messages leave the set of the resolved spec s
+// through, which the routes bind from: out in the default layout, the
+// delivery exchange in a library's.
+func (s Spec) OutExchange() string {
+	l, _ := layoutNamed(s.Layout)
+	return l.outExchange(s)
+}
+
+// UnroutableQueue is the parking lot of the set of the resolved spec s, or
+// "" in a library's layout, which has none: a malformed key is dropped.
+func (s Spec) UnroutableQueue() string {
+	l, _ := layoutNamed(s.Layout)
+	return l.unroutableQueue(s)
+}
+
+// LibraryBindings are the bindings of actual that a set of the spec s
+// leaves to its library: in a library's layout, every binding from the
+// delivery exchange to a destination outside the layout that desired does
+// not list. The libraries bind destinations from the delivery exchange
+// themselves — NServiceBus before every delayed send, a Celery worker its
+// task queues at start-up — so such a binding is one a library may rely on,
+// and deleting it would drop the delayed messages on their way to that
+// destination until the library binds it again. Nothing on the broker tells
+// a library's binding from one a removed route left, which is the same
+// binding when the library binds that destination too: both are left. A
+// binding from the delivery exchange back into the layout's own objects is
+// no library's (they bind only their destinations, and it would loop), and
+// stays drift. The default layout has none: its out exchange's bindings are
+// the set's alone. Each binding is listed once, with its destination type
+// spelled out.
+func LibraryBindings(s Spec, desired, actual Topology) []Binding {
+	l, _ := layoutNamed(s.Layout)
+	return l.bindingsLeftToLibrary(desired, actual)
 }

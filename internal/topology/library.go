@@ -9,60 +9,16 @@ import (
 	"time"
 )
 
-// Layouts. A set's objects and keys follow one of three layouts: the
-// default one, this package's own (ingest, TTL queues by radix and
-// generation, done exchanges, out, parking lot, the key before the delay
-// digits), or the delay infrastructure that one of two libraries declares
-// for itself: the NServiceBus RabbitMQ transport (its "v2" delays) and
-// Celery through kombu (native delayed delivery). Those two share one
-// design, and this file is the one place that knows it: 28 topic
-// exchanges, one per bit of a delay in seconds, each with a quorum (or, in
-// Celery, classic) TTL queue of the same name that dead-letters into the
-// level below; the delay written as 28 bits before the destination; and
-// exchange-to-exchange bindings that pass a message down the levels whose
-// bit is 0. Their names, levels and resolution are the libraries', so that
-// what a library declares at start-up matches what the set declares, byte
-// for byte.
-
-// Layout names the layout of a set's objects and keys.
-type Layout string
-
-const (
-	// LayoutDefault is this package's own layout. A resolved spec spells
-	// it as the empty Layout, so that a set made before layouts existed
-	// resolves as it always did.
-	LayoutDefault Layout = "default"
-	// LayoutNServiceBus is the delay infrastructure of the NServiceBus
-	// RabbitMQ transport, version 2: nsb.v2.delay-level-00 … 27 and
-	// nsb.v2.delay-delivery.
-	LayoutNServiceBus Layout = "nservicebus"
-	// LayoutCelery is Celery's native delayed delivery, as kombu declares
-	// it: celery_delayed_0 … 27 and celery_delayed_delivery.
-	LayoutCelery Layout = "celery"
-)
-
-// Layouts lists the allowed layouts, the default first.
-var Layouts = []Layout{LayoutDefault, LayoutNServiceBus, LayoutCelery}
-
-// OrDefault spells the empty Layout as LayoutDefault, for showing a
-// resolved spec's layout.
-func (l Layout) OrDefault() Layout {
-	if l == "" {
-		return LayoutDefault
-	}
-	return l
-}
-
-// ObjectNamePattern is a regular expression that matches the names of the
-// exchanges and queues of the set name in layout l, and nothing else; the
-// libraries' layouts have fixed names, whatever the set's name. It suits
-// the management API's use_regex filters.
-func (l Layout) ObjectNamePattern(name string) string {
-	if lib, ok := libraryOf(l); ok {
-		return lib.objectNamePattern()
-	}
-	return Names(name).ObjectNamePattern()
-}
+// The delay layouts of two libraries: the NServiceBus RabbitMQ transport
+// (its "v2" delays) and Celery through kombu (native delayed delivery).
+// Those two share one design, and this file is the one place that knows
+// it: 28 topic exchanges, one per bit of a delay in seconds, each with a
+// quorum (or, in Celery, classic) TTL queue of the same name that
+// dead-letters into the level below; the delay written as 28 bits before
+// the destination; and exchange-to-exchange bindings that pass a message
+// down the levels whose bit is 0. Their names, levels and resolution are
+// the libraries', so that what a library declares at start-up matches what
+// the set declares, byte for byte.
 
 // The shape every library layout shares.
 const (
@@ -72,11 +28,13 @@ const (
 	libraryResolution = time.Second
 )
 
-// library is the delay layout of one library.
+// library is the delay layout of one library: a [setLayout] whose every
+// difference from the other library's is a field below, so that another
+// library of this design is one more value, listed in layouts.
 type library struct {
 	layout Layout
-	// name is the library's, for messages: "NServiceBus".
-	name string
+	// product is the library's name, for messages: "NServiceBus".
+	product string
 	// levelPrefix and levelWidth name level k's exchange and queue: the
 	// prefix, then k in decimal, zero-padded to levelWidth digits.
 	levelPrefix string
@@ -98,41 +56,16 @@ type library struct {
 
 var (
 	nserviceBusLibrary = library{
-		layout: LayoutNServiceBus, name: "NServiceBus",
+		layout: LayoutNServiceBus, product: "NServiceBus",
 		levelPrefix: "nsb.v2.delay-level-", levelWidth: 2, delivery: "nsb.v2.delay-delivery",
 		queueTypes: []QueueType{QueueTypeQuorum}, roundUp: true, entryAtHighestBit: true,
 	}
 	celeryLibrary = library{
-		layout: LayoutCelery, name: "Celery",
+		layout: LayoutCelery, product: "Celery",
 		levelPrefix: "celery_delayed_", levelWidth: 1, delivery: "celery_delayed_delivery",
 		queueTypes: []QueueType{QueueTypeQuorum, QueueTypeClassic},
 	}
 )
-
-// libraryOf is the library whose layout l is; false for the default
-// layout, spelled either way, and for a value no layout has.
-func libraryOf(l Layout) (*library, bool) {
-	switch l {
-	case LayoutNServiceBus:
-		return &nserviceBusLibrary, true
-	case LayoutCelery:
-		return &celeryLibrary, true
-	}
-	return nil, false
-}
-
-// checkLayout returns the library of layout l, nil for the default layout,
-// or the problem with a value no layout has.
-func checkLayout(l Layout) (*library, *FieldError) {
-	if lib, ok := libraryOf(l); ok {
-		return lib, nil
-	}
-	if l != "" && l != LayoutDefault {
-		return nil, &FieldError{Field: "layout", Route: -1, Message: fmt.Sprintf(
-			"must be one of %s, got %q", quoteAll(Layouts), l)}
-	}
-	return nil, nil
-}
 
 // level is the name of level k's exchange and of its queue.
 func (lib *library) level(k int) string {
@@ -173,28 +106,24 @@ func (lib *library) owns(name string) bool {
 	return isLevel || name == lib.delivery
 }
 
-// label names one of the layout's objects in a reason: "nservicebus level
-// 05", "the celery delivery exchange".
-func (lib *library) label(name string) string {
+// stageLabel names one of the layout's level exchanges and queues or its
+// delivery exchange in a reason: "nservicebus level 05", "the celery
+// delivery exchange".
+func (lib *library) stageLabel(name string) (string, bool) {
 	if k, ok := lib.parseLevel(name); ok {
-		return fmt.Sprintf("%s level %s", lib.layout, strings.TrimPrefix(lib.level(k), lib.levelPrefix))
+		return fmt.Sprintf("%s level %s", lib.layout, strings.TrimPrefix(lib.level(k), lib.levelPrefix)), true
 	}
-	return fmt.Sprintf("the %s delivery exchange", lib.layout)
-}
-
-// libraryObjectLabel labels name when it is an object of a library's
-// layout.
-func libraryObjectLabel(name string) (string, bool) {
-	for _, l := range Layouts {
-		if lib, ok := libraryOf(l); ok && lib.owns(name) {
-			return lib.label(name), true
-		}
+	if name == lib.delivery {
+		return fmt.Sprintf("the %s delivery exchange", lib.layout), true
 	}
 	return "", false
 }
 
-// objectNamePattern matches the layout's level and delivery names.
-func (lib *library) objectNamePattern() string {
+func (lib *library) name() Layout { return lib.layout }
+
+// objectNamePattern matches the layout's level and delivery names, whatever
+// the set's name.
+func (lib *library) objectNamePattern(string) string {
 	levels := make([]string, libraryLevels)
 	for k := range levels {
 		levels[k] = strings.TrimPrefix(lib.level(k), lib.levelPrefix)
@@ -279,27 +208,63 @@ func (lib *library) routeOf(bindingKey string) (string, bool) {
 	return strings.CutPrefix(bindingKey, anyWords+".")
 }
 
-// validate checks the fields of s that the layout fixes or limits.
-func (lib *library) validate(v *specValidator, s Spec) {
-	v.fixed(s.Levels != 0 && s.Levels != libraryLevels, "levels",
-		"is fixed at %d in the %s layout, one level per bit of a delay in seconds; leave it unset, got %d",
-		libraryLevels, lib.layout, s.Levels)
-	v.fixed(s.MaxDelay != 0 && s.MaxDelay != lib.maxDelay(), "max_delay",
-		"is fixed at %s (2^%d − 1 seconds) in the %s layout; leave it unset, got %s",
-		FormatDuration(lib.maxDelay()), libraryLevels, lib.layout, s.MaxDelay)
-	v.fixed(s.Resolution != 0 && s.Resolution != libraryResolution, "resolution",
-		"is fixed at %s in the %s layout: %s counts delays in whole seconds; leave it unset, got %s",
-		libraryResolution, lib.layout, lib.name, s.Resolution)
-	v.fixed(s.Radix != 0 && s.Radix != DefaultRadix, "radix",
-		"is fixed at %d in the %s layout: %s writes delays in binary; leave it unset, got %d",
-		DefaultRadix, lib.layout, lib.name, s.Radix)
+// fixedField is a field that the layout fixes, set to another value.
+type fixedField struct {
+	field      string
+	fixed, got string
+	// why follows the layout's name in Validate's problem: what makes it fixed.
+	why string
+}
+
+// fixedFields lists the fields among levels, max_delay, resolution and
+// radix (in the order of Validate's problems) that are set, to another
+// value than the layout fixes; zero is unset. Validate and a key format
+// refuse each in their own words.
+func (lib *library) fixedFields(levels int, maxDelay, resolution time.Duration, radix int) []fixedField {
+	var fields []fixedField
+	if levels != 0 && levels != libraryLevels {
+		fields = append(fields, fixedField{"levels", strconv.Itoa(libraryLevels), strconv.Itoa(levels),
+			", one level per bit of a delay in seconds"})
+	}
+	if maxDelay != 0 && maxDelay != lib.maxDelay() {
+		fields = append(fields, fixedField{"max_delay",
+			fmt.Sprintf("%s (2^%d − 1 seconds)", FormatDuration(lib.maxDelay()), libraryLevels), maxDelay.String(), ""})
+	}
+	if resolution != 0 && resolution != libraryResolution {
+		fields = append(fields, fixedField{"resolution", libraryResolution.String(), resolution.String(),
+			": " + lib.product + " counts delays in whole seconds"})
+	}
+	if radix != 0 && radix != DefaultRadix {
+		fields = append(fields, fixedField{"radix", strconv.Itoa(DefaultRadix), strconv.Itoa(radix),
+			": " + lib.product + " writes delays in binary"})
+	}
+	return fields
+}
+
+// checkFormat refuses the first field of f that differs from what the
+// layout fixes.
+func (lib *library) checkFormat(f KeyFormat) *FieldError {
+	fields := lib.fixedFields(f.Levels, 0, f.Resolution, f.Radix)
+	if len(fields) == 0 {
+		return nil
+	}
+	return &FieldError{Field: fields[0].field, Route: -1, Message: fmt.Sprintf(
+		"must be %s (or unset) in the %s layout, got %s", fields[0].fixed, lib.layout, fields[0].got)}
+}
+
+// checkFields checks the fields of s that the layout fixes or limits, and
+// the routes.
+func (lib *library) checkFields(v *specValidator, s Spec) {
+	for _, f := range lib.fixedFields(s.Levels, s.MaxDelay, s.Resolution, s.Radix) {
+		v.add(f.field, -1, "is fixed at %s in the %s layout%s; leave it unset, got %s", f.fixed, lib.layout, f.why, f.got)
+	}
 
 	typeKnown, strategyKnown := v.knownQueueKind(s.QueueType, s.DeadLetterStrategy)
 	queueType := s.QueueType
 	allowed := slices.Contains(lib.queueTypes, queueType)
 	v.fixed(typeKnown && queueType != "" && !allowed, "queue_type",
 		"must be %s in the %s layout: %s declares its delay queues so; got %q",
-		quoteAll(lib.queueTypes), lib.layout, lib.name, queueType)
+		quoteAll(lib.queueTypes), lib.layout, lib.product, queueType)
 	if !allowed {
 		queueType = lib.queueTypes[0] // unset, or refused above: check the strategy against the default
 	}
@@ -307,22 +272,26 @@ func (lib *library) validate(v *specValidator, s Spec) {
 	case !strategyKnown || s.DeadLetterStrategy == "":
 	case queueType == QueueTypeClassic && s.DeadLetterStrategy == AtLeastOnce:
 		v.add("dead_letter_strategy", -1, "%q needs queue_type %q: %s declares classic queues without x-dead-letter-strategy, and they dead-letter at most once",
-			AtLeastOnce, QueueTypeQuorum, lib.name)
+			AtLeastOnce, QueueTypeQuorum, lib.product)
 	case queueType == QueueTypeQuorum && s.DeadLetterStrategy == AtMostOnce:
 		v.add("dead_letter_strategy", -1, "must be %q in the %s layout: %s declares its quorum queues with x-dead-letter-strategy %s; got %q",
-			AtLeastOnce, lib.layout, lib.name, AtLeastOnce, s.DeadLetterStrategy)
+			AtLeastOnce, lib.layout, lib.product, AtLeastOnce, s.DeadLetterStrategy)
+	}
+	v.routes(s.Routes, lib.owns, func(route int, key string) { lib.checkRouteKey(v, route, key) })
+}
+
+// checkGeneration refuses a generation: the layout's objects have the
+// names the library gives them, so no new chain can be declared beside
+// them.
+func (lib *library) checkGeneration(v *specValidator, s Spec) {
+	if s.Generation != 0 || s.FormatGeneration != 0 {
+		v.add("generation", -1, "must be 0 in the %s layout, got generation %d with the exchanges of generation %d: its objects have the names %s gives them, so a change cannot declare a new generation beside them",
+			lib.layout, s.Generation, s.FormatGeneration, lib.product)
 	}
 }
 
-// validateGeneration refuses a generation: the layout's objects have the
-// names the library gives them, so no new chain can be declared beside
-// them.
-func (lib *library) validateGeneration(v *specValidator, generation, format int) {
-	if generation != 0 || format != 0 {
-		v.add("generation", -1, "must be 0 in the %s layout, got generation %d with the exchanges of generation %d: its objects have the names %s gives them, so a change cannot declare a new generation beside them",
-			lib.layout, generation, format, lib.name)
-	}
-}
+// hasGenerations is false: a change replaces the objects that differ.
+func (lib *library) hasGenerations() bool { return false }
 
 // checkRouteKey checks a route's key: a binding pattern on the delivery
 // exchange, after "#.", so wildcards are allowed (a Celery queue may bind
@@ -384,6 +353,25 @@ func (lib *library) ticks(delay time.Duration) (uint64, *FieldError) {
 	return ticks, nil
 }
 
+// entryExchange is the level exchange the library's publisher sends a
+// message delayed by delay to.
+func (lib *library) entryExchange(_ Spec, delay time.Duration) (string, error) {
+	ticks, err := lib.ticks(delay)
+	if err != nil {
+		return "", err
+	}
+	return lib.entry(ticks), nil
+}
+
+// ingestExchange is the top level's exchange, which reads every bit.
+func (lib *library) ingestExchange(Spec) string { return lib.level(libraryLevels - 1) }
+
+// outExchange is the delivery exchange.
+func (lib *library) outExchange(Spec) string { return lib.delivery }
+
+// unroutableQueue is "": the layout has no parking lot.
+func (lib *library) unroutableQueue(Spec) string { return "" }
+
 // entry is the exchange a publisher sends a message of ticks seconds to.
 func (lib *library) entry(ticks uint64) string {
 	if !lib.entryAtHighestBit {
@@ -398,14 +386,17 @@ func (lib *library) entry(ticks uint64) string {
 	return lib.level(highest)
 }
 
-// encode writes the routing key of a message for key delayed by delay:
+// maxDelayOf is the longest delay of every format of the layout.
+func (lib *library) maxDelayOf(KeyFormat) time.Duration { return lib.maxDelay() }
+
+// encodeKey writes the routing key of a message for key delayed by delay:
 // the 28 bits, most significant first, then the key.
-func (lib *library) encode(key string, delay time.Duration) (string, error) {
+func (lib *library) encodeKey(f KeyFormat, key string, delay time.Duration) (string, error) {
 	ticks, err := lib.ticks(delay)
 	if err != nil {
 		return "", err
 	}
-	if problem := lib.messageKeyProblem(key); problem != "" {
+	if problem := lib.keyProblem(f, key); problem != "" {
 		return "", &FieldError{Field: "key", Route: -1, Message: problem}
 	}
 	b := make([]byte, 0, 2*libraryLevels+len(key))
@@ -414,17 +405,18 @@ func (lib *library) encode(key string, delay time.Duration) (string, error) {
 	return string(append(b, key...)), nil
 }
 
-// messageKeyProblem says why key cannot follow the delay bits of a
-// message, or "" when it can.
-func (lib *library) messageKeyProblem(key string) string {
+// keyProblem says why key cannot follow the delay bits of a message, or
+// "" when it can.
+func (lib *library) keyProblem(_ KeyFormat, key string) string {
 	if key == "" {
 		return fmt.Sprintf("must not be empty in the %s layout: the delivery exchange routes a message by the key after its delay bits", lib.layout)
 	}
 	return lib.keyLengthProblem(key)
 }
 
-// decode splits a routing key made by encode into the key and the delay.
-func (lib *library) decode(routingKey string) (string, time.Duration, error) {
+// decodeKey splits a routing key made by encodeKey into the key and the
+// delay.
+func (lib *library) decodeKey(_ KeyFormat, routingKey string) (string, time.Duration, error) {
 	if len(routingKey) > MaxNameLength {
 		return "", 0, &FieldError{Field: "routing_key", Route: -1, Message: fmt.Sprintf(
 			"must be at most %d bytes, got %d", MaxNameLength, len(routingKey))}
@@ -457,7 +449,7 @@ func (lib *library) decode(routingKey string) (string, time.Duration, error) {
 // queue type (Celery's may be classic) and the routes is fixed, so any
 // part of the layout, or none, gives a spec, and the Diff against its plan
 // shows what is missing or declared otherwise.
-func (lib *library) infer(name string, actual Topology) (Spec, error) {
+func (lib *library) infer(name string, actual Topology) (Spec, []Generation, error) {
 	var levelQueues []levelQueue
 	seen := map[string]bool{}
 	for _, q := range actual.Queues {
@@ -470,7 +462,7 @@ func (lib *library) infer(name string, actual Topology) (Spec, error) {
 	if len(lib.queueTypes) > 1 && len(levelQueues) > 0 {
 		queueType, reasons := inferQueueType(levelQueues)
 		if len(reasons) > 0 {
-			return Spec{}, &InferError{Name: name, Reasons: reasons}
+			return Spec{}, nil, &InferError{Name: name, Reasons: reasons}
 		}
 		if slices.Contains(lib.queueTypes, queueType) {
 			spec.QueueType = queueType
@@ -482,20 +474,18 @@ func (lib *library) infer(name string, actual Topology) (Spec, error) {
 		if b.Source != lib.delivery || !ok {
 			continue
 		}
-		route := Route{Destination: b.Destination, DestinationType: b.DestinationType, Key: key}
-		if route.DestinationType == "" {
-			route.DestinationType = DestinationQueue
-		}
+		route := Route{Destination: b.Destination, DestinationType: b.DestinationType, Key: key}.canonical()
 		if !slices.Contains(routes, route) {
 			routes = append(routes, route)
 		}
 	}
 	spec.Routes = routes
-	return resolveInferred(spec)
+	spec, err := resolveInferred(spec)
+	return spec, nil, err
 }
 
 // holds tells whether actual has any exchange or queue of the layout.
-func (lib *library) holds(actual Topology) bool {
+func (lib *library) holds(_ string, actual Topology) bool {
 	for _, e := range actual.Exchanges {
 		if lib.owns(e.Name) {
 			return true
@@ -509,26 +499,10 @@ func (lib *library) holds(actual Topology) bool {
 	return false
 }
 
-// LibraryBindings are the bindings of actual that a set of the spec s
-// leaves to its library: in a library's layout, every binding from the
-// delivery exchange to a destination outside the layout that desired does
-// not list. The libraries bind destinations from the delivery exchange
-// themselves — NServiceBus before every delayed send, a Celery worker its
-// task queues at start-up — so such a binding is one a library may rely on,
-// and deleting it would drop the delayed messages on their way to that
-// destination until the library binds it again. Nothing on the broker tells
-// a library's binding from one a removed route left, which is the same
-// binding when the library binds that destination too: both are left. A
-// binding from the delivery exchange back into the layout's own objects is
-// no library's (they bind only their destinations, and it would loop), and
-// stays drift. The default layout has none: its out exchange's bindings are
-// the set's alone. Each binding is listed once, with its destination type
-// spelled out.
-func LibraryBindings(s Spec, desired, actual Topology) []Binding {
-	lib, ok := libraryOf(s.Layout)
-	if !ok {
-		return nil
-	}
+// bindingsLeftToLibrary are the bindings from the delivery exchange to a
+// destination outside the layout that desired does not list: the library
+// binds its destinations itself ([LibraryBindings]).
+func (lib *library) bindingsLeftToLibrary(desired, actual Topology) []Binding {
 	listed := indexTopology(desired).hasBinding
 	var left []Binding
 	seen := map[Binding]bool{}
@@ -577,67 +551,4 @@ func WithoutLibraryBindings(s Spec, desired, actual Topology) Topology {
 	}
 	actual.Bindings = kept
 	return actual
-}
-
-// EntryExchange is the exchange a publisher sends a message delayed by
-// delay to, in the set of the resolved spec s: the ingest exchange of the
-// set's key format in the default layout, whatever the delay; in the
-// nservicebus layout the level exchange of the rounded delay's highest set
-// bit (nsb.v2.delay-level-00 for none), as NServiceBus publishes; in the
-// celery layout the top level's, celery_delayed_27, as Celery publishes.
-// Errors are a *[FieldError] about a delay a library layout cannot hold.
-func (s Spec) EntryExchange(delay time.Duration) (string, error) {
-	lib, ok := libraryOf(s.Layout)
-	if !ok {
-		return Names(s.Name).Generation(s.FormatGeneration).Ingest(), nil
-	}
-	ticks, err := lib.ticks(delay)
-	if err != nil {
-		return "", err
-	}
-	return lib.entry(ticks), nil
-}
-
-// IngestExchange is the exchange a publisher may send a message of any
-// delay to, in the set of the resolved spec s: the ingest exchange of the
-// set's key format in the default layout; in a library's layout the top
-// level's exchange (nsb.v2.delay-level-27, celery_delayed_27), which reads
-// every bit. NServiceBus itself enters lower, at the highest set bit
-// ([Spec.EntryExchange]); both are right.
-func (s Spec) IngestExchange() string {
-	if lib, ok := libraryOf(s.Layout); ok {
-		return lib.level(libraryLevels - 1)
-	}
-	return Names(s.Name).Generation(s.FormatGeneration).Ingest()
-}
-
-// OutExchange is the exchange messages leave the set of the resolved spec s
-// through, which the routes bind from: out in the default layout, the
-// delivery exchange in a library's.
-func (s Spec) OutExchange() string {
-	if lib, ok := libraryOf(s.Layout); ok {
-		return lib.delivery
-	}
-	return Names(s.Name).Generation(s.FormatGeneration).Out()
-}
-
-// UnroutableQueue is the parking lot of the set of the resolved spec s, or
-// "" in a library's layout, which has none: a malformed key is dropped.
-func (s Spec) UnroutableQueue() string {
-	if _, ok := libraryOf(s.Layout); ok {
-		return ""
-	}
-	return Names(s.Name).Unroutable()
-}
-
-// AnyLayoutObjectNamePattern matches the names of the objects of the set
-// name in every layout: the default layout's named for it and every
-// library's. Reading what it matches and inferring tells an imported set's
-// layout ([Infer]) in one read, before the layout is known.
-func AnyLayoutObjectNamePattern(name string) string {
-	alternatives := make([]string, len(Layouts))
-	for i, l := range Layouts {
-		alternatives[i] = "(" + l.ObjectNamePattern(name) + ")"
-	}
-	return strings.Join(alternatives, "|")
 }

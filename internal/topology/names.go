@@ -107,7 +107,27 @@ const MaxSetNameLength = MaxNameLength - longestSuffix
 // suits the management API's use_regex filters.
 func (n Names) ObjectNamePattern() string {
 	return "^" + regexp.QuoteMeta(string(n)) + `\.(unroutable|(ingest|out|level\.[0-9]{2}(\.done)?` +
-		`|r4\.[0-9]{2}\.([1-3]|done)|r8\.[0-9]{2}\.([1-7]|done)|r16\.[0-9]{2}\.([1-9]|1[0-5]|done))(\.g[1-9][0-9]*)?)$`
+		radixObjectPatterns + `)(\.g[1-9][0-9]*)?)$`
+}
+
+// radixObjectPatterns matches the TTL queues and done exchanges of every
+// radix but 2 (spelled "level"), without the set's name:
+// "|r4\.[0-9]{2}\.([1-3]|done)|…|r16\.[0-9]{2}\.([1-9]|1[0-5]|done)".
+var radixObjectPatterns = func() string {
+	var b strings.Builder
+	for _, radix := range Radixes[1:] {
+		fmt.Fprintf(&b, `|%s\.[0-9]{2}\.(%s|done)`, radixWord(radix), nonzeroDigitPattern(radix))
+	}
+	return b.String()
+}()
+
+// nonzeroDigitPattern matches the digit words 1 … radix−1 of a radix up to
+// maxRadix: "[1-7]", "[1-9]|1[0-5]".
+func nonzeroDigitPattern(radix int) string {
+	if radix <= 10 {
+		return fmt.Sprintf("[1-%d]", radix-1)
+	}
+	return fmt.Sprintf("[1-9]|1[0-%d]", radix-11)
 }
 
 // objectKind tells which role a name plays in the set.
@@ -222,4 +242,42 @@ func twoDigits(words []string) (int, bool) {
 		return 0, false
 	}
 	return int(digits[0]-'0')*10 + int(digits[1]-'0'), true
+}
+
+// levelObject tells whether name is a TTL queue or done exchange of some
+// set, from its name alone (Diff knows no set name), and which.
+func levelObject(name string) (objectName, bool) {
+	// The set's name ends two to four words before the end.
+	end := len(name)
+	for range 4 {
+		dot := strings.LastIndexByte(name[:end], '.')
+		if dot < 0 {
+			break
+		}
+		if o := Names(name[:dot]).parse(name); o.kind == kindLevel || o.kind == kindDone {
+			return o, true
+		}
+		end = dot
+	}
+	return objectName{}, false
+}
+
+// label names a TTL queue or done exchange in a reason: "level 03" in radix
+// 2, "level 03 digit 15 of radix 16" for a queue of another radix, "level 03
+// of radix 16" for its done exchange, each followed by " of generation 2"
+// in a generation other than 0.
+func (o objectName) label() string {
+	var label string
+	switch {
+	case o.radix == 2:
+		label = fmt.Sprintf("level %02d", o.level)
+	case o.kind == kindLevel:
+		label = fmt.Sprintf("level %02d digit %d of radix %d", o.level, o.digit, o.radix)
+	default:
+		label = fmt.Sprintf("level %02d of radix %d", o.level, o.radix)
+	}
+	if o.generation != 0 {
+		label += fmt.Sprintf(" of generation %d", o.generation)
+	}
+	return label
 }

@@ -19,10 +19,13 @@ func Plan(s Spec) (Topology, error) {
 	if err != nil {
 		return Topology{}, err
 	}
-	if lib, ok := libraryOf(s.Layout); ok {
-		return lib.plan(s), nil
-	}
-	l := radixLayout{names: Names(s.Name), radix: s.Radix, levels: s.Levels}
+	layout, _ := layoutNamed(s.Layout)
+	return layout.plan(s), nil
+}
+
+// planDefaultLayout is Plan of a resolved spec in the default layout.
+func planDefaultLayout(s Spec) Topology {
+	l := radixChain{names: Names(s.Name), radix: s.Radix, levels: s.Levels}
 	n := s.Levels
 	objects := newPlanNames(l, s.Generation, s.FormatGeneration)
 	alternate := ExchangeArguments{AlternateExchange: objects.unroutable}
@@ -54,12 +57,12 @@ func Plan(s Spec) (Topology, error) {
 	})
 	bindings = appendRouteBindings(bindings, objects.out, s.Routes, n)
 
-	return Topology{VHost: s.VHost, Exchanges: exchanges, Queues: queues, Bindings: bindings}, nil
+	return Topology{VHost: s.VHost, Exchanges: exchanges, Queues: queues, Bindings: bindings}
 }
 
 // chainQueues are the TTL queues of generation g, by level, then digit;
 // g's fields are resolved and its top TTL within MaxTTL.
-func chainQueues(l radixLayout, objects planNames, g Generation) []Queue {
+func chainQueues(l radixChain, objects planNames, g Generation) []Queue {
 	stages := l.stages()
 	queues := make([]Queue, 0, len(stages)+1)
 	ttl := g.Resolution.Milliseconds()
@@ -101,7 +104,7 @@ type planNames struct {
 
 // newPlanNames names the objects of generation's chain and the ingest and
 // out exchanges of generation format.
-func newPlanNames(l radixLayout, generation, format int) planNames {
+func newPlanNames(l radixChain, generation, format int) planNames {
 	chain, exchanges := l.names.Generation(generation), l.names.Generation(format)
 	p := planNames{
 		ingest: exchanges.Ingest(), out: exchanges.Out(), unroutable: l.names.Unroutable(),

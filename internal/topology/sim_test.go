@@ -557,7 +557,7 @@ func TestSimulateLibraryLayouts(t *testing.T) {
 			t.Parallel()
 			spec.Routes = simLibraryRoutes
 			spec = mustResolve(t, spec)
-			lib, _ := libraryOf(spec.Layout)
+			lib := libraryNamed(spec.Layout)
 			broker, format := newSimBroker(mustPlan(t, spec)), spec.KeyFormat()
 			for _, ticks := range simLibraryTicks() {
 				delay := time.Duration(ticks) * time.Second
@@ -627,7 +627,7 @@ func TestSimulateLibraryMalformedKeys(t *testing.T) {
 			t.Parallel()
 			spec.Routes = []Route{{Destination: "sales", Key: "Sales"}, {Destination: "audit", DestinationType: DestinationExchange, Key: "Sales"}}
 			spec = mustResolve(t, spec)
-			lib, _ := libraryOf(spec.Layout)
+			lib := libraryNamed(spec.Layout)
 			broker, format := newSimBroker(mustPlan(t, spec)), spec.KeyFormat()
 			type malformed struct {
 				routingKey string

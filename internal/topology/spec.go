@@ -51,19 +51,17 @@ func (errs ValidationErrors) Error() string {
 func Validate(s Spec) error {
 	var v specValidator
 	v.name(s.Name)
-	lib, layoutErr := checkLayout(s.Layout)
-	if lib != nil {
-		lib.validateGeneration(&v, s.Generation, s.FormatGeneration)
-	} else {
-		v.generations(s.Name, s.Generation, s.FormatGeneration)
-	}
+	// A layout no set has is reported, and the rest checked as the default's.
+	layout, layoutErr := layoutNamed(s.Layout)
+	layout.checkGeneration(&v, s)
 	v.vhost(s.VHost)
 	v.addErr(layoutErr)
-	if lib != nil {
-		lib.validate(&v, s)
-		v.routes(s.Routes, lib.owns, func(route int, key string) { lib.checkRouteKey(&v, route, key) })
-		return v.result()
-	}
+	layout.checkFields(&v, s)
+	return v.result()
+}
+
+// checkDefaultLayoutFields is checkFields in the default layout.
+func (v *specValidator) checkDefaultLayoutFields(s Spec) {
 	// The levels checks need the resolution, but its errors come after theirs,
 	// in the order of the fields.
 	resolution, resolutionErr := resolvedResolution(s.Resolution)
@@ -80,7 +78,6 @@ func Validate(s Spec) error {
 		return s.Name != "" && Names(s.Name).parse(destination).kind != kindNone
 	}
 	v.routes(s.Routes, ownObject, func(route int, key string) { v.routeKey(route, key, levels, radix, levelsOK) })
-	return v.result()
 }
 
 // Resolve validates s and returns its canonical form: Levels set (derived
@@ -93,17 +90,11 @@ func Resolve(s Spec) (Spec, error) {
 	if err := Validate(s); err != nil {
 		return Spec{}, err
 	}
-	if lib, ok := libraryOf(s.Layout); ok {
-		s = lib.resolve(s)
-	} else {
-		s = resolveDefaultLayout(s)
-	}
+	layout, _ := layoutNamed(s.Layout)
+	s = layout.resolve(s)
 	var routes []Route
 	for _, r := range s.Routes {
-		if r.DestinationType == "" {
-			r.DestinationType = DestinationQueue
-		}
-		routes = append(routes, r)
+		routes = append(routes, r.canonical())
 	}
 	slices.SortFunc(routes, compareRoutes)
 	s.Routes = routes
@@ -495,9 +486,7 @@ func (v *specValidator) routes(routes []Route, ownObject func(string) bool, chec
 		}
 		checkKey(i, r.Key)
 
-		if r.DestinationType == "" {
-			r.DestinationType = DestinationQueue
-		}
+		r = r.canonical()
 		if first, seen := firstIndex[r]; seen {
 			v.add("route", i, "duplicates route[%d]: same destination_type %q, destination %q and key %q",
 				first, r.DestinationType, r.Destination, r.Key)

@@ -38,6 +38,15 @@ const (
 	DestinationExchange DestinationType = "exchange"
 )
 
+// orQueue reads an unset destination type as queue, what it means
+// everywhere in the package (and to the broker).
+func (t DestinationType) orQueue() DestinationType {
+	if t == "" {
+		return DestinationQueue
+	}
+	return t
+}
+
 // DestinationTypes lists the allowed destination types, default first.
 var DestinationTypes = []DestinationType{DestinationQueue, DestinationExchange}
 
@@ -70,6 +79,12 @@ type Route struct {
 	Destination     string
 	DestinationType DestinationType // "" means queue
 	Key             string
+}
+
+// canonical spells the route's unset destination type as queue.
+func (r Route) canonical() Route {
+	r.DestinationType = r.DestinationType.orQueue()
+	return r
 }
 
 // Spec describes one delay set. In the default layout exactly one of
