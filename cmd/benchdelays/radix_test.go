@@ -36,7 +36,7 @@ func TestLayoutOf(t *testing.T) {
 	}
 	sum := 0
 	for ticks := range 256 {
-		sum += nonzeroDigits(uint64(ticks), 8)
+		sum += topology.Hops(uint64(ticks), 8)
 	}
 	if got.Digits != 3 || got.Queues != 3*7+1 || got.AverageHops != float64(sum)/256 {
 		t.Errorf("radix 8: %+v; want 3 digits, 22 queues, average hops %g", got, float64(sum)/256)

@@ -57,19 +57,7 @@ func hopsOf(a messaging.Arrival, format topology.KeyFormat) (int, error) {
 		return 0, fmt.Errorf("message %s asked for %s and arrived with routing key %q, which says %s",
 			a.Message.ID, a.Message.Delay, a.RoutingKey, delay)
 	}
-	return nonzeroDigits(uint64(delay/format.Resolution), radixOf(format.Radix)), nil
-}
-
-// nonzeroDigits is the number of nonzero digits of ticks in radix: the TTL
-// queues a message of that delay passes.
-func nonzeroDigits(ticks uint64, radix int) int {
-	hops := 0
-	for ; ticks > 0; ticks /= uint64(radix) {
-		if ticks%uint64(radix) != 0 {
-			hops++
-		}
-	}
-	return hops
+	return topology.Hops(uint64(delay/format.Resolution), format.Radix), nil
 }
 
 // radixOf reads a zero radix, a set's or a trial's from before sets had
