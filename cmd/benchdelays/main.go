@@ -167,7 +167,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	}
 	// The idle cost of a set of each radix, before the long rate searches.
 	if len(cfg.IdleRadixes) > 0 {
-		memUsed := nodeMemUsed(cfg, node.Name)
+		memUsed := nodeMemUsed(ctx, client, node.Name)
 		for _, radix := range cfg.IdleRadixes {
 			started := time.Now()
 			i := r.idle(ctx, radix, quiet, memUsed)

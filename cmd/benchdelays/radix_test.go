@@ -123,19 +123,6 @@ func TestKindModels(t *testing.T) {
 	}
 }
 
-func TestParseVmRSS(t *testing.T) {
-	t.Parallel()
-	status := "Name:\tbeam.smp\nVmPeak:\t 4000000 kB\nVmRSS:\t  123456 kB\nThreads:\t40\n"
-	if got := parseVmRSS(status); got != 123456*1024 {
-		t.Errorf("parseVmRSS = %d, want %d", got, 123456*1024)
-	}
-	for _, bad := range []string{"Name:\tx\n", "VmRSS:\t12 MB\n", "VmRSS:\tmany kB\n"} {
-		if got := parseVmRSS(bad); got != -1 {
-			t.Errorf("parseVmRSS(%q) = %d, want -1", bad, got)
-		}
-	}
-}
-
 func TestFormatIdle(t *testing.T) {
 	t.Parallel()
 	if got := formatCPUDelta(6.3, 4.5); got != "6.3 % (+1.8)" {
