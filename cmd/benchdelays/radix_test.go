@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -99,7 +100,7 @@ func TestKindModels(t *testing.T) {
 		n := 0
 		for hops := range 9 {
 			if c := byHops[hops]; c > 0 {
-				t.Measurement.ByHops = append(t.Measurement.ByHops, hopStats{Hops: hops, latenessStats: latenessStats{Count: c}})
+				t.Measurement.ByHops = append(t.Measurement.ByHops, hopStats{Hops: hops, Percentiles: messaging.Percentiles{Count: c}})
 				n += c
 			}
 		}

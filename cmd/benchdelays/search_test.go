@@ -15,7 +15,7 @@ func heldTrial(rate float64) trialResult {
 	return trialResult{
 		Rate:        rate,
 		Pacing:      messaging.PacingReport{Target: rate, Sent: int(rate) * 30, Scheduled: 30 * time.Second, Elapsed: 30 * time.Second, MaxLag: 10 * ms},
-		Measurement: measurement{Acked: int(rate) * 30, Delivered: int(rate) * 30, Lateness: latenessStats{P99: 10 * ms}},
+		Measurement: measurement{Acked: int(rate) * 30, Delivered: int(rate) * 30, Lateness: messaging.Percentiles{P99: 10 * ms}},
 	}
 }
 
