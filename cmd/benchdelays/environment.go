@@ -1,9 +1,6 @@
 package main
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -19,13 +16,11 @@ type cpuSample struct {
 	self         time.Duration // user + system time of this process
 }
 
-// sampleCPU reads /proc/stat and, when brokerPID is not 0, the broker's
-// /proc/<pid>/stat.
+// sampleCPU reads the machine's CPU time and, when brokerPID is not 0, the
+// broker's.
 func sampleCPU(brokerPID int) cpuSample {
 	var s cpuSample
-	if text, err := os.ReadFile("/proc/stat"); err == nil {
-		s.busy, s.total, s.ok = parseProcStat(string(text))
-	}
+	s.busy, s.total, s.ok = machine.CPUTicks()
 	if brokerPID != 0 {
 		broker, err := machine.ProcessCPU(brokerPID)
 		s.broker, s.brokerOK = broker, err == nil
@@ -51,29 +46,4 @@ func (s cpuSample) cpuUse(later cpuSample) (machineBusy, brokerSeconds float64) 
 		brokerSeconds = (later.broker - s.broker).Seconds()
 	}
 	return machineBusy, brokerSeconds
-}
-
-// parseProcStat returns the busy and total ticks of the "cpu" line of
-// /proc/stat: user nice system idle iowait irq softirq steal …; idle and
-// iowait are not busy.
-func parseProcStat(text string) (busy, total uint64, ok bool) {
-	for line := range strings.Lines(text) {
-		fields := strings.Fields(line)
-		if len(fields) < 5 || fields[0] != "cpu" {
-			continue
-		}
-		// guest and guest_nice (9th and 10th) are already counted in user and nice.
-		for i, field := range fields[1:min(len(fields), 9)] {
-			ticks, err := strconv.ParseUint(field, 10, 64)
-			if err != nil {
-				return 0, 0, false
-			}
-			total += ticks
-			if i != 3 && i != 4 {
-				busy += ticks
-			}
-		}
-		return busy, total, true
-	}
-	return 0, 0, false
 }

@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
-	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
-
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -110,52 +106,23 @@ func (r *runner) sampleIdle(ctx context.Context, memUsed func() int64) (cpu floa
 		cpu = 100 * seconds / time.Since(started).Seconds()
 	}
 	if r.brokerPID != 0 {
-		rss = residentBytes(r.brokerPID)
+		rss = machine.ResidentBytes(r.brokerPID)
 	}
 	return cpu, rss, memUsed()
-}
-
-// residentBytes is a process's resident memory, VmRSS of /proc/<pid>/status,
-// or -1 when unknown.
-func residentBytes(pid int) int64 {
-	text, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	return parseVmRSS(string(text))
-}
-
-// parseVmRSS reads the "VmRSS:  123456 kB" line of a /proc status file in bytes, or -1.
-func parseVmRSS(text string) int64 {
-	for line := range strings.Lines(text) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			fields := strings.Fields(rest)
-			if len(fields) != 2 || fields[1] != "kB" {
-				return -1
-			}
-			kib, err := strconv.ParseInt(fields[0], 10, 64)
-			if err != nil {
-				return -1
-			}
-			return kib << 10
-		}
-	}
-	return -1
 }
 
 // nodeMemUsed returns a function that asks the management API for the
 // node's mem_used, in bytes, or -1 when it cannot. The broker updates it
 // at each statistics interval (5 s by default), within the idle window.
-func nodeMemUsed(cfg config, node string) func() int64 {
-	client, err := rabbithole.NewClient(cfg.Endpoint, cfg.Username, cfg.Password)
-	if err != nil || node == "" {
-		return func() int64 { return -1 }
-	}
+func nodeMemUsed(ctx context.Context, client *broker.Client, node string) func() int64 {
 	return func() int64 {
-		info, err := client.GetNode(node)
+		if node == "" {
+			return -1
+		}
+		used, err := client.NodeMemUsed(ctx, node)
 		if err != nil {
 			return -1
 		}
-		return int64(info.MemUsed)
+		return used
 	}
 }

@@ -167,7 +167,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	}
 	// The idle cost of a set of each radix, before the long rate searches.
 	if len(cfg.IdleRadixes) > 0 {
-		memUsed := nodeMemUsed(cfg, node.Name)
+		memUsed := nodeMemUsed(ctx, client, node.Name)
 		for _, radix := range cfg.IdleRadixes {
 			started := time.Now()
 			i := r.idle(ctx, radix, quiet, memUsed)
@@ -256,7 +256,7 @@ func exitCode(r report) int {
 func describeTrial(t trialResult, cfg config) string {
 	m := t.Measurement
 	line := fmt.Sprintf("%-32s %6s msg/s × %-4s sent %d at %s msg/s (lag ≤ %s), p50 %s p99 %s max %s ms, early %d lost %d dup %d unroutable %d",
-		trialName(t), formatRate(t.Rate), topology.FormatDuration(t.Duration), t.Pacing.Sent, formatRate(t.Pacing.achieved()),
+		trialName(t), formatRate(t.Rate), topology.FormatDuration(t.Duration), t.Pacing.Sent, formatRate(t.Pacing.Achieved()),
 		t.Pacing.MaxLag.Round(time.Millisecond), formatMs(m.Lateness.P50), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
 		m.Early, m.Lost, m.Duplicates, m.Unroutable)
 	if held, why := verdict(t, cfg.P99Limit, cfg.LagLimit); !held {

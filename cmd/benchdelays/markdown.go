@@ -54,7 +54,7 @@ func markdown(r report, svgName, ratesName string) string {
 			continue
 		}
 		m := t.Measurement
-		rows = append(rows, []string{trialName(t), formatCount(t.Pacing.Sent), formatRate(t.Pacing.achieved()), formatOptionalRate(m.DeliveryRate),
+		rows = append(rows, []string{trialName(t), formatCount(t.Pacing.Sent), formatRate(t.Pacing.Achieved()), formatOptionalRate(m.DeliveryRate),
 			formatMs(m.Lateness.P50), formatMs(m.Lateness.P90), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
 			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perDelivered(t.BrokerCPU)), formatPercent(t.MachineBusy)})
@@ -128,7 +128,7 @@ func markdown(r report, svgName, ratesName string) string {
 			outcome = "no: " + why
 		}
 		rows = append(rows, []string{trialName(t), formatRate(t.Rate), topology.FormatDuration(t.Duration), formatCount(t.Pacing.Sent),
-			formatRate(t.Pacing.achieved()), formatMs(t.Pacing.MaxLag), formatMs(m.Confirm.P99),
+			formatRate(t.Pacing.Achieved()), formatMs(t.Pacing.MaxLag), formatMs(m.Confirm.P99),
 			formatMs(m.Lateness.P50), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
 			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perMessage(t.OwnCPU)), formatPercent(t.MachineBusy), formatLoad(t), outcome})

@@ -50,7 +50,7 @@ func layoutOf(radix int, maxDelay, resolution time.Duration, queueType topology.
 		if err != nil {
 			return layoutFigures{}, err
 		}
-		hops += nonzeroDigits(uint64(delay/resolution), radix)
+		hops += topology.Hops(uint64(delay/resolution), radix)
 	}
 	return layoutFigures{
 		Radix: radix, Digits: spec.Levels, Queues: len(planned.Queues), Bindings: len(planned.Bindings), Exchanges: len(planned.Exchanges),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -36,7 +37,7 @@ func TestLayoutOf(t *testing.T) {
 	}
 	sum := 0
 	for ticks := range 256 {
-		sum += nonzeroDigits(uint64(ticks), 8)
+		sum += topology.Hops(uint64(ticks), 8)
 	}
 	if got.Digits != 3 || got.Queues != 3*7+1 || got.AverageHops != float64(sum)/256 {
 		t.Errorf("radix 8: %+v; want 3 digits, 22 queues, average hops %g", got, float64(sum)/256)
@@ -99,7 +100,7 @@ func TestKindModels(t *testing.T) {
 		n := 0
 		for hops := range 9 {
 			if c := byHops[hops]; c > 0 {
-				t.Measurement.ByHops = append(t.Measurement.ByHops, hopStats{Hops: hops, latenessStats: latenessStats{Count: c}})
+				t.Measurement.ByHops = append(t.Measurement.ByHops, hopStats{Hops: hops, Percentiles: messaging.Percentiles{Count: c}})
 				n += c
 			}
 		}
@@ -120,19 +121,6 @@ func TestKindModels(t *testing.T) {
 	// Three points on 0.1 + 0.6·hops.
 	if fit := models[0].Fit; math.Abs(fit.PerHop-0.6) > 1e-4 || math.Abs(fit.PerMessage-0.1) > 1e-4 {
 		t.Errorf("fit %+v; want c0 0.1, c_hop 0.6", fit)
-	}
-}
-
-func TestParseVmRSS(t *testing.T) {
-	t.Parallel()
-	status := "Name:\tbeam.smp\nVmPeak:\t 4000000 kB\nVmRSS:\t  123456 kB\nThreads:\t40\n"
-	if got := parseVmRSS(status); got != 123456*1024 {
-		t.Errorf("parseVmRSS = %d, want %d", got, 123456*1024)
-	}
-	for _, bad := range []string{"Name:\tx\n", "VmRSS:\t12 MB\n", "VmRSS:\tmany kB\n"} {
-		if got := parseVmRSS(bad); got != -1 {
-			t.Errorf("parseVmRSS(%q) = %d, want -1", bad, got)
-		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -35,22 +36,22 @@ func fixtureReport() report {
 		t.Duration, t.LoadBefore, t.LoadAfter = 30*time.Second, 0.52, 1.75
 		t.BrokerSettled, t.BrokerSettling = true, 3*time.Second
 		t.MachineBusy, t.BrokerCPU, t.OwnCPU = 61.4, rate*30*0.0005, rate*30*0.00004 // 0.5 and 0.04 ms per message
-		t.Measurement.Lateness = latenessStats{Count: 30000, P50: p99 / 4, P90: p99 / 2, P99: p99, Max: 2 * p99}
+		t.Measurement.Lateness = messaging.Percentiles{Count: 30000, P50: p99 / 4, P90: p99 / 2, P99: p99, Max: 2 * p99}
 		t.Measurement.ByHops = byHops
 		t.Measurement.DeliveryRate = rate * 0.999
-		t.Measurement.Confirm = latenessStats{Count: 30000, P50: 2 * ms, P90: 3 * ms, P99: 9 * ms, Max: 20 * ms}
+		t.Measurement.Confirm = messaging.Percentiles{Count: 30000, P50: 2 * ms, P90: 3 * ms, P99: 9 * ms, Max: 20 * ms}
 		return t
 	}
 	hops := func(perHop time.Duration) []hopStats {
 		var out []hopStats
 		for h := 0; h <= 4; h++ {
 			base := time.Duration(h+1) * perHop
-			out = append(out, hopStats{Hops: h, latenessStats: latenessStats{Count: 100 * (h + 1), P50: base, P90: 2 * base, P99: 3 * base, Max: 4 * base}})
+			out = append(out, hopStats{Hops: h, Percentiles: messaging.Percentiles{Count: 100 * (h + 1), P50: base, P90: 2 * base, P99: 3 * base, Max: 4 * base}})
 		}
 		return out
 	}
 	oneHop := func(p99 time.Duration) []hopStats {
-		return []hopStats{{Hops: 1, latenessStats: latenessStats{Count: 30000, P50: p99 / 4, P90: p99 / 2, P99: p99, Max: 2 * p99}}}
+		return []hopStats{{Hops: 1, Percentiles: messaging.Percentiles{Count: 30000, P50: p99 / 4, P90: p99 / 2, P99: p99, Max: 2 * p99}}}
 	}
 	lossy := trial("quorum at-least-once", false, false, 4000, 2500*ms, hops(300*ms))
 	lossy.Measurement.Lost, lossy.Measurement.Overdue, lossy.Measurement.Duplicates = 12, 2, 5

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -105,9 +106,9 @@ type trialResult struct {
 	BrokerCPU   float64 `json:"broker_cpu_s"`
 	// OwnCPU is the CPU seconds this program used, to publish, consume and
 	// count: the load generator's share of the machine.
-	OwnCPU      float64      `json:"own_cpu_s"`
-	Pacing      pacingReport `json:"pacing"`
-	Measurement measurement  `json:"measurement"`
+	OwnCPU      float64                `json:"own_cpu_s"`
+	Pacing      messaging.PacingReport `json:"pacing"`
+	Measurement measurement            `json:"measurement"`
 	// BrokerSettled says whether the broker's CPU use had settled near its
 	// idle level before the trial started, after BrokerSettling of waiting.
 	BrokerSettled  bool          `json:"broker_settled"`

@@ -18,9 +18,9 @@ func verdict(t trialResult, limit time.Duration, lagLimit time.Duration) (held b
 	case t.Pacing.Abandoned:
 		return false, fmt.Sprintf("the publisher fell more than %s behind and stopped after %d messages",
 			t.Pacing.MaxLag.Truncate(time.Second), t.Pacing.Sent)
-	case !t.Pacing.keptUp(lagLimit):
+	case !t.Pacing.KeptUp(lagLimit):
 		return false, fmt.Sprintf("the publisher fell behind: %.0f msg/s of %.0f, up to %s late",
-			t.Pacing.achieved(), t.Pacing.Target, t.Pacing.MaxLag.Round(time.Millisecond))
+			t.Pacing.Achieved(), t.Pacing.Target, t.Pacing.MaxLag.Round(time.Millisecond))
 	case m.Lost > 0:
 		return false, fmt.Sprintf("%d lost", m.Lost)
 	case m.Early > 0:

@@ -6,14 +6,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 )
 
 // heldTrial is a trial at rate that held: on schedule, p99 10 ms, nothing wrong.
 func heldTrial(rate float64) trialResult {
 	return trialResult{
 		Rate:        rate,
-		Pacing:      pacingReport{Target: rate, Sent: int(rate) * 30, Scheduled: 30 * time.Second, Elapsed: 30 * time.Second, MaxLag: 10 * ms},
-		Measurement: measurement{Acked: int(rate) * 30, Delivered: int(rate) * 30, Lateness: latenessStats{P99: 10 * ms}},
+		Pacing:      messaging.PacingReport{Target: rate, Sent: int(rate) * 30, Scheduled: 30 * time.Second, Elapsed: 30 * time.Second, MaxLag: 10 * ms},
+		Measurement: measurement{Acked: int(rate) * 30, Delivered: int(rate) * 30, Lateness: messaging.Percentiles{P99: 10 * ms}},
 	}
 }
 
@@ -46,6 +48,18 @@ func TestVerdict(t *testing.T) {
 				t.Errorf("verdict() = %v, %q; want %v, %q", held, why, test.wantWhy == "", test.wantWhy)
 			}
 		})
+	}
+}
+
+// TestVerdictOfAnAbandonedPublish fails a trial whose publisher stopped
+// behind its schedule (see TestPublishPacedAbandonsWhenFarBehind) as
+// stopped, whatever else it measured.
+func TestVerdictOfAnAbandonedPublish(t *testing.T) {
+	t.Parallel()
+	report := messaging.PacingReport{Target: 1000, Sent: 40, Elapsed: 85 * ms, MaxLag: 45 * ms, Scheduled: 999 * ms, Abandoned: true}
+	held, why := verdict(trialResult{Pacing: report}, time.Second, time.Hour)
+	if held || !strings.Contains(why, "stopped after") {
+		t.Errorf("verdict of an abandoned publish = %v, %q; want it failed as stopped", held, why)
 	}
 }
 

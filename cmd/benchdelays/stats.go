@@ -2,43 +2,16 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// latenessStats are nearest-rank percentiles of a set of durations, so
-// every figure is one that was measured.
-type latenessStats struct {
-	Count int           `json:"count"`
-	P50   time.Duration `json:"p50_ns"`
-	P90   time.Duration `json:"p90_ns"`
-	P99   time.Duration `json:"p99_ns"`
-	Max   time.Duration `json:"max_ns"`
-}
-
-// summarize computes the percentiles of values, which it does not modify.
-func summarize(values []time.Duration) latenessStats {
-	if len(values) == 0 {
-		return latenessStats{}
-	}
-	sorted := slices.Clone(values)
-	slices.Sort(sorted)
-	return latenessStats{
-		Count: len(sorted),
-		P50:   messaging.Percentile(sorted, 50),
-		P90:   messaging.Percentile(sorted, 90),
-		P99:   messaging.Percentile(sorted, 99),
-		Max:   sorted[len(sorted)-1],
-	}
-}
-
 // hopStats is the lateness of the messages that went through Hops TTL queues.
 type hopStats struct {
 	Hops int `json:"hops"`
-	latenessStats
+	messaging.Percentiles
 }
 
 // hopsOf is the number of TTL queues a delivered message passed through in
@@ -57,19 +30,7 @@ func hopsOf(a messaging.Arrival, format topology.KeyFormat) (int, error) {
 		return 0, fmt.Errorf("message %s asked for %s and arrived with routing key %q, which says %s",
 			a.Message.ID, a.Message.Delay, a.RoutingKey, delay)
 	}
-	return nonzeroDigits(uint64(delay/format.Resolution), radixOf(format.Radix)), nil
-}
-
-// nonzeroDigits is the number of nonzero digits of ticks in radix: the TTL
-// queues a message of that delay passes.
-func nonzeroDigits(ticks uint64, radix int) int {
-	hops := 0
-	for ; ticks > 0; ticks /= uint64(radix) {
-		if ticks%uint64(radix) != 0 {
-			hops++
-		}
-	}
-	return hops
+	return topology.Hops(uint64(delay/format.Resolution), format.Radix), nil
 }
 
 // radixOf reads a zero radix, a set's or a trial's from before sets had
@@ -123,9 +84,9 @@ type measurement struct {
 	// FirstMisroute says what was wrong with the first misrouted message.
 	FirstMisroute string `json:"first_misroute,omitempty"`
 
-	Lateness latenessStats `json:"lateness"`
-	ByHops   []hopStats    `json:"by_hops"`
-	Confirm  latenessStats `json:"confirm_latency"`
+	Lateness messaging.Percentiles `json:"lateness"`
+	ByHops   []hopStats            `json:"by_hops"`
+	Confirm  messaging.Percentiles `json:"confirm_latency"`
 
 	// DeliveryRate is messages delivered per second while the load was
 	// steady: from the longest delay after the start to the end of the
@@ -148,7 +109,7 @@ func measure(o observations) measurement {
 		acked[c.Message.ID] = c.Message
 		confirmLatency = append(confirmLatency, c.ConfirmedAt.Sub(c.Message.PublishedAt))
 	}
-	m.Confirm = summarize(confirmLatency)
+	m.Confirm = messaging.PercentilesOf(confirmLatency)
 
 	arrived := make(map[string]messaging.Arrival, len(o.arrivals))
 	lateness := make([]time.Duration, 0, len(o.arrivals))
@@ -181,10 +142,10 @@ func measure(o observations) measurement {
 		}
 	}
 	m.Delivered = len(o.arrivals)
-	m.Lateness = summarize(lateness)
+	m.Lateness = messaging.PercentilesOf(lateness)
 	for hops := 0; hops <= o.format.Levels; hops++ {
 		if values := byHops[hops]; len(values) > 0 {
-			m.ByHops = append(m.ByHops, hopStats{Hops: hops, latenessStats: summarize(values)})
+			m.ByHops = append(m.ByHops, hopStats{Hops: hops, Percentiles: messaging.PercentilesOf(values)})
 		}
 	}
 	if window := steadyTo.Sub(steadyFrom); window >= time.Second {

@@ -14,36 +14,6 @@ import (
 
 const ms = time.Millisecond
 
-func TestSummarize(t *testing.T) {
-	t.Parallel()
-	hundred := make([]time.Duration, 100)
-	for i := range hundred {
-		hundred[i] = time.Duration(100-i) * ms // descending: summarize must sort
-	}
-	tests := map[string]struct {
-		values []time.Duration
-		want   latenessStats
-	}{
-		"none":  {values: nil, want: latenessStats{}},
-		"one":   {values: []time.Duration{7 * ms}, want: latenessStats{Count: 1, P50: 7 * ms, P90: 7 * ms, P99: 7 * ms, Max: 7 * ms}},
-		"1…100": {values: hundred, want: latenessStats{Count: 100, P50: 50 * ms, P90: 90 * ms, P99: 99 * ms, Max: 100 * ms}},
-		"ten":   {values: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, want: latenessStats{Count: 10, P50: 5, P90: 9, P99: 10, Max: 10}},
-		"early": {values: []time.Duration{-2 * ms, 3 * ms}, want: latenessStats{Count: 2, P50: -2 * ms, P90: 3 * ms, P99: 3 * ms, Max: 3 * ms}},
-	}
-	for name, test := range tests {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			before := fmt.Sprint(test.values)
-			if diff := cmp.Diff(test.want, summarize(test.values)); diff != "" {
-				t.Errorf("summarize() mismatch (-want +got):\n%s", diff)
-			}
-			if fmt.Sprint(test.values) != before {
-				t.Error("summarize reordered its argument")
-			}
-		})
-	}
-}
-
 // arrival builds the arrival of a message that asked for delay and came
 // lateness after it was due, with the routing key a set of levels at 100ms
 // gives it.
@@ -117,21 +87,6 @@ func TestHopsOfRadix16(t *testing.T) {
 	}
 }
 
-func TestNonzeroDigits(t *testing.T) {
-	t.Parallel()
-	for _, test := range []struct {
-		ticks uint64
-		radix int
-		want  int
-	}{
-		{0, 2, 0}, {255, 2, 8}, {128, 2, 1}, {255, 16, 2}, {16, 16, 1}, {15, 16, 1}, {17, 16, 2}, {255, 4, 4}, {64, 4, 1}, {255, 8, 3}, {256, 16, 1},
-	} {
-		if got := nonzeroDigits(test.ticks, test.radix); got != test.want {
-			t.Errorf("nonzeroDigits(%d, %d) = %d, want %d", test.ticks, test.radix, got, test.want)
-		}
-	}
-}
-
 func TestMeasure(t *testing.T) {
 	t.Parallel()
 	const levels, resolution = 2, 100 * ms // delays 0 … 300ms
@@ -169,13 +124,13 @@ func TestMeasure(t *testing.T) {
 		Acked: 8, Nacked: 1, Delivered: 8, Early: 1, MostEarly: ms, Lost: 2, Overdue: 1, Duplicates: 1, Unroutable: 2, Foreign: 3,
 		Misrouted: 1, Unconfirmed: 1,
 		FirstMisroute: `message x asked for 100ms and arrived with routing key "bench.1.1", which says 300ms`,
-		Lateness:      summarize([]time.Duration{2 * ms, 4 * ms, 8 * ms, 6 * ms, -ms, 11 * time.Second, 5 * ms, ms}),
+		Lateness:      messaging.PercentilesOf([]time.Duration{2 * ms, 4 * ms, 8 * ms, 6 * ms, -ms, 11 * time.Second, 5 * ms, ms}),
 		ByHops: []hopStats{
-			{Hops: 0, latenessStats: summarize([]time.Duration{2 * ms, 11 * time.Second, ms})},
-			{Hops: 1, latenessStats: summarize([]time.Duration{4 * ms, 6 * ms, -ms})},
-			{Hops: 2, latenessStats: summarize([]time.Duration{8 * ms})},
+			{Hops: 0, Percentiles: messaging.PercentilesOf([]time.Duration{2 * ms, 11 * time.Second, ms})},
+			{Hops: 1, Percentiles: messaging.PercentilesOf([]time.Duration{4 * ms, 6 * ms, -ms})},
+			{Hops: 2, Percentiles: messaging.PercentilesOf([]time.Duration{8 * ms})},
 		},
-		Confirm: summarize([]time.Duration{4 * ms, 4 * ms, 4 * ms, 4 * ms, 4 * ms, 4 * ms, 4 * ms, 4 * ms}),
+		Confirm: messaging.PercentilesOf([]time.Duration{4 * ms, 4 * ms, 4 * ms, 4 * ms, 4 * ms, 4 * ms, 4 * ms, 4 * ms}),
 		// Arrivals from 100ms to 2s after the start: b (104ms), c (308ms),
 		// d (206ms) and x (105ms); not "early" (99ms) nor "overdue" (11s).
 		DeliveryRate: 4 / 1.9,

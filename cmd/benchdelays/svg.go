@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -27,11 +28,11 @@ const (
 var percentileSeries = []struct {
 	name  string
 	color string
-	value func(latenessStats) time.Duration
+	value func(messaging.Percentiles) time.Duration
 }{
-	{"p50", "#9ecae1", func(s latenessStats) time.Duration { return s.P50 }},
-	{"p90", "#4292c6", func(s latenessStats) time.Duration { return s.P90 }},
-	{"p99", "#08306b", func(s latenessStats) time.Duration { return s.P99 }},
+	{"p50", "#9ecae1", func(s messaging.Percentiles) time.Duration { return s.P50 }},
+	{"p90", "#4292c6", func(s messaging.Percentiles) time.Duration { return s.P90 }},
+	{"p99", "#08306b", func(s messaging.Percentiles) time.Duration { return s.P99 }},
 }
 
 const baselineColor = "#d94801"
@@ -134,12 +135,12 @@ func svgPlot(r report) string {
 		for _, series := range percentileSeries {
 			var points []string
 			for _, h := range p.set.Measurement.ByHops {
-				points = append(points, fmt.Sprintf("%.1f,%.1f", xOf(h.Hops), y(series.value(h.latenessStats))))
+				points = append(points, fmt.Sprintf("%.1f,%.1f", xOf(h.Hops), y(series.value(h.Percentiles))))
 			}
 			s.raw(`<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", series.color, strings.Join(points, " "))
 			for _, h := range p.set.Measurement.ByHops {
-				s.raw(`<circle cx="%.1f" cy="%.1f" r="%d" fill="%s"><title>`, xOf(h.Hops), y(series.value(h.latenessStats)), markerRadius, series.color)
-				s.escaped(fmt.Sprintf("%s, %d hops: %s ms (%d messages)", p.name, h.Hops, formatMs(series.value(h.latenessStats)), h.Count))
+				s.raw(`<circle cx="%.1f" cy="%.1f" r="%d" fill="%s"><title>`, xOf(h.Hops), y(series.value(h.Percentiles)), markerRadius, series.color)
+				s.escaped(fmt.Sprintf("%s, %d hops: %s ms (%d messages)", p.name, h.Hops, formatMs(series.value(h.Percentiles)), h.Count))
 				s.raw("</title></circle>\n")
 			}
 		}

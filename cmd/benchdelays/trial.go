@@ -134,7 +134,7 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		_, err := publisher.Publish(ctx, routingKey, m)
 		return err
 	}
-	result.Pacing, err = publishPaced(ctx, send, newSchedule(p.rate, p.duration), r.cfg.Tick, r.cfg.AbandonLag, start, func(i int) (string, messaging.Message) {
+	result.Pacing, err = messaging.PublishPaced(ctx, send, messaging.NewSchedule(p.rate, p.duration), r.cfg.Tick, r.cfg.AbandonLag, start, func(i int) (string, messaging.Message) {
 		delay := delays()
 		key, _ := set.RoutingKey(routeKey, delay) // delays() stays within the set's range
 		return key, messaging.Message{ID: fmt.Sprintf("%s-%07d", spec.Name, i), Delay: delay}

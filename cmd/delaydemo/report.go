@@ -59,7 +59,7 @@ func buildRows(start time.Time, sent []sentMessage, arrivals, duplicates []messa
 			Label:      s.Label,
 			Delay:      s.Message.Delay,
 			RoutingKey: s.RoutingKey,
-			Hops:       nonzeroDigits(s.Ticks, s.Radix),
+			Hops:       topology.Hops(s.Ticks, s.Radix),
 			Status:     statusMissing,
 		}
 		if a, ok := first[s.Message.ID]; ok {
@@ -78,21 +78,6 @@ func buildRows(start time.Time, sent []sentMessage, arrivals, duplicates []messa
 		rows = append(rows, r)
 	}
 	return rows
-}
-
-// nonzeroDigits is how many digits of ticks in radix (2 when zero) are not
-// 0: the TTL queues a message with that delay passes.
-func nonzeroDigits(ticks uint64, radix int) int {
-	if radix == 0 {
-		radix = topology.DefaultRadix
-	}
-	n := 0
-	for ; ticks > 0; ticks /= uint64(radix) {
-		if ticks%uint64(radix) != 0 {
-			n++
-		}
-	}
-	return n
 }
 
 // problems lists what makes the run fail: early, missing and duplicated

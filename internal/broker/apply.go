@@ -77,14 +77,14 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 }
 
 // DeleteSet deletes every object of the set called name in vhost that
-// ReadSet finds, in the order Diff gives, with opts. (The provider's destroy
-// reads and diffs the same way, with its emptiness check before.)
+// ReadSet finds, in the order topology.Teardown gives, with opts: the
+// provider's destroy deletes the same way, with its emptiness check before.
 func (c *Client) DeleteSet(ctx context.Context, vhost, name string, opts ApplyOptions) error {
 	actual, err := c.ReadSet(ctx, vhost, name)
 	if err != nil {
 		return err
 	}
-	return c.Apply(ctx, vhost, topology.Diff(topology.Topology{VHost: vhost}, actual), opts)
+	return c.Apply(ctx, vhost, topology.Teardown(actual), opts)
 }
 
 func (c *Client) applyChange(ctx context.Context, vhost string, change topology.Change, opts ApplyOptions) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -141,14 +140,9 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 			t.Parallel()
 			fake := &quorumDeletionBroker{statistics: tt.statistics, statisticsStatus: tt.statisticsStatus,
 				peekStatus: tt.peekStatus, peekAnswer: tt.peekAnswer}
-			server := httptest.NewServer(fake)
-			t.Cleanup(server.Close)
-			client, err := broker.New(broker.Config{Endpoint: server.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
+			client := fakeClient(t, fake, broker.Config{})
 			queue := topology.Queue{Name: "q"}
-			err = client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{ForceDeleteQueues: tt.force})
+			err := client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{ForceDeleteQueues: tt.force})
 
 			var notEmpty *broker.QueueNotEmptyError
 			switch {
@@ -230,13 +224,7 @@ func (f *orderBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func newOrderClient(t *testing.T, plan topology.Topology) (*orderBroker, *broker.Client) {
 	t.Helper()
 	fake := newOrderBroker(t, plan)
-	server := httptest.NewServer(fake)
-	t.Cleanup(server.Close)
-	client, err := broker.New(broker.Config{Endpoint: server.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fake, client
+	return fake, fakeClient(t, fake, broker.Config{})
 }
 
 func newOrderBroker(t *testing.T, plan topology.Topology) *orderBroker {

@@ -51,8 +51,8 @@ type Config struct {
 	// zero means DefaultTimeout.
 	Timeout time.Duration
 
-	// Logf, when set, is called once at the end of each ReadSet, QueueMessages
-	// and Apply with the operation's request count and duration.
+	// Logf, when set, is called once at the end of each read of a set, count
+	// of messages and Apply with the operation's request count and duration.
 	Logf func(ctx context.Context, msg string, fields map[string]any)
 }
 

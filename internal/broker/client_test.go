@@ -163,7 +163,7 @@ func TestUnreachable(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// QueueMessages asks for "^(name)$".
 		switch strings.TrimSuffix(strings.TrimPrefix(r.URL.Query().Get("name"), "^("), ")$") {
 		case "unauthorized":
@@ -184,12 +184,7 @@ func TestErrors(t *testing.T) {
 			case <-time.After(5 * time.Second):
 			}
 		}
-	}))
-	t.Cleanup(server.Close)
-	client, err := broker.New(broker.Config{Endpoint: server.URL, Username: "alice", Timeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}), broker.Config{Username: "alice", Timeout: 200 * time.Millisecond})
 	queueMessages := func(ctx context.Context, queue string) error {
 		_, err := client.QueueMessages(ctx, "/", []string{queue})
 		return err

@@ -10,7 +10,7 @@
 // whose objects are known (a refresh, a create) by name instead,
 // in 3N + 7 requests (86 for a library's set) that each cost the broker the
 // same whatever else the vhost holds; [Client.Apply] carries out the
-// ordered changes of topology.Diff; [Client.QueueMessages] counts what the
+// ordered changes of topology.Diff; [Client.CountedMessages] counts what the
 // queues hold from the statistics, and [Client.HeldMessages] tells, exactly
 // enough to refuse a change before making any, which queues hold messages.
 // The client's timeout bounds every request, and [Client.Requests] counts
@@ -34,10 +34,9 @@
 //
 //   - the name-filtered listing of exchanges: it lists exchanges only whole,
 //     which would make a read cost as much as the vhost holds;
-//   - the statistics listing of QueueMessages, and the statistics of one
-//     queue (GET /api/queues/{vhost}/{name}) that HeldMessages and the quorum
-//     deletion check read: QueueInfo and DetailedQueueInfo have no
-//     messages_dlx;
+//   - the statistics of one queue (GET /api/queues/{vhost}/{name}) that
+//     HeldMessages, CountedMessages and the quorum deletion check read:
+//     QueueInfo and DetailedQueueInfo have no messages_dlx;
 //   - the peek (POST /api/queues/{vhost}/{name}/get): rabbit-hole has no
 //     such call;
 //   - declaring an internal exchange: ExchangeSettings has no internal field

@@ -1,8 +1,82 @@
 package broker
 
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+)
+
 // PeekReady and PeekRequest let the acceptance tests make the client's own
 // peek and record what the broker does with it.
 var (
 	PeekReady   = (*Client).peekReady
 	PeekRequest = peekRequest
 )
+
+// QueueMessages returns what the management statistics alone count in each
+// named queue of vhost (ready, unacknowledged and messages_dlx), 0 for a
+// queue they count nothing in or have no statistics for yet; a queue that
+// does not exist is absent. It lists just these queues with the name filter,
+// in one request unless the names are very long.
+//
+// Only tests read the statistics alone, never peeking: to see that they
+// have not yet counted a message before checking what HeldMessages finds,
+// or to wait until they have. The provider counts with CountedMessages and
+// HeldMessages.
+func (c *Client) QueueMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
+	ctx, report := c.observe(ctx, "queue messages", map[string]any{"vhost": vhost, "queues": len(queues)})
+	defer func() { report(err) }()
+	counts := make(map[string]int64, len(queues))
+	for _, pattern := range namePatterns(queues) {
+		var result queueDepthPage
+		err := c.call(ctx, http.MethodGet, apiPath("queues", vhost), filteredQuery(pattern, depthColumns), nil, &result)
+		items, err := exactMatches("queues", vhost, pattern, err, result.FilteredCount, result.Items,
+			func(q queueDepthJSON) string { return q.Name })
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range items {
+			counts[q.Name], _ = q.messages()
+		}
+	}
+	return counts, nil
+}
+
+type queueDepthPage struct {
+	FilteredCount int              `json:"filtered_count"`
+	Items         []queueDepthJSON `json:"items"`
+}
+
+// maxPatternLength keeps a QueueMessages listing's URL well under the 8,000
+// bytes the management API's HTTP server accepts in a request line.
+const maxPatternLength = 2000
+
+// namePatterns returns regular expressions that together match exactly the
+// given names, each short enough for a request line.
+func namePatterns(names []string) []string {
+	var patterns []string
+	var alternatives []string
+	length := 0
+	flush := func() {
+		if len(alternatives) > 0 {
+			patterns = append(patterns, "^("+strings.Join(alternatives, "|")+")$")
+			alternatives, length = nil, 0
+		}
+	}
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		quoted := regexp.QuoteMeta(name)
+		if length > 0 && length+len(quoted)+1 > maxPatternLength {
+			flush()
+		}
+		alternatives = append(alternatives, quoted)
+		length += len(quoted) + 1
+	}
+	flush()
+	return patterns
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -65,13 +64,7 @@ func (f *heldBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func newHeldBroker(t *testing.T, statistics string, peeks map[string]string) (*heldBroker, *broker.Client) {
 	t.Helper()
 	fake := &heldBroker{statistics: statistics, peeks: peeks}
-	server := httptest.NewServer(fake)
-	t.Cleanup(server.Close)
-	client, err := broker.New(broker.Config{Endpoint: server.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fake, client
+	return fake, fakeClient(t, fake, broker.Config{})
 }
 
 func TestHeldMessages(t *testing.T) {
@@ -237,15 +230,10 @@ func TestHeldMessagesMissingVHost(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusNotFound)
 				_, _ = io.WriteString(w, `{"error":"Object Not Found","reason":"Not Found"}`)
-			}))
-			t.Cleanup(server.Close)
-			client, err := broker.New(broker.Config{Endpoint: server.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
+			}), broker.Config{})
 			if _, err := client.HeldMessages(t.Context(), "nowhere", tt.queues); !errors.Is(err, broker.ErrVHostNotFound) {
 				t.Errorf("HeldMessages() error = %v, want ErrVHostNotFound", err)
 			}

@@ -56,16 +56,32 @@ func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
 // nodeOSPID is the node's os_pid, 0 while it has no statistics yet; visible
 // is false when the user may not see nodes.
 func (c *Client) nodeOSPID(ctx context.Context, name string) (pid int, visible bool) {
-	var node *rabbithole.NodeInfo
-	err := c.viaRabbitHole(ctx, http.MethodGet, apiPath("nodes", name), func() (err error) {
-		node, err = c.rabbit.GetNode(name)
-		return err
-	})
+	node, err := c.nodeDetails(ctx, name)
 	if err != nil {
 		return 0, false
 	}
 	pid, _ = strconv.Atoi(string(node.OsPid))
 	return pid, true
+}
+
+// NodeMemUsed is the memory the node called name uses by its own count
+// (mem_used), in bytes. The broker updates it at each statistics interval
+// (5 s by default).
+func (c *Client) NodeMemUsed(ctx context.Context, name string) (int64, error) {
+	node, err := c.nodeDetails(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	return int64(node.MemUsed), nil
+}
+
+// nodeDetails reads the node called name (GET /api/nodes/{name}).
+func (c *Client) nodeDetails(ctx context.Context, name string) (node *rabbithole.NodeInfo, err error) {
+	err = c.viaRabbitHole(ctx, http.MethodGet, apiPath("nodes", name), func() (err error) {
+		node, err = c.rabbit.GetNode(name)
+		return err
+	})
+	return node, err
 }
 
 // nodeStatisticsWait bounds how long Node waits for a freshly started

@@ -144,15 +144,10 @@ func TestRabbitHoleCallsKeepConnectionsAlive(t *testing.T) {
 func TestApplyLogsEveryRequest(t *testing.T) {
 	t.Parallel()
 	fake := &fakeBroker{}
-	server := httptest.NewServer(fake)
-	t.Cleanup(server.Close)
 	var logged []map[string]any
-	client, err := broker.New(broker.Config{Endpoint: server.URL, Logf: func(_ context.Context, _ string, fields map[string]any) {
+	client := fakeClient(t, fake, broker.Config{Logf: func(_ context.Context, _ string, fields map[string]any) {
 		logged = append(logged, fields)
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	exchange := topology.Exchange{Name: "d.ingest", Type: topology.ExchangeTopic}
 	queue := topology.Queue{Name: "d.level.00", Arguments: topology.QueueArguments{QueueType: topology.QueueTypeClassic}}
 	changes := []topology.Change{

@@ -30,9 +30,6 @@ const (
 	pageSize = 500
 	// readConcurrency bounds the binding listings of ReadSet in flight.
 	readConcurrency = 4
-	// maxPatternLength keeps a QueueMessages listing's URL well under the
-	// 8,000 bytes the management API's HTTP server accepts in a request line.
-	maxPatternLength = 2000
 )
 
 // Object properties that the layout fixes (durable, not auto-delete, not
@@ -97,11 +94,6 @@ func (q queueDepthJSON) messages() (messages int64, known bool) {
 		messages, known = max(messages, *q.Messages), true
 	}
 	return messages, known
-}
-
-type queueDepthPage struct {
-	FilteredCount int              `json:"filtered_count"`
-	Items         []queueDepthJSON `json:"items"`
 }
 
 // filteredQuery is the query of a listing of the objects whose name matches
@@ -169,16 +161,6 @@ func (c *Client) listQueues(ctx context.Context, vhost, pattern string, extra ur
 var depthColumns = url.Values{
 	"columns":             {"name,messages,messages_ready,messages_unacknowledged,messages_dlx"},
 	"enable_queue_totals": {"true"},
-}
-
-// listQueueDepths reads the message counts of the queues of vhost whose name
-// matches pattern, in one request of its own: rabbithole.QueueInfo has no
-// messages_dlx.
-func (c *Client) listQueueDepths(ctx context.Context, vhost, pattern string) ([]queueDepthJSON, error) {
-	var result queueDepthPage
-	err := c.call(ctx, http.MethodGet, apiPath("queues", vhost), filteredQuery(pattern, depthColumns), nil, &result)
-	return exactMatches("queues", vhost, pattern, err, result.FilteredCount, result.Items,
-		func(q queueDepthJSON) string { return q.Name })
 }
 
 // readQueueDepth reads the message counts of one queue by its own path,
@@ -403,38 +385,6 @@ func argumentJSON(value any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// QueueMessages returns the number of messages each named queue of vhost
-// holds: ready, unacknowledged, and for quorum queues with at-least-once
-// dead-lettering those waiting to be dead-lettered (messages_dlx). A queue
-// that does not exist is absent from the map. It lists just these queues
-// with the name filter, in one request unless the names are very long.
-//
-// The numbers come from the management statistics, which the broker samples
-// every 5 seconds by default (collect_statistics_interval): a message
-// published just before may not be counted yet, and a queue declared just
-// before may have no statistics yet and read 0. Use them to inform, never to
-// decide that deleting a queue is safe: HeldMessages and Apply check that,
-// exactly for ready messages (see the package documentation).
-func (c *Client) QueueMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
-	ctx, report := c.observe(ctx, "queue messages", map[string]any{"vhost": vhost, "queues": len(queues)})
-	defer func() { report(err) }()
-	return c.queueMessages(ctx, vhost, queues)
-}
-
-func (c *Client) queueMessages(ctx context.Context, vhost string, queues []string) (map[string]int64, error) {
-	counts := make(map[string]int64, len(queues))
-	for _, pattern := range namePatterns(queues) {
-		items, err := c.listQueueDepths(ctx, vhost, pattern)
-		if err != nil {
-			return nil, err
-		}
-		for _, q := range items {
-			counts[q.Name], _ = q.messages()
-		}
-	}
-	return counts, nil
-}
-
 // HeldMessages tells which of the named queues of vhost hold messages, and
 // how many at least, exactly enough to decide before any change whether
 // deleting them would lose messages: a queue is in the map only if it holds
@@ -564,35 +514,6 @@ func (c *Client) queueHeld(ctx context.Context, vhost, name string, peek bool) (
 		return 0, false, nil
 	}
 	return ready, true, nil
-}
-
-// namePatterns returns regular expressions that together match exactly the
-// given names, each short enough for a request line.
-func namePatterns(names []string) []string {
-	var patterns []string
-	var alternatives []string
-	length := 0
-	flush := func() {
-		if len(alternatives) > 0 {
-			patterns = append(patterns, "^("+strings.Join(alternatives, "|")+")$")
-			alternatives, length = nil, 0
-		}
-	}
-	seen := map[string]bool{}
-	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		quoted := regexp.QuoteMeta(name)
-		if length > 0 && length+len(quoted)+1 > maxPatternLength {
-			flush()
-		}
-		alternatives = append(alternatives, quoted)
-		length += len(quoted) + 1
-	}
-	flush()
-	return patterns
 }
 
 // VHostExists tells whether vhost exists on the broker.

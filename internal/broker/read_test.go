@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -96,15 +95,10 @@ func TestReadSetMapsTheBrokersJSON(t *testing.T) {
 			"D.OUT": `[{"source":"D.OUT","destination":"elsewhere","destination_type":"queue","routing_key":"#","arguments":{},"properties_key":"%23"}]`,
 		},
 	}
-	server := httptest.NewServer(fake)
-	t.Cleanup(server.Close)
 	var logged []map[string]any
-	client, err := broker.New(broker.Config{Endpoint: server.URL, Logf: func(_ context.Context, msg string, fields map[string]any) {
+	client := fakeClient(t, fake, broker.Config{Logf: func(_ context.Context, msg string, fields map[string]any) {
 		logged = append(logged, fields)
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	got, err := client.ReadSet(t.Context(), "/", "d")
 	if err != nil {
@@ -171,12 +165,7 @@ func listingQuery(pattern string) string {
 func TestApplyDeclaresWhatReadSetReads(t *testing.T) {
 	t.Parallel()
 	fake := &fakeBroker{}
-	server := httptest.NewServer(fake)
-	t.Cleanup(server.Close)
-	client, err := broker.New(broker.Config{Endpoint: server.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := fakeClient(t, fake, broker.Config{})
 	queue := topology.Queue{Name: "d.level.05", Arguments: topology.QueueArguments{
 		MessageTTL: 315_360_000_000, DeadLetterExchange: "d.level.05.done", QueueType: "quorum",
 		DeadLetterStrategy: "at-least-once", Overflow: "reject-publish", Other: map[string]string{"x-max-length": "10"},

@@ -74,12 +74,7 @@ func TestFaultChecksWithoutStatistics(t *testing.T) {
 }
 
 func checksScenario(t *testing.T, conf string) {
-	requireFaults(t)
-	n := startNodes(t, nodeConfig{Conf: conf}, checksNode)[0]
-	client := brokerClient(t, n.ManagementURL)
-	name := "faults-checks-" + strings.ToLower(strconv.FormatInt(time.Now().UnixNano()%1e9, 36))
-	routeQueue := name + ".work"
-	declareQueue(t, client, routeQueue, topology.QueueTypeQuorum)
+	n, client, name, routeQueue := setUpNode(t, checksNode, nodeConfig{Conf: conf}, "faults-checks-")
 	names := topology.Names(name)
 	config := func(strategy topology.DeadLetterStrategy, migrationWait string) string {
 		// Without force_destroy: the destroys must be refused.
@@ -88,12 +83,8 @@ func checksScenario(t *testing.T, conf string) {
 			"force_destroy        = true", "force_destroy        = false", 1)
 	}
 	set := messaging.Set{IngestExchange: names.Ingest(), Levels: checksLevels, Resolution: checksResolution}
-	var f *flight
-	t.Cleanup(func() {
-		if f != nil {
-			f.close()
-		}
-	})
+	var f *flight // started by a step
+	t.Cleanup(func() { f.close() })
 	var firstDue, switching time.Time
 	holdingChecked := 0
 	// holding checks, while the first message is more than a few seconds

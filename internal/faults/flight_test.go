@@ -14,6 +14,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -288,6 +290,20 @@ func brokerClient(t *testing.T, endpoint string) *broker.Client {
 		t.Fatal(err)
 	}
 	return client
+}
+
+// setUpNode starts the script's node index alone, with config, and declares
+// the route's queue (a quorum queue) of a set named prefix and a random
+// suffix: the preamble of a test that sends messages through one node.
+func setUpNode(t *testing.T, index int, config nodeConfig, prefix string) (n *node, client *broker.Client, name, routeQueue string) {
+	t.Helper()
+	requireFaults(t)
+	n = startNodes(t, config, index)[0]
+	client = brokerClient(t, n.ManagementURL)
+	name = prefix + strings.ToLower(acctest.RandString(6))
+	routeQueue = name + ".work"
+	declareQueue(t, client, routeQueue, topology.QueueTypeQuorum)
+	return n, client, name, routeQueue
 }
 
 // checkSetGone asks the broker that nothing of the set is left.

@@ -5,17 +5,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -56,7 +53,7 @@ const (
 // when it is back and then waits the full time of its next level, so its
 // lateness is the part of the outage after that expiry.
 func TestFaultBrokerRestart(t *testing.T) {
-	n, client, name, routeQueue := restartSetUp(t, "faults-restart-")
+	n, client, name, routeQueue := setUpNode(t, restartNode, nodeConfig{}, "faults-restart-")
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories,
@@ -95,7 +92,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 // a migration_wait of 0 s it rightly keeps the generation, and whether it
 // did would depend on how fast the machine restarts the node.
 func TestFaultRestartWhileDraining(t *testing.T) {
-	n, client, name, routeQueue := restartSetUp(t, "faults-draining-")
+	n, client, name, routeQueue := setUpNode(t, restartNode, nodeConfig{}, "faults-draining-")
 	config := func(resolution time.Duration, migrationWait string) string {
 		return setConfig(plainProvider(n.ManagementURL), name, drainingLevels, resolution, topology.AtLeastOnce, migrationWait, route{Queue: routeQueue, Key: restartKey})
 	}
@@ -106,12 +103,8 @@ func TestFaultRestartWhileDraining(t *testing.T) {
 	spread := func(n int, set messaging.Set) []time.Duration {
 		return spreadDelays(n, set.Resolution, topology.MaxDelayFor(set.Levels, set.Resolution), set.Resolution, rng)
 	}
-	var f *flight
-	t.Cleanup(func() {
-		if f != nil {
-			f.close()
-		}
-	})
+	var f *flight // started by a step
+	t.Cleanup(func() { f.close() })
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories,
 		CheckDestroy:             func(*terraform.State) error { return checkSetGone(client, name) },
@@ -176,19 +169,6 @@ func TestFaultRestartWhileDraining(t *testing.T) {
 	})
 }
 
-// restartSetUp starts the restart tests' node and declares the route's
-// queue of a set named prefix and a random suffix.
-func restartSetUp(t *testing.T, prefix string) (n *node, client *broker.Client, name, routeQueue string) {
-	t.Helper()
-	requireFaults(t)
-	n = startNodes(t, nodeConfig{}, restartNode)[0]
-	client = brokerClient(t, n.ManagementURL)
-	name = prefix + strings.ToLower(acctest.RandString(6))
-	routeQueue = name + ".work"
-	declareQueue(t, client, routeQueue, topology.QueueTypeQuorum)
-	return n, client, name, routeQueue
-}
-
 // flight is messages in flight through a set on node n, and the consumers
 // of its route's queue and its parking lot, which count what arrives.
 type flight struct {
@@ -214,7 +194,12 @@ func newFlight(t *testing.T, n *node, name, routeQueue string) *flight {
 	return f
 }
 
+// close stops the consumers and closes the connection; a flight not
+// started yet (nil) has nothing to close.
 func (f *flight) close() {
+	if f == nil {
+		return
+	}
 	for _, stop := range f.stop {
 		stop()
 	}

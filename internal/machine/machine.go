@@ -158,12 +158,15 @@ func cpuModel(path string) string {
 
 // memTotalKiB is MemTotal of a /proc/meminfo file, in KiB.
 func memTotalKiB(path string) int64 {
-	value := field(path, "MemTotal")
-	kib, err := strconv.ParseInt(strings.TrimSuffix(value, " kB"), 10, 64)
-	if err != nil {
-		return 0
-	}
+	kib, _ := kibibytes(field(path, "MemTotal"))
 	return kib
+}
+
+// kibibytes reads a size of a /proc file's field, "123456 kB", in KiB;
+// false when value is not one.
+func kibibytes(value string) (int64, bool) {
+	kib, err := strconv.ParseInt(strings.TrimSuffix(value, " kB"), 10, 64)
+	return kib, err == nil
 }
 
 // field returns the value of the first "name: value" line of a file, or

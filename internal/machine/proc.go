@@ -62,3 +62,54 @@ func parseProcessStat(text string) (ticks uint64, ok bool) {
 	}
 	return utime + stime, true
 }
+
+// CPUTicks is how many clock ticks all the machine's CPUs have spent so
+// far, busy and in total, from /proc/stat; ok is false when unknown. Two
+// readings tell how busy the machine was between them.
+func CPUTicks() (busy, total uint64, ok bool) {
+	text, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	return parseProcStat(string(text))
+}
+
+// parseProcStat returns the busy and total ticks of the "cpu" line of
+// /proc/stat: user nice system idle iowait irq softirq steal …; idle and
+// iowait are not busy.
+func parseProcStat(text string) (busy, total uint64, ok bool) {
+	for line := range strings.Lines(text) {
+		fields := strings.Fields(line)
+		if len(fields) < 5 || fields[0] != "cpu" {
+			continue
+		}
+		// guest and guest_nice (9th and 10th) are already counted in user and nice.
+		for i, field := range fields[1:min(len(fields), 9)] {
+			ticks, err := strconv.ParseUint(field, 10, 64)
+			if err != nil {
+				return 0, 0, false
+			}
+			total += ticks
+			if i != 3 && i != 4 {
+				busy += ticks
+			}
+		}
+		return busy, total, true
+	}
+	return 0, 0, false
+}
+
+// ResidentBytes is process pid's resident memory, VmRSS of
+// /proc/<pid>/status, or -1 when unknown.
+func ResidentBytes(pid int) int64 {
+	return residentBytes(fmt.Sprintf("/proc/%d/status", pid))
+}
+
+// residentBytes is the VmRSS of a /proc status file in bytes, or -1.
+func residentBytes(path string) int64 {
+	kib, ok := kibibytes(field(path, "VmRSS"))
+	if !ok {
+		return -1
+	}
+	return kib << 10
+}

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -27,5 +28,36 @@ func TestProcessCPUOfThisProcess(t *testing.T) {
 	}
 	if load := LoadAverage(); load < 0 {
 		t.Errorf("LoadAverage() = %v, want a load", load)
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	t.Parallel()
+	text := "cpu  100 5 50 800 40 3 2 0 7 0\ncpu0 50 2 25 400 20 1 1 0 0 0\nintr 12345\n"
+	busy, total, ok := parseProcStat(text)
+	// user nice system irq softirq steal = 100+5+50+3+2+0; idle and iowait 800+40; guest already in user.
+	if !ok || busy != 160 || total != 1000 {
+		t.Errorf("parseProcStat = %d, %d, %v; want 160, 1000, true", busy, total, ok)
+	}
+	if _, _, ok := parseProcStat("intr 1\n"); ok {
+		t.Error("parseProcStat without a cpu line succeeded")
+	}
+}
+
+func TestParseVmRSS(t *testing.T) {
+	t.Parallel()
+	parseVmRSS := func(status string) int64 {
+		path := filepath.Join(t.TempDir(), "status")
+		writeFile(t, path, status)
+		return residentBytes(path)
+	}
+	status := "Name:\tbeam.smp\nVmPeak:\t 4000000 kB\nVmRSS:\t  123456 kB\nThreads:\t40\n"
+	if got := parseVmRSS(status); got != 123456*1024 {
+		t.Errorf("parseVmRSS = %d, want %d", got, 123456*1024)
+	}
+	for _, bad := range []string{"Name:\tx\n", "VmRSS:\t12 MB\n", "VmRSS:\tmany kB\n"} {
+		if got := parseVmRSS(bad); got != -1 {
+			t.Errorf("parseVmRSS(%q) = %d, want -1", bad, got)
+		}
 	}
 }

@@ -42,6 +42,32 @@ func Summarize(arrivals []Arrival) Summary {
 	return s
 }
 
+// Percentiles are nearest-rank percentiles of a set of durations, so
+// every figure is one that was measured.
+type Percentiles struct {
+	Count int           `json:"count"`
+	P50   time.Duration `json:"p50_ns"`
+	P90   time.Duration `json:"p90_ns"`
+	P99   time.Duration `json:"p99_ns"`
+	Max   time.Duration `json:"max_ns"`
+}
+
+// PercentilesOf computes the percentiles of values, which it does not modify.
+func PercentilesOf(values []time.Duration) Percentiles {
+	if len(values) == 0 {
+		return Percentiles{}
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	return Percentiles{
+		Count: len(sorted),
+		P50:   Percentile(sorted, 50),
+		P90:   Percentile(sorted, 90),
+		P99:   Percentile(sorted, 99),
+		Max:   sorted[len(sorted)-1],
+	}
+}
+
 // Percentile returns the nearest-rank p-th percentile (0 < p ≤ 100) of
 // sorted, which must be in ascending order; 0 for an empty slice.
 func Percentile(sorted []time.Duration, p float64) time.Duration {

@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,6 +71,37 @@ func TestSummarize(t *testing.T) {
 			t.Parallel()
 			if diff := cmp.Diff(test.want, Summarize(test.arrivals)); diff != "" {
 				t.Errorf("Summarize (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPercentilesOf(t *testing.T) {
+	t.Parallel()
+	const ms = time.Millisecond
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(100-i) * ms // descending: summarize must sort
+	}
+	tests := map[string]struct {
+		values []time.Duration
+		want   Percentiles
+	}{
+		"none":  {values: nil, want: Percentiles{}},
+		"one":   {values: []time.Duration{7 * ms}, want: Percentiles{Count: 1, P50: 7 * ms, P90: 7 * ms, P99: 7 * ms, Max: 7 * ms}},
+		"1…100": {values: hundred, want: Percentiles{Count: 100, P50: 50 * ms, P90: 90 * ms, P99: 99 * ms, Max: 100 * ms}},
+		"ten":   {values: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, want: Percentiles{Count: 10, P50: 5, P90: 9, P99: 10, Max: 10}},
+		"early": {values: []time.Duration{-2 * ms, 3 * ms}, want: Percentiles{Count: 2, P50: -2 * ms, P90: 3 * ms, P99: 3 * ms, Max: 3 * ms}},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			before := fmt.Sprint(test.values)
+			if diff := cmp.Diff(test.want, PercentilesOf(test.values)); diff != "" {
+				t.Errorf("summarize() mismatch (-want +got):\n%s", diff)
+			}
+			if fmt.Sprint(test.values) != before {
+				t.Error("summarize reordered its argument")
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -87,4 +88,15 @@ func (d *DelayTopologyDataSource) Read(ctx context.Context, req datasource.ReadR
 	m.Mermaid = types.StringValue(topology.Mermaid(planned))
 	m.BindingTable = types.StringValue(topology.BindingTable(planned))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// resolveAndPlan resolves a spec and plans it, reporting a refused spec per
+// attribute under summary.
+func resolveAndPlan(spec topology.Spec, summary string) (topology.Spec, topology.Topology, diag.Diagnostics) {
+	resolved, err := topology.Resolve(spec)
+	if err != nil {
+		return spec, topology.Topology{}, problemDiagnostics(err, summary, nil)
+	}
+	desired, err := topology.Plan(resolved)
+	return resolved, desired, problemDiagnostics(err, summary, nil)
 }

@@ -117,12 +117,11 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 			return
 		}
 	}
-	desired, err := topology.Plan(resolved)
+	desired, err := desiredSet(resolved, nil, shownQueues(state))
 	if err != nil {
 		resp.Diagnostics.Append(problemDiagnostics(err, "Invalid Delay Queue Set", nil)...)
 		return
 	}
-	desired = topology.KeepParkingLot(resolved.Name, desired, stateParkingLotType(state))
 	if !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout) {
 		resp.Diagnostics.Append(removedRoutesStayBound(state, resolved, desired)...)
 	}
@@ -254,7 +253,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		}
 		setSpec(&state, inferred)
 	}
-	spec, desired, diags := planOf(state)
+	spec, desired, diags := planOf(state, actual)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -268,7 +267,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		// The broker holds a generation the state does not know: an apply
 		// was cut off in the middle of a change. The next plan starts from it.
 		setGeneration(&state, followed)
-		if spec, desired, diags = planOf(state); diags.HasError() {
+		if spec, desired, diags = planOf(state, actual); diags.HasError() {
 			resp.Diagnostics.Append(diags...)
 			return
 		}
@@ -282,14 +281,13 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		resp.Diagnostics.Append(brokerError("read", spec, err, "")...)
 		return
 	}
-	resp.Diagnostics.Append(r.noteDriftedHolding(ctx, client, spec, actual, resp.Private)...)
+	resp.Diagnostics.Append(r.noteDriftedHolding(ctx, client, spec, desired, actual, resp.Private)...)
 	state.Draining, diags = drainingValue(name, draining, counts)
 	resp.Diagnostics.Append(diags...)
 	// Listed in the plan's order so that an unchanged set reads back exactly
 	// as planned; the draining generations show in draining instead. The
 	// delivery bindings a library made for itself do not show at all: the set
 	// leaves them to the library, so they are never drift.
-	desired = topology.KeepParkingLot(name, desired, topology.ParkingLotType(name, actual))
 	current := topology.WithoutLibraryBindings(spec, desired, topology.CurrentObjects(spec, actual))
 	setPlanned(&state, spec, topology.Align(current, desired))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)

@@ -62,13 +62,39 @@ func plansAllOf(planned topology.Topology, state delayQueueSetModel) bool {
 // knownSet is the planned topology of a state's current and draining
 // generations, or false when the state cannot be planned.
 func knownSet(m delayQueueSetModel) (topology.Topology, bool) {
-	spec, _, diags := planOf(m)
+	spec, diags := specOf(m)
 	if diags.HasError() {
 		return topology.Topology{}, false
 	}
 	draining, _ := drainingOf(m)
-	known, err := topology.PlanGenerations(spec, draining)
+	known, err := desiredSet(spec, draining, shownQueues(m))
 	return known, err == nil
+}
+
+// desiredSet is what the set of spec is to hold, the one way ModifyPlan,
+// Read, Create, Update and Delete work it out: spec's generation and the
+// draining ones, with the parking lot of the queue type it has in seen,
+// since declaring it again would drop the messages it parks
+// (topology.KeepParkingLot). seen is what the broker holds, or, for a plan,
+// which reads no broker, what the state's last read showed (shownQueues);
+// nothing for a new set.
+func desiredSet(spec topology.Spec, draining []topology.Generation, seen topology.Topology) (topology.Topology, error) {
+	desired, err := topology.PlanGenerations(spec, draining)
+	if err != nil {
+		return topology.Topology{}, err
+	}
+	return topology.KeepParkingLot(spec.Name, desired, topology.ParkingLotType(spec.Name, seen)), nil
+}
+
+// shownQueues is the queues of a state's queues attribute, with their queue
+// types (all desiredSet needs of them).
+func shownQueues(state delayQueueSetModel) topology.Topology {
+	var queues []topology.Queue
+	for _, line := range lines(state.Queues) {
+		name, queueType := topology.QueueTypeInLine(line)
+		queues = append(queues, topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: queueType}})
+	}
+	return topology.Topology{Queues: queues}
 }
 
 // desiredAndActual plans a fully known model and reads what the broker has
@@ -83,7 +109,7 @@ func (r *DelayQueueSetResource) desiredAndActual(ctx context.Context, action str
 	if diags.HasError() {
 		return
 	}
-	spec, desired, planDiags := planOf(m)
+	spec, desired, planDiags := planOf(m, topology.Topology{}) // a create's; an update plans in applyGenerations
 	diags.Append(planDiags...)
 	if diags.HasError() {
 		return
@@ -139,15 +165,4 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 		"changes": len(changes), "requests": client.Requests() - before, "duration": time.Since(started).String(),
 	})
 	return err
-}
-
-// stateParkingLotType is the queue type of the parking lot a state read
-// from the broker, or "" when it has none (a new set).
-func stateParkingLotType(state delayQueueSetModel) topology.QueueType {
-	var queues []topology.Queue
-	for _, line := range lines(state.Queues) {
-		name, queueType := topology.QueueTypeInLine(line)
-		queues = append(queues, topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: queueType}})
-	}
-	return topology.ParkingLotType(state.Name.ValueString(), topology.Topology{Queues: queues})
 }

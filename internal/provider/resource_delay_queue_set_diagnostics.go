@@ -174,7 +174,7 @@ func removedRoutesStayBound(state delayQueueSetModel, resolved topology.Spec, de
 	if resolved.Layout.OrDefault() == topology.LayoutDefault {
 		return diags
 	}
-	_, prior, priorDiags := planOf(state)
+	_, prior, priorDiags := planOf(state, shownQueues(state))
 	if priorDiags.HasError() {
 		return diags // a state that plans no set had no routes to remove
 	}

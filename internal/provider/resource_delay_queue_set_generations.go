@@ -39,7 +39,7 @@ func (r *DelayQueueSetResource) drainClock() drain.Clock {
 func (r *DelayQueueSetResource) planGeneration(ctx context.Context, private privateState, state delayQueueSetModel, resolved topology.Spec) (
 	_ topology.Spec, planned types.List, ok bool, diags diag.Diagnostics,
 ) {
-	current, _, diags := planOf(state)
+	current, diags := specOf(state)
 	if diags.HasError() {
 		return resolved, planned, false, diags
 	}
@@ -104,7 +104,7 @@ func keepDraining(ctx context.Context, client drain.Counter, spec topology.Spec,
 			return nil, fmt.Errorf("reading the prior state: %v", diags)
 		}
 		var diags diag.Diagnostics
-		if current, _, diags = planOf(state); diags.HasError() {
+		if current, diags = specOf(state); diags.HasError() {
 			return nil, nil // no prior set to keep anything of: Diff makes the set
 		}
 		draining, _ = drainingOf(state)
@@ -117,11 +117,10 @@ func keepDraining(ctx context.Context, client drain.Counter, spec topology.Spec,
 func (r *DelayQueueSetResource) applyGenerations(ctx context.Context, client *broker.Client, spec topology.Spec, draining []topology.Generation,
 	actual topology.Topology, force bool,
 ) (changed bool, err error) {
-	desired, err := topology.PlanGenerations(spec, draining)
+	desired, err := desiredSet(spec, draining, actual)
 	if err != nil {
 		return false, err
 	}
-	desired = topology.KeepParkingLot(spec.Name, desired, topology.ParkingLotType(spec.Name, actual))
 	desired = topology.KeepDrainingQueues(spec.Name, desired, actual, draining)
 	// The delivery bindings a library made for itself are its own: deleting
 	// one would drop the delayed messages on their way to its destination.

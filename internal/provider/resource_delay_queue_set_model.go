@@ -76,17 +76,6 @@ func routesOf(blocks types.List) (routes []routeModel, known bool) {
 	return routes, true
 }
 
-// resolveAndPlan resolves a spec and plans it, reporting a refused spec per
-// attribute under summary.
-func resolveAndPlan(spec topology.Spec, summary string) (topology.Spec, topology.Topology, diag.Diagnostics) {
-	resolved, err := topology.Resolve(spec)
-	if err != nil {
-		return spec, topology.Topology{}, problemDiagnostics(err, summary, nil)
-	}
-	desired, err := topology.Plan(resolved)
-	return resolved, desired, problemDiagnostics(err, summary, nil)
-}
-
 // specFromModel builds the planner's spec from a configuration or plan. It
 // reports which fields are still unknown, by the planner's field names.
 func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagnostics) {
@@ -168,19 +157,35 @@ func routeField(index int, field string) string {
 	return fmt.Sprintf("%s[%d]", field, index)
 }
 
-// planOf resolves a model that is fully known (a plan or a state) and plans
-// its current generation.
-func planOf(m delayQueueSetModel) (topology.Spec, topology.Topology, diag.Diagnostics) {
+// specOf resolves the spec of a model that is fully known (a plan or a
+// state), its current generation's; desiredSet plans it.
+func specOf(m delayQueueSetModel) (topology.Spec, diag.Diagnostics) {
 	spec, _, diags := specFromModel(m.delaySpecModel)
 	if diags.HasError() {
-		return spec, topology.Topology{}, diags
+		return spec, diags
 	}
 	if !m.MaxDelay.IsNull() && !m.Levels.IsNull() {
 		spec.MaxDelay = 0 // levels already derived from it
 	}
 	// A state written before generations existed has none: generation 0.
 	spec.Generation, spec.FormatGeneration = int(m.Generation.ValueInt64()), int(m.ExchangeGeneration.ValueInt64())
-	return resolveAndPlan(spec, "Invalid Delay Queue Set")
+	resolved, err := topology.Resolve(spec)
+	if err != nil {
+		return spec, problemDiagnostics(err, "Invalid Delay Queue Set", nil)
+	}
+	return resolved, nil
+}
+
+// planOf resolves a fully known model and works out what its set is to
+// hold (desiredSet), the current generation only, with the parking lot as
+// seen has it.
+func planOf(m delayQueueSetModel, seen topology.Topology) (topology.Spec, topology.Topology, diag.Diagnostics) {
+	spec, diags := specOf(m)
+	if diags.HasError() {
+		return spec, topology.Topology{}, diags
+	}
+	desired, err := desiredSet(spec, nil, seen)
+	return spec, desired, problemDiagnostics(err, "Invalid Delay Queue Set", nil)
 }
 
 // drainingOf reads the draining generations of a state, oldest first, and

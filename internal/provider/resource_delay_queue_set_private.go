@@ -25,14 +25,14 @@ type privateState interface {
 const driftedHoldingKey = "drifted_queues_holding_messages"
 
 // noteDriftedHolding notes in private the TTL queues of spec's generation
-// whose arguments drifted and that hold messages (see
+// whose arguments drifted from desired and that hold messages (see
 // topology.DriftedQueues), or that there are none. It asks the broker only
 // about drifted queues: nothing when none drifted.
-func (r *DelayQueueSetResource) noteDriftedHolding(ctx context.Context, client *broker.Client, spec topology.Spec, actual topology.Topology,
+func (r *DelayQueueSetResource) noteDriftedHolding(ctx context.Context, client *broker.Client, spec topology.Spec, desired, actual topology.Topology,
 	private privateState,
 ) diag.Diagnostics {
-	drifted, err := topology.DriftedQueues(spec, actual)
-	if err != nil || len(drifted) == 0 {
+	drifted := topology.DriftedQueues(spec, desired, actual)
+	if len(drifted) == 0 {
 		return private.SetKey(ctx, driftedHoldingKey, nil)
 	}
 	held, err := client.HeldMessages(ctx, spec.VHost, drifted)

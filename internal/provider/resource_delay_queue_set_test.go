@@ -426,7 +426,7 @@ func TestAccDelayQueueSet_destroyKeepsMessages(t *testing.T) {
 			{
 				Config: testSetConfig(name, `  levels = 4`),
 				Check: func(*terraform.State) error {
-					counts, err := client.QueueMessages(ctx, "/", []string{names.Unroutable()})
+					counts, err := client.CountedMessages(ctx, "/", []string{names.Unroutable()})
 					if err != nil {
 						return err
 					}
@@ -489,7 +489,7 @@ func TestAccDelayQueueSet_destroyKeepsStrayQueueMessages(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					counts, err := client.QueueMessages(ctx, "/", []string{stray.Name})
+					counts, err := client.CountedMessages(ctx, "/", []string{stray.Name})
 					if err != nil || counts[stray.Name] != 1 {
 						t.Fatalf("after the refused destroy %s holds %d messages (%v), want 1", stray.Name, counts[stray.Name], err)
 					}
@@ -514,12 +514,12 @@ func TestAccDelayQueueSet_destroyKeepsStrayQueueMessages(t *testing.T) {
 	})
 }
 
-// testWaitForMessages waits until the management API counts want messages in
-// the queue: its figures are sampled, so they lag behind a publish.
+// testWaitForMessages waits until CountedMessages counts want messages in
+// the queue: the statistics it reads are sampled, so they lag behind a publish.
 func testWaitForMessages(ctx context.Context, client *broker.Client, queue string, want int64) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		counts, err := client.QueueMessages(ctx, "/", []string{queue})
+		counts, err := client.CountedMessages(ctx, "/", []string{queue})
 		if err != nil {
 			return err
 		}

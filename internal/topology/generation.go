@@ -343,32 +343,30 @@ func NewGeneration(desired, actual Spec, draining []Generation) (Spec, error) {
 }
 
 // DriftedQueues names the TTL queues of s's generation that actual has with
-// other arguments than s's plan: the broker cannot change them in place, so
-// Diff deletes and declares them again, which it may only do to an empty
-// queue. One that holds messages is repaired by a new generation instead
-// ([NewGeneration]), beside which it drains as it is.
-func DriftedQueues(s Spec, actual Topology) ([]string, error) {
-	desired, err := Plan(s)
-	if err != nil {
-		return nil, err
+// other arguments than desired, s's plan: the broker cannot change them in
+// place, so Diff deletes and declares them again, which it may only do to
+// an empty queue. One that holds messages is repaired by a new generation
+// instead ([NewGeneration]), beside which it drains as it is. s is
+// resolved; the caller has planned desired from it already.
+func DriftedQueues(s Spec, desired, actual Topology) []string {
+	// Diff deletes a queue that desired has only to declare it again.
+	wanted := map[string]bool{}
+	for _, q := range desired.Queues {
+		wanted[q.Name] = true
 	}
-	s, _ = Resolve(s) // Plan has resolved it without error
-	have := map[string]QueueArguments{}
-	for _, q := range actual.Queues {
-		have[q.Name] = q.Arguments
+	replaced := map[string]bool{}
+	for _, change := range Diff(desired, actual) {
+		if change.Kind == DeleteQueue && wanted[change.Queue.Name] {
+			replaced[change.Queue.Name] = true
+		}
 	}
 	var drifted []string
 	for _, name := range s.CurrentGeneration().Queues(s.Name) {
-		arguments, ok := have[name]
-		if !ok {
-			continue
-		}
-		i := slices.IndexFunc(desired.Queues, func(q Queue) bool { return q.Name == name })
-		if len(queueDifferences(arguments, desired.Queues[i].Arguments)) > 0 {
+		if replaced[name] {
 			drifted = append(drifted, name)
 		}
 	}
-	return drifted, nil
+	return drifted
 }
 
 // KeepDrainingQueues gives every queue of the draining generations in

@@ -686,16 +686,30 @@ func TestDriftedQueues(t *testing.T) {
 	actual = driftQueue(actual, Names("delay").Level(1), func(a *QueueArguments) { a.MessageTTL = 99 })                 // a draining generation's
 	actual = driftQueue(actual, Names("delay").Unroutable(), func(a *QueueArguments) { a.QueueType = QueueTypeQuorum }) // the parking lot
 	actual.Queues = slices.DeleteFunc(actual.Queues, func(q Queue) bool { return q.Name == names.Queue(2, 1, 1) })      // missing, not drifted
-	got, err := DriftedQueues(spec, actual)
+	got, err := driftedQueues(spec, actual)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{names.Queue(2, 0, 1), names.Queue(2, 2, 1)}; !cmp.Equal(got, want) {
 		t.Errorf("DriftedQueues = %v, want %v", got, want)
 	}
-	if _, err := DriftedQueues(Spec{Name: "delay"}, actual); err == nil {
+	if _, err := driftedQueues(Spec{Name: "delay"}, actual); err == nil {
 		t.Error("DriftedQueues of a spec without levels: no error")
 	}
+}
+
+// driftedQueues plans spec as the provider's refresh has it planned, and
+// names its drifted queues.
+func driftedQueues(spec Spec, actual Topology) ([]string, error) {
+	spec, err := Resolve(spec)
+	if err != nil {
+		return nil, err
+	}
+	desired, err := Plan(spec)
+	if err != nil {
+		return nil, err
+	}
+	return DriftedQueues(spec, desired, actual), nil
 }
 
 // TestDriftRepairConverges repairs a drifted TTL queue that holds messages
@@ -712,7 +726,7 @@ func TestDriftRepairConverges(t *testing.T) {
 		old := spec.CurrentGeneration()
 		drifted := old.Queues("delay")[1]
 		actual := driftQueue(mustPlan(t, spec), drifted, func(a *QueueArguments) { a.MessageTTL *= 3; a.DeadLetterStrategy = AtMostOnce })
-		found, err := DriftedQueues(spec, actual)
+		found, err := driftedQueues(spec, actual)
 		if err != nil || !cmp.Equal(found, []string{drifted}) {
 			t.Fatalf("radix %d: DriftedQueues = %v, %v; want %s", radix, found, err, drifted)
 		}

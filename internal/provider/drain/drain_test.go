@@ -137,6 +137,22 @@ func (f *fakeCounter) HeldMessages(_ context.Context, _ string, queues []string)
 	return answer(f.held, queues), nil
 }
 
+// checkAnswer stops the test at err, and reports how got, the answer a
+// decision gave (what says which), differs from want, and how the questions
+// it asked the counter differ from wantCalls.
+func checkAnswer[T any](t *testing.T, counter *fakeCounter, what string, want, got T, err error, wantCalls []call) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", what, diff)
+	}
+	if diff := cmp.Diff(wantCalls, counter.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
 // polls is the statistics' calls about queues every second from the start
 // until to, the way Empty watches.
 func polls(queues []string, to time.Duration) []call {
@@ -249,17 +265,9 @@ func TestEmpty(t *testing.T) {
 				switched = clock.start.Add(-*tt.switchedAgo)
 			}
 			counts, empty, err := Empty(context.Background(), counter, clock, spec, tt.draining, tt.wait, switched)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.wantCounts, counts); diff != "" {
-				t.Errorf("counts (-want +got):\n%s", diff)
-			}
+			checkAnswer(t, counter, "counts", tt.wantCounts, counts, err, tt.wantCalls)
 			if diff := cmp.Diff(tt.wantEmpty, empty); diff != "" {
 				t.Errorf("empty generations (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantCalls, counter.calls); diff != "" {
-				t.Errorf("calls (-want +got):\n%s", diff)
 			}
 			if waited := clock.now.Sub(clock.start); waited > tt.wait {
 				t.Errorf("waited %s, longer than the wait of %s", waited, tt.wait)
@@ -311,15 +319,7 @@ func TestKeep(t *testing.T) {
 			t.Parallel()
 			counter := &fakeCounter{clock: newFakeClock(), held: tt.held}
 			got, err := Keep(context.Background(), counter, tt.spec, tt.current, tt.draining)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("kept (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantCalls, counter.calls); diff != "" {
-				t.Errorf("calls (-want +got):\n%s", diff)
-			}
+			checkAnswer(t, counter, "kept", tt.want, got, err, tt.wantCalls)
 		})
 	}
 }
@@ -514,15 +514,7 @@ func TestRefreshed(t *testing.T) {
 			t.Parallel()
 			counter := &fakeCounter{clock: newFakeClock(), counted: []map[string]int64{tt.counted}, held: tt.held}
 			got, err := Refreshed(t.Context(), counter, spec, []topology.Generation{g1, g2}, tt.settled)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("counts (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantCalls, counter.calls); diff != "" {
-				t.Errorf("calls (-want +got):\n%s", diff)
-			}
+			checkAnswer(t, counter, "counts", tt.want, got, err, tt.wantCalls)
 		})
 	}
 }

@@ -1,30 +1,28 @@
-package main
+package messaging
 
 import (
 	"context"
 	"math"
 	"time"
-
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 )
 
-// schedule paces a publisher: total messages at rate per second, the i-th
+// Schedule paces a publisher: total messages at rate per second, the i-th
 // (from 0) due at i/rate after the start, so that after any whole second
 // exactly rate messages are due. A publisher that wakes on a ticker sends,
 // at each tick, the messages due by then that it has not sent yet.
-type schedule struct {
+type Schedule struct {
 	rate  float64 // messages per second
 	total int
 }
 
-// newSchedule is the schedule of rate messages per second for duration.
-func newSchedule(rate float64, duration time.Duration) schedule {
-	return schedule{rate: rate, total: int(math.Floor(rate * duration.Seconds()))}
+// NewSchedule is the schedule of rate messages per second for duration.
+func NewSchedule(rate float64, duration time.Duration) Schedule {
+	return Schedule{rate: rate, total: int(math.Floor(rate * duration.Seconds()))}
 }
 
-// dueBy is how many messages are due elapsed after the start: every i with
+// DueBy is how many messages are due elapsed after the start: every i with
 // i/rate ≤ elapsed, at most total.
-func (s schedule) dueBy(elapsed time.Duration) int {
+func (s Schedule) DueBy(elapsed time.Duration) int {
 	if elapsed < 0 || s.rate <= 0 {
 		return 0
 	}
@@ -34,10 +32,10 @@ func (s schedule) dueBy(elapsed time.Duration) int {
 	return min(due, s.total)
 }
 
-// lag is how far the publisher is behind when it has sent sent messages
+// Lag is how far the publisher is behind when it has sent sent messages
 // elapsed after the start: the time since the first unsent message was due,
 // or 0 when none is due yet.
-func (s schedule) lag(sent int, elapsed time.Duration) time.Duration {
+func (s Schedule) Lag(sent int, elapsed time.Duration) time.Duration {
 	if sent >= s.total || s.rate <= 0 {
 		return 0
 	}
@@ -45,8 +43,8 @@ func (s schedule) lag(sent int, elapsed time.Duration) time.Duration {
 	return max(0, elapsed-dueAt)
 }
 
-// pacingReport says how a paced publish went.
-type pacingReport struct {
+// PacingReport says how a paced publish went.
+type PacingReport struct {
 	Target    float64       `json:"target_per_s"`
 	Sent      int           `json:"sent"`
 	Elapsed   time.Duration `json:"elapsed_ns"`   // from the start to the last send
@@ -57,12 +55,12 @@ type pacingReport struct {
 	Abandoned bool `json:"abandoned,omitempty"`
 }
 
-// achieved is the rate the publisher really sent at: messages per second
+// Achieved is the rate the publisher really sent at: messages per second
 // from the start to the last send. A schedule that sends its first message
 // at once and its last at (n−1)/rate has sent n messages in n/rate seconds,
 // so that is the span it is measured over, with the last send's lateness
 // added. A publish abandoned before its end sent over the time it ran.
-func (r pacingReport) achieved() float64 {
+func (r PacingReport) Achieved() float64 {
 	if r.Sent == 0 || r.Target <= 0 {
 		return 0
 	}
@@ -73,24 +71,24 @@ func (r pacingReport) achieved() float64 {
 	return float64(r.Sent) / span.Seconds()
 }
 
-// keptUp reports whether the publisher held its schedule: it sent every
+// KeptUp reports whether the publisher held its schedule: it sent every
 // message at 98 % of the target rate or better, and never fell more than
 // lagLimit behind.
-func (r pacingReport) keptUp(lagLimit time.Duration) bool {
-	return r.Sent > 0 && !r.Abandoned && r.achieved() >= 0.98*r.Target && r.MaxLag <= lagLimit
+func (r PacingReport) KeptUp(lagLimit time.Duration) bool {
+	return r.Sent > 0 && !r.Abandoned && r.Achieved() >= 0.98*r.Target && r.MaxLag <= lagLimit
 }
 
-// publishPaced sends sched's messages, made by next, on a ticker: at
+// PublishPaced sends sched's messages, made by next, on a ticker: at
 // each tick it sends every message due by then, so a late tick is made up
 // at the next and the rate holds while the publisher can keep up; how far
 // it fell behind is in the report. Once it is more than abandonLag behind
 // (when abandonLag > 0) it stops: the rate has failed, and publishing on
 // would only pile up a backlog that the broker takes minutes to drain
 // before the next trial can start.
-func publishPaced(ctx context.Context, send func(ctx context.Context, routingKey string, m messaging.Message) error, sched schedule, tick, abandonLag time.Duration, start time.Time,
-	next func(i int) (routingKey string, m messaging.Message),
-) (pacingReport, error) {
-	report := pacingReport{Target: sched.rate}
+func PublishPaced(ctx context.Context, send func(ctx context.Context, routingKey string, m Message) error, sched Schedule, tick, abandonLag time.Duration, start time.Time,
+	next func(i int) (routingKey string, m Message),
+) (PacingReport, error) {
+	report := PacingReport{Target: sched.rate}
 	if sched.total == 0 {
 		return report, nil
 	}
@@ -99,12 +97,12 @@ func publishPaced(ctx context.Context, send func(ctx context.Context, routingKey
 	defer ticker.Stop()
 	for {
 		elapsed := time.Since(start)
-		report.MaxLag = max(report.MaxLag, sched.lag(report.Sent, elapsed))
-		for due := sched.dueBy(elapsed); report.Sent < due; report.Sent++ {
+		report.MaxLag = max(report.MaxLag, sched.Lag(report.Sent, elapsed))
+		for due := sched.DueBy(elapsed); report.Sent < due; report.Sent++ {
 			// A send the broker holds up can leave it far behind within one tick.
-			if abandonLag > 0 && sched.lag(report.Sent, time.Since(start)) > abandonLag {
+			if abandonLag > 0 && sched.Lag(report.Sent, time.Since(start)) > abandonLag {
 				report.Elapsed, report.Abandoned = time.Since(start), true
-				report.MaxLag = max(report.MaxLag, sched.lag(report.Sent, report.Elapsed))
+				report.MaxLag = max(report.MaxLag, sched.Lag(report.Sent, report.Elapsed))
 				return report, nil
 			}
 			key, m := next(report.Sent)
