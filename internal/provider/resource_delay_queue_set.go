@@ -157,7 +157,7 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if layout := layoutOf(plan.Layout); layout != topology.LayoutDefault && r.data != nil {
+	if layout := layoutOf(plan.Layout); layout.DeclaredByLibrary() && r.data != nil {
 		if other := r.data.claimLibraryLayout(layout, plan.VHost.ValueString(), plan.Name.ValueString()); other != "" {
 			resp.Diagnostics.AddError("Delay Queue Set Already Exists",
 				fmt.Sprintf("The set %q of the %s layout in vhost %q is being created in this same run. The layout's "+

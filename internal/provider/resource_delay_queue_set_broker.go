@@ -150,7 +150,7 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 		for _, queue := range doomed {
 			if n := counts[queue]; n > 0 {
 				refused.held = append(refused.held, fmt.Sprintf("%s holds %d message(s)", queue, n))
-				if redeclared[queue] && spec.Layout.OrDefault() != topology.LayoutDefault {
+				if redeclared[queue] && spec.Layout.DeclaredByLibrary() {
 					refused.redeclaredIn = spec.Layout
 				}
 			}

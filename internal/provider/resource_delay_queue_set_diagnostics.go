@@ -146,7 +146,7 @@ func firstObjectName(t topology.Topology) string {
 // exist already, and says how to manage them instead.
 func alreadyExists(spec topology.Spec, actual topology.Topology) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if spec.Layout.OrDefault() != topology.LayoutDefault {
+	if spec.Layout.DeclaredByLibrary() {
 		diags.AddError("Delay Queue Set Already Exists",
 			fmt.Sprintf("Objects of the %s layout already exist in vhost %q (for example %s). Its names are the library's, "+
 				"so a vhost holds at most one set of that layout: if it is the library's own, import it with "+
@@ -171,7 +171,7 @@ func alreadyExists(spec topology.Spec, actual topology.Topology) diag.Diagnostic
 // messages on their way there. state is the prior state, desired the plan.
 func removedRoutesStayBound(state delayQueueSetModel, resolved topology.Spec, desired topology.Topology) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if resolved.Layout.OrDefault() == topology.LayoutDefault {
+	if !resolved.Layout.DeclaredByLibrary() {
 		return diags
 	}
 	_, prior, priorDiags := planOf(state, shownQueues(state))

@@ -57,6 +57,10 @@ type setLayout interface {
 	// hasGenerations tells whether a change of queue kind or key format
 	// may declare a new generation of the set's queues beside the old one.
 	hasGenerations() bool
+	// declaredByLibrary tells whether the layout's objects are a
+	// library's: names fixed whatever the set's, which the library itself
+	// declares and binds its destinations to at start-up.
+	declaredByLibrary() bool
 
 	// plan lists the set's exchanges, queues and bindings (see [Plan]).
 	plan(s Spec) Topology
@@ -124,6 +128,15 @@ func layoutNamed(l Layout) (setLayout, *FieldError) {
 	}
 	return layouts[0], &FieldError{Field: "layout", Route: -1, Message: fmt.Sprintf(
 		"must be one of %s, got %q", quoteAll(Layouts), l)}
+}
+
+// DeclaredByLibrary tells whether the objects of layout l are a library's:
+// their names are fixed whatever the set's, so a vhost holds one set of
+// the layout, and the library declares them and binds its destinations
+// itself. False for a name no layout has.
+func (l Layout) DeclaredByLibrary() bool {
+	layout, err := layoutNamed(l)
+	return err == nil && layout.declaredByLibrary()
 }
 
 // OrDefault spells the empty Layout as LayoutDefault, for showing a

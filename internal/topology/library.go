@@ -293,6 +293,8 @@ func (lib *library) checkGeneration(v *specValidator, s Spec) {
 // hasGenerations is false: a change replaces the objects that differ.
 func (lib *library) hasGenerations() bool { return false }
 
+func (lib *library) declaredByLibrary() bool { return true }
+
 // checkRouteKey checks a route's key: a binding pattern on the delivery
 // exchange, after "#.", so wildcards are allowed (a Celery queue may bind
 // "tasks.#"), but empty words are not, and a message for it must fit.

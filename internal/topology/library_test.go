@@ -330,6 +330,15 @@ func TestLayoutOrDefault(t *testing.T) {
 	}
 }
 
+func TestLayoutDeclaredByLibrary(t *testing.T) {
+	t.Parallel()
+	for l, want := range map[Layout]bool{"": false, LayoutDefault: false, LayoutNServiceBus: true, LayoutCelery: true, "bogus": false} {
+		if got := l.DeclaredByLibrary(); got != want {
+			t.Errorf("%q.DeclaredByLibrary() = %t, want %t", l, got, want)
+		}
+	}
+}
+
 func TestNextGenerationOfLibraryLayouts(t *testing.T) {
 	t.Parallel()
 	celery := mustResolve(t, Spec{Name: "x", VHost: "/", Layout: LayoutCelery})

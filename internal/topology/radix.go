@@ -34,6 +34,8 @@ func (defaultLayout) resolve(s Spec) Spec { return resolveDefaultLayout(s) }
 // hasGenerations is true: a new generation drains the old one (generation.go).
 func (defaultLayout) hasGenerations() bool { return true }
 
+func (defaultLayout) declaredByLibrary() bool { return false }
+
 func (defaultLayout) plan(s Spec) Topology { return planDefaultLayout(s) }
 
 func (defaultLayout) objectNamePattern(name string) string { return Names(name).ObjectNamePattern() }
