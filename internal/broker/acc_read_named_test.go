@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -93,55 +92,6 @@ func TestAccReadSetNamed(t *testing.T) {
 	listed.Queues = removeQueue(listed.Queues, unbound.Name)
 	if diff := gocmp.Diff(listed, withStray); diff != "" {
 		t.Errorf("with a bound stray, ReadSetNamed differs from ReadSet but for the unbound one (-listed +named):\n%s", diff)
-	}
-}
-
-// TestAccReadSetNamedTogether reads several sets of one vhost at once
-// with one client, as a plan of many sets does: each reads as it does
-// alone, and together they make fewer requests than alone, because the
-// bindings come from listings of the vhost they share instead of a read
-// per exchange.
-func TestAccReadSetNamedTogether(t *testing.T) {
-	client := accClient(t)
-	t.Parallel()
-	const sets, levels = 6, 4
-	plans := make([]topology.Topology, sets)
-	specs := make([]topology.Spec, sets)
-	for i := range specs {
-		specs[i] = topology.Spec{Name: uniqueName(t), VHost: accVHost, Levels: levels, Resolution: time.Second}
-		plans[i] = applySpec(t, client, specs[i])
-	}
-	alone := make([]topology.Topology, sets)
-	var aloneRequests int64
-	for i, spec := range specs {
-		var n int64
-		alone[i], n = readCounted(t, client, func() (topology.Topology, error) {
-			return client.ReadSetNamed(t.Context(), accVHost, spec.Name, topology.LayoutDefault, plans[i])
-		})
-		aloneRequests += n
-	}
-	together := make([]topology.Topology, sets)
-	errs := make([]error, sets)
-	before := client.Requests()
-	var wg sync.WaitGroup
-	for i, spec := range specs {
-		wg.Go(func() {
-			together[i], errs[i] = client.ReadSetNamed(t.Context(), accVHost, spec.Name, topology.LayoutDefault, plans[i])
-		})
-	}
-	wg.Wait()
-	togetherRequests := client.Requests() - before
-	for i := range specs {
-		if errs[i] != nil {
-			t.Fatal(errs[i])
-		}
-		if diff := gocmp.Diff(alone[i], together[i]); diff != "" {
-			t.Errorf("set %d read with the others differs from read alone (-alone +together):\n%s", i, diff)
-		}
-	}
-	t.Logf("%d sets of %d levels: %d requests read one by one, %d read together", sets, levels, aloneRequests, togetherRequests)
-	if togetherRequests >= aloneRequests {
-		t.Errorf("read together, the sets made %d requests, alone %d: they shared no listing of the bindings", togetherRequests, aloneRequests)
 	}
 }
 

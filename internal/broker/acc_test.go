@@ -41,6 +41,7 @@ func accClient(t *testing.T) *broker.Client {
 	return client
 }
 
+// uniqueName is a set name no other test run uses.
 // readCounted is what read returned, failing the test on its error, and
 // the requests client made meanwhile.
 func readCounted(t *testing.T, client *broker.Client, read func() (topology.Topology, error)) (topology.Topology, int64) {
@@ -53,7 +54,6 @@ func readCounted(t *testing.T, client *broker.Client, read func() (topology.Topo
 	return got, client.Requests() - before
 }
 
-// uniqueName is a set name no other test run uses.
 func uniqueName(t *testing.T) string {
 	t.Helper()
 	b := make([]byte, 6)

@@ -71,8 +71,6 @@ type Client struct {
 	logf      func(ctx context.Context, msg string, fields map[string]any)
 	// bindingKeys are the properties keys of the bindings ReadSet saw.
 	bindingKeys bindingKeys
-	// shared lets the set reads of a vhost under way share its bindings.
-	shared sharedBindings
 }
 
 // New checks cfg and returns a client. It makes no request, so a broker that

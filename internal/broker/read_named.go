@@ -18,10 +18,7 @@ import (
 // the broker evaluates over every queue and exchange of the vhost, it reads
 // each object by its own path, which the broker answers from that object
 // alone. Its cost does not depend on what else the vhost holds, so a
-// hundred sets in one vhost refresh in linear, not quadratic, broker work —
-// but for the bindings on RabbitMQ 4.x, where a read by source scans every
-// binding of the broker: while other sets of the vhost are being read,
-// the bindings come from listings of the vhost they share (read_shared.go).
+// hundred sets in one vhost refresh in linear, not quadratic, broker work.
 //
 // It reads every exchange and queue named in known, and the bindings whose
 // source is one of those exchanges (the routes included); then, round after
@@ -33,15 +30,13 @@ import (
 // object named like the set that nothing of the set refers to: only an
 // import (ReadSetOf) finds those.
 //
-// A complete set of E exchanges and Q queues read alone costs 2E + Q
-// requests, four at a time: for N levels of the default layout 3N + 7;
-// read with others, E + Q and its share of the listings. A vhost that does
+// A complete set of E exchanges and Q queues costs 2E + Q requests, four
+// at a time: for N levels of the default layout 3N + 7. A vhost that does
 // not exist is ErrVHostNotFound (one more request, made only when none of
 // the objects exists: the broker answers 404 alike for both).
 func (c *Client) ReadSetNamed(ctx context.Context, vhost, name string, layout topology.Layout, known topology.Topology) (_ topology.Topology, err error) {
 	ctx, report := c.observe(ctx, "read set by name", map[string]any{"vhost": vhost, "set": name, "layout": string(layout.OrDefault())})
 	defer func() { report(err) }()
-	defer c.shared.readingSet(vhost)()
 	ofSet, err := regexp.Compile(layout.ObjectNamePattern(name))
 	if err != nil {
 		return topology.Topology{}, fmt.Errorf("reading set %q: invalid name pattern: %w", name, err)
@@ -180,7 +175,7 @@ func (c *Client) readExchangeNamed(ctx context.Context, vhost, name string) (*ra
 	case err != nil:
 		return nil, nil, fmt.Errorf("reading exchange %q in vhost %q: %w", name, vhost, err)
 	}
-	bindings, err := c.bindingsFrom(ctx, vhost, name)
+	bindings, err := c.sourceBindings(ctx, vhost, name)
 	switch {
 	case isNotFound(err):
 		return nil, nil, nil // deleted between the two requests
