@@ -24,7 +24,7 @@ func runLayouts(cfg config) ([]layoutFigures, error) {
 	kind := cfg.idleKind()
 	var layouts []layoutFigures
 	for _, radix := range slices.Compact(radixes) {
-		l, err := layoutOf(radix, cfg.maxDelay(), cfg.Resolution, kind.QueueType, kind.Strategy)
+		l, err := radixFiguresOf(radix, cfg.maxDelay(), cfg.Resolution, kind.QueueType, kind.Strategy)
 		if err != nil {
 			return nil, fmt.Errorf("plan a set of radix %d: %w", radix, err)
 		}

@@ -22,11 +22,11 @@ type layoutFigures struct {
 	AverageHops float64 `json:"average_hops"`
 }
 
-// layoutOf plans a set of radix that holds maxDelay at resolution, with
+// radixFiguresOf plans a set of radix that holds maxDelay at resolution, with
 // queueType and strategy and no routes, and counts its objects; the
 // average hops are the nonzero digits of every delay 0 … maxDelay in whole
 // ticks, read from the routing keys the planner's KeyFormat writes.
-func layoutOf(radix int, maxDelay, resolution time.Duration, queueType topology.QueueType, strategy topology.DeadLetterStrategy) (layoutFigures, error) {
+func radixFiguresOf(radix int, maxDelay, resolution time.Duration, queueType topology.QueueType, strategy topology.DeadLetterStrategy) (layoutFigures, error) {
 	spec, err := topology.Resolve(topology.Spec{
 		Name: "layout", VHost: "/", MaxDelay: maxDelay, Radix: radix, Resolution: resolution,
 		QueueType: queueType, DeadLetterStrategy: strategy,

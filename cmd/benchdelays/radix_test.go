@@ -22,7 +22,7 @@ func TestLayoutOf(t *testing.T) {
 		16: {Radix: 16, Digits: 2, Queues: 31, Bindings: 49, Exchanges: 5, AverageHops: 1.875},
 	}
 	for radix, w := range want {
-		got, err := layoutOf(radix, 25500*ms, 100*ms, topology.QueueTypeQuorum, topology.AtMostOnce)
+		got, err := radixFiguresOf(radix, 25500*ms, 100*ms, topology.QueueTypeQuorum, topology.AtMostOnce)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestLayoutOf(t *testing.T) {
 		}
 	}
 	// Radix 8: 3 digits hold 511 ticks; over 0 … 255 the hops are counted, not taken from the formula.
-	got, err := layoutOf(8, 25500*ms, 100*ms, topology.QueueTypeClassic, topology.AtMostOnce)
+	got, err := radixFiguresOf(8, 25500*ms, 100*ms, topology.QueueTypeClassic, topology.AtMostOnce)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestLayoutOf(t *testing.T) {
 	if got.Digits != 3 || got.Queues != 3*7+1 || got.AverageHops != float64(sum)/256 {
 		t.Errorf("radix 8: %+v; want 3 digits, 22 queues, average hops %g", got, float64(sum)/256)
 	}
-	if _, err := layoutOf(3, 25500*ms, 100*ms, topology.QueueTypeQuorum, topology.AtMostOnce); err == nil {
+	if _, err := radixFiguresOf(3, 25500*ms, 100*ms, topology.QueueTypeQuorum, topology.AtMostOnce); err == nil {
 		t.Error("layoutOf radix 3 succeeded")
 	}
 }

@@ -60,7 +60,7 @@ func fixtureReport() report {
 	hex.BrokerCPU = 1000 * 30 * 0.0002 // 0.2 ms per message
 	var layouts []layoutFigures
 	for _, radix := range []int{2, 16} {
-		l, err := layoutOf(radix, 1500*ms, 100*ms, topology.QueueTypeQuorum, topology.AtMostOnce)
+		l, err := radixFiguresOf(radix, 1500*ms, 100*ms, topology.QueueTypeQuorum, topology.AtMostOnce)
 		if err != nil {
 			panic(err)
 		}
