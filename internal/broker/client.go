@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
@@ -91,13 +92,16 @@ func New(cfg Config) (*Client, error) {
 	// http.DefaultTransport's settings, keeping a connection per request that
 	// Apply runs at once.
 	base := &http.Transport{
-		Proxy:                 proxy,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       tlsConfig,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   applyConcurrency,
-		IdleConnTimeout:       10 * time.Second, // short: the acceptance tests build hundreds of clients in one process
+		Proxy:               proxy,
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     tlsConfig,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        100,
+		MaxIdleConnsPerHost: applyConcurrency,
+		// Shorter than the 5 s after which RabbitMQ's HTTP server (cowboy's
+		// request_timeout) closes a connection that waits for a request, so
+		// the client seldom picks a connection the broker is closing.
+		IdleConnTimeout:       4 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
@@ -213,6 +217,10 @@ func proxyFunc(raw string) (func(*http.Request) (*url.URL, error), error) {
 // count of the operation whose context carries an *atomic.Int64 (rabbit-hole's
 // requests carry none: viaRabbitHole counts those).
 //
+// It sends a change again when the connection closed before any answer (see
+// resend): every change the client makes leaves the broker the same whether
+// it is made once or twice.
+//
 // It also keeps what rabbit-hole drops: rabbit-hole asks to close the
 // connection after every request, which would cost a TCP (and TLS) handshake
 // per change of Apply, so the transport keeps connections alive as for its
@@ -232,15 +240,30 @@ type operationRequestsKey struct{}
 const maxErrorBody = 4096
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	t.total.Add(1)
-	if count, ok := req.Context().Value(operationRequestsKey{}).(*atomic.Int64); ok {
-		count.Add(1)
-	}
-	if req.Close {
+	change := isChange(req)
+	if req.Close || change {
 		req = req.Clone(req.Context()) // a RoundTripper must not change the caller's request
 		req.Close = false
 	}
-	resp, err := t.next.RoundTrip(req)
+	if change {
+		// Lets net/http send it again when a kept-alive connection turns out
+		// closed after the request went out (a key without a value is not sent).
+		req.Header["Idempotency-Key"] = nil
+	}
+	resp, err := t.send(req)
+	for attempt := 2; change && attempt <= changeAttempts && closedUnanswered(req, err); attempt++ {
+		body, rewindErr := rewind(req)
+		if rewindErr != nil {
+			break // err stays the closed connection's
+		}
+		req.Body = body
+		select {
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		case <-time.After(time.Duration(attempt-1) * resendPause):
+		}
+		resp, err = t.send(req)
+	}
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
@@ -253,6 +276,61 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	_, reason := errorReply(answer)
 	t.authReason.Store(&reason)
 	return resp, nil
+}
+
+// send sends req once, and counts it.
+func (t *countingTransport) send(req *http.Request) (*http.Response, error) {
+	t.total.Add(1)
+	if count, ok := req.Context().Value(operationRequestsKey{}).(*atomic.Int64); ok {
+		count.Add(1)
+	}
+	return t.next.RoundTrip(req)
+}
+
+// A change whose connection closed unanswered is sent up to changeAttempts
+// times in all, resendPause × (attempt − 1) apart. net/http itself resends it
+// at once on a new connection when a kept-alive one was closed; these
+// attempts cover a new connection closed too, as by a listener that restarts.
+const (
+	changeAttempts = 3
+	resendPause    = 100 * time.Millisecond
+)
+
+// isChange tells the requests that declare or delete an object or binding.
+// Each leaves the broker as one would: a declaration of what exists is a
+// no-op, a deletion of what is gone a 404 that Apply takes for success.
+// Reads need no help (net/http resends them itself) and a peek is not
+// resent: it is not a change, and a second one is a second delivery on
+// some brokers.
+func isChange(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodPut, http.MethodDelete:
+		return true
+	case http.MethodPost:
+		return strings.Contains(req.URL.Path, "/api/bindings/")
+	}
+	return false
+}
+
+// closedUnanswered tells whether err is a connection closed before any
+// answer, for a request that may be sent again: not a refused connection, a
+// timeout or the caller's cancellation.
+func closedUnanswered(req *http.Request, err error) bool {
+	if err == nil || req.Context().Err() != nil {
+		return false
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// rewind returns a new copy of req's body, for sending it again.
+func rewind(req *http.Request) (io.ReadCloser, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req.Body, nil
+	}
+	if req.GetBody == nil {
+		return nil, errors.New("the request's body cannot be read again")
+	}
+	return req.GetBody()
 }
 
 // lastAuthReason is the broker's reason for the last 401, if any.
