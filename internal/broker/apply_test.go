@@ -374,7 +374,11 @@ func closingServer(t *testing.T, handler http.Handler, drop func(connection, req
 	type connectionKey struct{}
 	var connections, dropped atomic.Int64
 	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		state := r.Context().Value(connectionKey{}).(*connectionState)
+		state, ok := r.Context().Value(connectionKey{}).(*connectionState)
+		if !ok {
+			t.Error("a request without its connection's state")
+			return
+		}
 		state.requests++ // HTTP/1.1: one request of a connection at a time
 		if drop(state.number, state.requests) {
 			dropped.Add(1)
