@@ -76,6 +76,7 @@ type report struct {
 	// BrokerIdleCPU is the broker's CPU time per second of wall time while
 	// the benchmark asks it nothing.
 	BrokerIdleCPU time.Duration
+	Peeks         []peekResult
 }
 
 // bench holds what the measurements share.
@@ -150,6 +151,13 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 	if r.BrokerIdleCPU, err = b.brokerIdleCPU(ctx); err != nil {
 		return report{}, err
 	}
+	for _, inFlight := range []int{1, 40} {
+		peeks, err := b.measurePeeks(ctx, cfg.Peeks, inFlight)
+		if err != nil {
+			return report{}, err
+		}
+		r.Peeks = append(r.Peeks, peeks)
+	}
 	if len(cfg.ManySets) > 0 {
 		if r.Floor, err = b.measureFloor(ctx, slices.Max(cfg.ManySets)); err != nil {
 			return report{}, err
@@ -169,17 +177,11 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 			r.Sets = append(r.Sets, result)
 		}
 		for _, sets := range cfg.ManySets {
-			counted, err := b.measureManySets(ctx, sets, busy)
+			result, err := b.measureManySets(ctx, sets, busy)
 			if err != nil {
 				return report{}, err
 			}
-			b.direct = true
-			timed, err := b.measureManySets(ctx, sets, busy)
-			b.direct = false
-			if err != nil {
-				return report{}, err
-			}
-			r.ManySets = append(r.ManySets, timed.withRequestsOf(counted))
+			r.ManySets = append(r.ManySets, result)
 		}
 	}
 	for _, levels := range cfg.Levels {
@@ -348,7 +350,7 @@ resource "rabbitmq_delay_queue_set" "bench" {
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
 		return setResult{}, err
 	}
-	if result.Plan, err = b.medianPlan(ctx, fmt.Sprintf("N=%d, %s", levels, condition), "plan", "-detailed-exitcode"); err != nil {
+	if result.Plan, err = b.medianPlan(ctx, fmt.Sprintf("N=%d, %s", levels, condition), b.cfg.Plans, "plan", "-detailed-exitcode"); err != nil {
 		return setResult{}, err
 	}
 	b.progress.step("N=%d, %s: terraform destroy", levels, condition)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -62,11 +63,27 @@ func TestReportMarkdown(t *testing.T) {
 		},
 		CreatePaths: []createPaths{{Levels: 8, Declares: measurement{Requests: 67, Wall: 250 * time.Millisecond}, Definitions: measurement{Requests: 1, Wall: 180 * time.Millisecond}}},
 		ManySets: []manySetsResult{{Busy: true, Sets: 100, Levels: 17, Objects: 19100, StateBytes: 2_800_000,
-			Plan: measurement{Requests: 5800, Wall: 4500 * time.Millisecond, TerraformCPU: 6 * time.Second,
-				ProviderCPU: 2500 * time.Millisecond, BrokerCPU: 1200 * time.Millisecond}}},
+			Counted: manySetsRun{Create: measurement{Requests: 25000}, Plan: measurement{Requests: 5800}, Destroy: measurement{Requests: 14900}},
+			Runs: []manySetsRun{
+				{LoadAverage: 0.5, Plan: measurement{Wall: 4500 * time.Millisecond, TerraformCPU: 6 * time.Second,
+					ProviderCPU: 2500 * time.Millisecond, BrokerCPU: 1200 * time.Millisecond},
+					Create: measurement{Wall: 20 * time.Second}, DeclareFloor: measurement{Wall: 10 * time.Second},
+					UploadFloor: measurement{Wall: 5 * time.Second, BrokerCPU: 4 * time.Second},
+					Destroy:     measurement{Wall: 30 * time.Second}, DeleteFloor: measurement{Wall: 6 * time.Second}},
+				{LoadAverage: 0.7, Plan: measurement{Wall: 9 * time.Second},
+					Create: measurement{Wall: 12 * time.Second}, DeclareFloor: measurement{Wall: 8 * time.Second},
+					UploadFloor: measurement{Wall: 9 * time.Second},
+					Destroy:     measurement{Wall: 40 * time.Second}, DeleteFloor: measurement{Wall: 5 * time.Second}},
+				{LoadAverage: 1.25, Plan: measurement{Wall: 4 * time.Second},
+					Create: measurement{Wall: 30 * time.Second}, DeclareFloor: measurement{Wall: 10 * time.Second},
+					UploadFloor: measurement{Wall: 20 * time.Second},
+					Destroy:     measurement{Wall: 35 * time.Second}, DeleteFloor: measurement{Wall: 7 * time.Second}},
+			}}},
 		Floor:         floorResult{DataSources: 100, Plan: measurement{Wall: 900 * time.Millisecond, TerraformCPU: time.Second, ProviderCPU: 300 * time.Millisecond}},
 		LoadAverage:   0.42,
 		BrokerIdleCPU: 25 * time.Millisecond,
+		Peeks: []peekResult{{InFlight: 40, Stalled: 31, Latency: messaging.Percentiles{Count: 300,
+			P50: 29 * time.Millisecond, P90: 4990 * time.Millisecond, P99: 5040 * time.Millisecond, Max: 5046 * time.Millisecond}}},
 	}
 	got := r.Markdown()
 	for _, want := range []string{
@@ -76,10 +93,19 @@ func TestReportMarkdown(t *testing.T) {
 		"| busy | 8 | 67 | 69 | 0.51 s | 13 | 0.33 s | 120 | 0.61 s |",
 		"| 8 | 67 | 0.25 s | 1 | 0.18 s |",
 		"median of 3",
-		"| busy | 100 × 17 | 19,100 | 2.8 MB | no-change plan | 5800 | 4.50 s | 6.00 s | 2.50 s | 1.20 s |",
+		"| 40 | 300 | 29 ms | 4990 ms | 5040 ms | 5046 ms | 31 |",
+		"ran 3 times straight to the broker",
+		// plan: min 4 s, median 4.5 s (its CPU), floor 0.9 s, ratios 4.4, 5, 10 → 5.0
+		"| busy | 100 × 17 | 19,100 | 2.8 MB | no-change plan | 5800 | 4.00 s | 4.50 s | 6.00 s | 2.50 s | 1.20 s | 0.90 s | 5.0× |",
+		// create: floors 5 s (upload), 8 s (declares), 10 s (declares); ratios 4, 1.5, 3 → 3.0; median floor 8 s
+		"| busy | 100 × 17 | 19,100 | 2.8 MB | create | 25000 | 12.00 s | 20.00 s | 0.00 s | 0.00 s | 0.00 s | 8.00 s | 3.0× |",
+		// destroy: ratios 5, 8, 5 → 5.0; median floor 6 s
+		"| busy | 100 × 17 | 19,100 | 2.8 MB | destroy | 14900 | 30.00 s | 35.00 s | 0.00 s | 0.00 s | 0.00 s | 6.00 s | 5.0× |",
+		"| busy | 100 × 17 | 1 | 0.50 | 20.00 s | 4.50 s | 0.00 s | 30.00 s | 10.00 s (CPU 0.00 s) | 5.00 s (CPU 4.00 s) | 6.00 s (CPU 0.00 s) |",
+		"| busy | 100 × 17 | 3 | 1.25 |",
 		"it uses 25 ms per second idle",
-		"load average when the run began: 0.42",
-		"a plan of 100 `rabbitmq_delay_topology` data sources (no broker, no state) takes 0.90 s, CPU 1.00 s (provider 0.30 s)",
+		"load average when the benchmark began: 0.42",
+		"a plan of 100 `rabbitmq_delay_topology` data sources (no broker, no state) takes 0.90 s, CPU 1.00 s (provider 0.30 s); the median of 3",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Markdown() lacks %q:\n%s", want, got)
@@ -101,7 +127,10 @@ func TestParseConfig(t *testing.T) {
 	if cfg, err := parseConfig([]string{"-many-sets", ""}, io.Discard); err != nil || len(cfg.ManySets) != 0 {
 		t.Errorf("parseConfig(-many-sets \"\") = %v, %v; want none", cfg.ManySets, err)
 	}
-	for _, args := range [][]string{{"-levels", "8,x"}, {"-many-sets", "0"}, {"-plans", "0"}, {"-unrelated-queues", "0"}, {"extra"}} {
+	if cfg.ManySetsRuns != 3 {
+		t.Errorf("parseConfig's -many-sets-runs default = %d, want 3", cfg.ManySetsRuns)
+	}
+	for _, args := range [][]string{{"-levels", "8,x"}, {"-many-sets", "0"}, {"-plans", "0"}, {"-many-sets-runs", "0"}, {"-unrelated-queues", "0"}, {"extra"}} {
 		if _, err := parseConfig(args, io.Discard); err == nil {
 			t.Errorf("parseConfig(%q) succeeded, want an error", args)
 		}

@@ -49,6 +49,12 @@ type config struct {
 	ManySets          []int
 	ManySetsMaxDelay  time.Duration
 	ManySetsQueueType string
+	// ManySetsRuns is how many times each many-sets configuration is
+	// measured straight to the broker, floors included.
+	ManySetsRuns int
+	// Peeks is how many peeks the peek latency is measured over, one at a
+	// time and then 40 at once.
+	Peeks int
 	// BrokerPID is the broker's OS process; 0 finds the one that listens on
 	// the endpoint's port.
 	BrokerPID int
@@ -103,6 +109,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	manySets := flags.String("many-sets", "10,100", "numbers of sets of the many-sets configurations, comma-separated (\"\" for none)")
 	flags.DurationVar(&cfg.ManySetsMaxDelay, "many-sets-max-delay", 36*time.Hour, "max_delay of each set of the many-sets configurations")
 	flags.StringVar(&cfg.ManySetsQueueType, "many-sets-queue-type", "classic", "queue_type of each set of the many-sets configurations")
+	flags.IntVar(&cfg.Peeks, "peeks", 300, "peeks at an empty queue to time, one at a time and then 40 at once")
+	flags.IntVar(&cfg.ManySetsRuns, "many-sets-runs", 3, "runs of each many-sets configuration straight to the broker, floors included; the table shows the min and median")
 	flags.IntVar(&cfg.BrokerPID, "broker-pid", 0, "the broker's OS `process` id, for its CPU time (0: the process listening on the endpoint's port)")
 	err := flags.Parse(args)
 	if err != nil {
@@ -117,8 +125,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	if cfg.ManySets, err = positiveNumbers("-many-sets", *manySets); err != nil {
 		return config{}, err
 	}
-	if cfg.Plans < 1 {
-		return config{}, fmt.Errorf("-plans must be at least 1")
+	if cfg.Plans < 1 || cfg.ManySetsRuns < 1 || cfg.Peeks < 1 {
+		return config{}, fmt.Errorf("-plans, -many-sets-runs and -peeks must be at least 1")
 	}
 	if cfg.UnrelatedQueues < 1 || cfg.UnrelatedBindings < 0 {
 		return config{}, fmt.Errorf("-unrelated-queues must be at least 1 and -unrelated-bindings at least 0")

@@ -2,35 +2,56 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 // manySetsResult is one configuration of many sets (one resource block with
-// for_each) measured in one vhost condition.
+// for_each) measured in one vhost condition: a run through the counting
+// proxy for the requests, then runs straight to the broker for the times.
 type manySetsResult struct {
-	Busy          bool
-	Sets          int
-	Levels        int // of each set
-	Objects       int // exchanges, queues and bindings of all sets
-	StateBytes    int64
-	Create        measurement
-	Plan          measurement // the median (by wall time) of the no-change plans
-	PlanNoRefresh measurement // terraform plan -refresh=false, the median likewise
-	Destroy       measurement
+	Busy       bool
+	Sets       int
+	Levels     int // of each set
+	Objects    int // exchanges, queues and bindings of all sets
+	StateBytes int64
+	// Counted is the run through the counting proxy: its requests count,
+	// its times, which include the proxy's work, do not.
+	Counted manySetsRun
+	Runs    []manySetsRun
 }
 
-// withRequestsOf is r, timed straight to the broker, with the request
-// counts of counted, the same configuration run through the counting proxy.
-func (r manySetsResult) withRequestsOf(counted manySetsResult) manySetsResult {
-	r.Create.Requests, r.Plan.Requests = counted.Create.Requests, counted.Plan.Requests
-	r.PlanNoRefresh.Requests, r.Destroy.Requests = counted.PlanNoRefresh.Requests, counted.Destroy.Requests
-	return r
+// manySetsRun is one run of a many-sets configuration: terraform's create,
+// no-change plans and destroy, and the floors measured just before them.
+type manySetsRun struct {
+	// LoadAverage is the machine's 1-minute load average when the run began.
+	LoadAverage   float64
+	Create        measurement
+	Plan          measurement // the median (by wall time) of the run's no-change plans
+	PlanNoRefresh measurement // terraform plan -refresh=false, the median likewise
+	Destroy       measurement
+	// The broker doing what create and destroy do the cheapest ways it
+	// offers, without terraform and without the provider's checks.
+	DeclareFloor measurement // every object declared by parallel requests, 10 sets at a time
+	UploadFloor  measurement // every object in one definitions upload
+	DeleteFloor  measurement // every queue and exchange deleted by parallel requests, their bindings with them
+}
+
+// createFloor is the cheaper of the two ways to declare the sets' objects.
+func (r manySetsRun) createFloor() measurement {
+	if r.UploadFloor.Wall < r.DeclareFloor.Wall {
+		return r.UploadFloor
+	}
+	return r.DeclareFloor
 }
 
 // floorResult is Terraform's own cost for as many trivial resources of this
@@ -68,64 +89,228 @@ func (b *bench) manySetsConfig(sets int, dataSources bool) string {
 `, kind, sets, b.cfg.VHost, b.cfg.ManySetsMaxDelay.String(), settings)
 }
 
-// measureManySets creates, plans (with and without refresh) and destroys a
-// configuration of many sets.
+// measureManySets measures a configuration of many sets: once through the
+// counting proxy, then b.cfg.ManySetsRuns times straight to the broker.
 func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manySetsResult, error) {
-	spec, err := topology.Resolve(topology.Spec{Name: manySetsName(0), VHost: b.cfg.VHost, MaxDelay: b.cfg.ManySetsMaxDelay,
-		QueueType: topology.QueueType(b.cfg.ManySetsQueueType), Routes: []topology.Route{{Destination: routeQueue}}})
-	if err != nil {
+	result := manySetsResult{Busy: busy, Sets: sets}
+	var err error
+	if result.Counted, err = b.runManySets(ctx, &result, 0); err != nil {
 		return manySetsResult{}, err
 	}
-	plan, err := topology.Plan(spec)
-	if err != nil {
-		return manySetsResult{}, err
-	}
-	result := manySetsResult{Busy: busy, Sets: sets, Levels: spec.Levels,
-		Objects: sets * (len(plan.Exchanges) + len(plan.Queues) + len(plan.Bindings))}
-	if err := b.writeConfig(b.manySetsConfig(sets, false)); err != nil {
-		return manySetsResult{}, err
-	}
-	condition := map[bool]string{false: "empty vhost", true: "busy vhost"}[busy]
-	if !b.direct {
-		condition += ", through the counting proxy"
-	}
-	b.progress.step("%d sets of N=%d, %s: terraform apply (%d objects)", sets, spec.Levels, condition, result.Objects)
-	if result.Create, err = b.terraform(ctx, "apply", "-auto-approve"); err != nil {
-		return manySetsResult{}, err
-	}
-	for _, i := range []int{0, sets - 1} {
-		name := manySetsName(i)
-		spec.Name = name
-		want, err := topology.Plan(spec)
+	b.direct = true
+	defer func() { b.direct = false }()
+	for run := 1; run <= b.cfg.ManySetsRuns; run++ {
+		timed, err := b.runManySets(ctx, &result, run)
 		if err != nil {
 			return manySetsResult{}, err
 		}
-		if err := b.checkSet(ctx, name, want); err != nil {
-			return manySetsResult{}, err
+		result.Runs = append(result.Runs, timed)
+	}
+	return result, nil
+}
+
+// runManySets measures the floors (unless through the counting proxy), then
+// creates, plans (with and without refresh) and destroys the configuration
+// with terraform. It fills in result's shape.
+func (b *bench) runManySets(ctx context.Context, result *manySetsResult, run int) (manySetsRun, error) {
+	timed := manySetsRun{LoadAverage: machine.LoadAverage()}
+	sets := result.Sets
+	spec, err := topology.Resolve(topology.Spec{Name: manySetsName(0), VHost: b.cfg.VHost, MaxDelay: b.cfg.ManySetsMaxDelay,
+		QueueType: topology.QueueType(b.cfg.ManySetsQueueType), Routes: []topology.Route{{Destination: routeQueue}}})
+	if err != nil {
+		return manySetsRun{}, err
+	}
+	plans := make([]topology.Topology, sets)
+	for i := range plans {
+		spec.Name = manySetsName(i)
+		if plans[i], err = topology.Plan(spec); err != nil {
+			return manySetsRun{}, err
 		}
+	}
+	result.Levels = spec.Levels
+	result.Objects = sets * (len(plans[0].Exchanges) + len(plans[0].Queues) + len(plans[0].Bindings))
+	condition := map[bool]string{false: "empty vhost", true: "busy vhost"}[result.Busy]
+	label := fmt.Sprintf("%d sets, %s, run %d of %d", sets, condition, run, b.cfg.ManySetsRuns)
+	if !b.direct {
+		label = fmt.Sprintf("%d sets, %s, through the counting proxy", sets, condition)
+	} else if err := b.measureFloors(ctx, label, plans, &timed); err != nil {
+		return manySetsRun{}, err
+	}
+
+	if err := b.writeConfig(b.manySetsConfig(sets, false)); err != nil {
+		return manySetsRun{}, err
+	}
+	b.progress.step("%s: terraform apply (%d objects, load average %.2f)", label, result.Objects, timed.LoadAverage)
+	if timed.Create, err = b.terraform(ctx, "apply", "-auto-approve"); err != nil {
+		return manySetsRun{}, err
+	}
+	if err := b.checkFirstAndLast(ctx, len(plans), plans); err != nil {
+		return manySetsRun{}, err
 	}
 	state, err := os.Stat(filepath.Join(b.workdir, "terraform.tfstate"))
 	if err != nil {
-		return manySetsResult{}, err
+		return manySetsRun{}, err
 	}
 	result.StateBytes = state.Size()
-	label := fmt.Sprintf("%d sets, %s", sets, condition)
-	if result.Plan, err = b.medianPlan(ctx, label, "plan", "-detailed-exitcode"); err != nil {
-		return manySetsResult{}, err
+	// One plan of each kind per run: the runs give the median.
+	if timed.Plan, err = b.medianPlan(ctx, label, 1, "plan", "-detailed-exitcode"); err != nil {
+		return manySetsRun{}, err
 	}
-	if result.PlanNoRefresh, err = b.medianPlan(ctx, label, "plan", "-detailed-exitcode", "-refresh=false"); err != nil {
-		return manySetsResult{}, err
+	if timed.PlanNoRefresh, err = b.medianPlan(ctx, label, 1, "plan", "-detailed-exitcode", "-refresh=false"); err != nil {
+		return manySetsRun{}, err
 	}
 	b.progress.step("%s: terraform destroy", label)
-	if result.Destroy, err = b.terraform(ctx, "destroy", "-auto-approve"); err != nil {
-		return manySetsResult{}, err
+	if timed.Destroy, err = b.terraform(ctx, "destroy", "-auto-approve"); err != nil {
+		return manySetsRun{}, err
 	}
+	return timed, b.checkFirstAndLast(ctx, sets, nil)
+}
+
+// checkFirstAndLast asks the broker that the first and the last of sets
+// sets are exactly plans' (that they are gone when plans is nil).
+func (b *bench) checkFirstAndLast(ctx context.Context, sets int, plans []topology.Topology) error {
 	for _, i := range []int{0, sets - 1} {
-		if err := b.checkSet(ctx, manySetsName(i), topology.Topology{VHost: b.cfg.VHost}); err != nil {
-			return manySetsResult{}, err
+		want := topology.Topology{VHost: b.cfg.VHost}
+		if plans != nil {
+			want = plans[i]
+		}
+		if err := b.checkSet(ctx, manySetsName(i), want); err != nil {
+			return err
 		}
 	}
-	return result, nil
+	return nil
+}
+
+// measureFloors times the broker doing the work of create and destroy the
+// cheapest ways it offers: the sets' objects declared by parallel requests
+// straight to the broker (the provider's requests, without terraform),
+// deleted by parallel requests without any check (queues, then exchanges:
+// the broker deletes their bindings with them), uploaded as one definitions
+// document, and deleted again.
+func (b *bench) measureFloors(ctx context.Context, label string, plans []topology.Topology, run *manySetsRun) error {
+	empty := topology.Topology{VHost: b.cfg.VHost}
+	var err error
+	b.progress.step("%s: floors: declares, deletes, definitions upload", label)
+	if run.DeclareFloor, err = b.timed(func() error {
+		return b.eachSet(ctx, plans, func(p topology.Topology) []topology.Change { return topology.Diff(p, empty) })
+	}); err != nil {
+		return fmt.Errorf("declaring the sets straight to the broker: %w", err)
+	}
+	if err := b.checkFirstAndLast(ctx, len(plans), plans); err != nil {
+		return err
+	}
+	if run.DeleteFloor, err = b.deleteSetsUnchecked(ctx, plans); err != nil {
+		return err
+	}
+	all := topology.Topology{VHost: b.cfg.VHost}
+	for _, p := range plans {
+		all.Exchanges = append(all.Exchanges, p.Exchanges...)
+		all.Queues = append(all.Queues, p.Queues...)
+		all.Bindings = append(all.Bindings, p.Bindings...)
+	}
+	if run.UploadFloor, err = b.timed(func() error { return b.uploadDefinitions(all) }); err != nil {
+		return err
+	}
+	if err := b.checkFirstAndLast(ctx, len(plans), plans); err != nil {
+		return err
+	}
+	_, err = b.deleteSetsUnchecked(ctx, plans)
+	return err
+}
+
+// deleteSetsUnchecked deletes every queue and exchange of plans by parallel
+// requests, without checks, and times it. A pass that leaves some behind (on
+// RabbitMQ 3.10, exchanges bound to each other and deleted at once can stay;
+// see topology.Teardown) is followed by another, counted in the time.
+func (b *bench) deleteSetsUnchecked(ctx context.Context, plans []topology.Topology) (measurement, error) {
+	var total measurement
+	left := plans
+	for pass := 1; len(left) > 0; pass++ {
+		if pass > 3 {
+			return measurement{}, fmt.Errorf("%d sets still have objects after 3 passes of deletes", len(left))
+		}
+		m, err := b.timed(func() error {
+			return b.eachSet(ctx, left, func(p topology.Topology) []topology.Change {
+				var changes []topology.Change
+				for _, q := range p.Queues {
+					changes = append(changes, topology.Change{Kind: topology.DeleteQueue, Queue: &q})
+				}
+				for _, e := range p.Exchanges {
+					changes = append(changes, topology.Change{Kind: topology.DeleteExchange, Exchange: &e})
+				}
+				return changes
+			})
+		})
+		if err != nil {
+			return measurement{}, fmt.Errorf("deleting the sets straight to the broker: %w", err)
+		}
+		total.Requests, total.Wall, total.BrokerCPU = total.Requests+m.Requests, total.Wall+m.Wall, total.BrokerCPU+m.BrokerCPU
+		if left, err = b.setsWithObjects(plans); err != nil {
+			return measurement{}, err
+		}
+	}
+	return total, nil
+}
+
+// setsWithObjects is the plans of which the broker still holds a queue or an
+// exchange.
+func (b *bench) setsWithObjects(plans []topology.Topology) ([]topology.Topology, error) {
+	names := map[string]bool{}
+	queues, err := b.admin.ListQueuesIn(b.cfg.VHost)
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range queues {
+		names[q.Name] = true
+	}
+	exchanges, err := b.admin.ListExchangesIn(b.cfg.VHost)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range exchanges {
+		names[e.Name] = true
+	}
+	return slices.DeleteFunc(slices.Clone(plans), func(p topology.Topology) bool {
+		return !slices.ContainsFunc(p.Queues, func(q topology.Queue) bool { return names[q.Name] }) &&
+			!slices.ContainsFunc(p.Exchanges, func(e topology.Exchange) bool { return names[e.Name] })
+	}), nil
+}
+
+// eachSet applies changesOf each plan straight to the broker, ten sets at a
+// time as Terraform's default parallelism would.
+func (b *bench) eachSet(ctx context.Context, plans []topology.Topology, changesOf func(topology.Topology) []topology.Change) error {
+	const parallelism = 10
+	errs := make([]error, len(plans))
+	slots := make(chan struct{}, parallelism)
+	var wg sync.WaitGroup
+	for i, p := range plans {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			errs[i] = b.client.Apply(ctx, b.cfg.VHost, changesOf(p), broker.ApplyOptions{ForceDeleteQueues: true})
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// timed measures f: its wall time, the requests of the benchmark's own
+// client (an upload counts one), and the broker's CPU.
+func (b *bench) timed(f func() error) (measurement, error) {
+	before, err := machine.ProcessCPU(b.brokerPID)
+	if err != nil {
+		return measurement{}, err
+	}
+	requests, started := b.client.Requests(), time.Now()
+	if err := f(); err != nil {
+		return measurement{}, err
+	}
+	m := measurement{Wall: time.Since(started), Requests: max(b.client.Requests()-requests, 1)}
+	after, err := machine.ProcessCPU(b.brokerPID)
+	m.BrokerCPU = after - before
+	return m, err
 }
 
 // measureFloor plans a configuration of as many data sources as the largest
@@ -136,17 +321,17 @@ func (b *bench) measureFloor(ctx context.Context, dataSources int) (floorResult,
 	if err := b.writeConfig(b.manySetsConfig(dataSources, true)); err != nil {
 		return floorResult{}, err
 	}
-	plan, err := b.medianPlan(ctx, fmt.Sprintf("%d data sources (Terraform's floor)", dataSources), "plan")
+	plan, err := b.medianPlan(ctx, fmt.Sprintf("%d data sources (Terraform's floor)", dataSources), b.cfg.Plans, "plan")
 	return floorResult{DataSources: dataSources, Plan: plan}, err
 }
 
-// medianPlan runs a plan command b.cfg.Plans times, each of which must find
+// medianPlan runs a plan command plans times, each of which must find
 // nothing to change and make as many requests as the first, and returns the
 // run of median wall time.
-func (b *bench) medianPlan(ctx context.Context, label string, args ...string) (measurement, error) {
+func (b *bench) medianPlan(ctx context.Context, label string, plans int, args ...string) (measurement, error) {
 	var runs []measurement
-	for i := range b.cfg.Plans {
-		b.progress.step("%s: terraform %v, %d of %d", label, args, i+1, b.cfg.Plans)
+	for i := range plans {
+		b.progress.step("%s: terraform %v, %d of %d", label, args, i+1, plans)
 		m, err := b.terraform(ctx, args...)
 		if err != nil {
 			return measurement{}, fmt.Errorf("the plan is not empty, or failed: %w", err)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -13,7 +15,8 @@ func (r report) Markdown() string {
 	b.WriteString("Written by `cmd/benchcontrolplane` (`make bench-control-plane`), with the provider built from that checkout.\n")
 	fmt.Fprintf(&b, "The busy vhost also holds %s unrelated queues and %s unrelated bindings. Requests are counted by a proxy in front of the\n",
 		thousands(r.UnrelatedQueues), thousands(r.UnrelatedBindings))
-	fmt.Fprintf(&b, "management API; wall time is the whole terraform command, process start included (plan: the median of %d).\n\n", r.Plans)
+	fmt.Fprintf(&b, "management API; wall time is the whole terraform command, process start included (plan: the median of %d).\n", r.Plans)
+	fmt.Fprintf(&b, "1-minute load average when the benchmark began: %.2f.\n\n", r.LoadAverage)
 
 	if len(r.Sets) > 0 {
 		b.WriteString("| vhost | N | objects | create: requests | create: wall | no-change plan: requests | no-change plan: wall | destroy: requests | destroy: wall |\n")
@@ -33,6 +36,15 @@ func (r report) Markdown() string {
 				p.Definitions.Requests, seconds(p.Definitions.Wall))
 		}
 	}
+	if len(r.Peeks) > 0 {
+		fmt.Fprintf(&b, "\nPeeks at an empty classic queue (`POST /api/queues/{vhost}/{queue}/get`, the request of the provider's exact "+
+			"check before it deletes a queue whose statistics count nothing: every queue of a destroy, as a rule):\n\n")
+		fmt.Fprintf(&b, "| at once | peeks | p50 | p90 | p99 | max | %s or longer |\n|--:|--:|--:|--:|--:|--:|--:|\n", seconds(stalledPeek))
+		for _, p := range r.Peeks {
+			fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s | %d |\n", p.InFlight, p.Latency.Count, milliseconds(p.Latency.P50),
+				milliseconds(p.Latency.P90), milliseconds(p.Latency.P99), milliseconds(p.Latency.Max), p.Stalled)
+		}
+	}
 	if len(r.ManySets) > 0 {
 		r.manySetsMarkdown(&b)
 	}
@@ -40,34 +52,86 @@ func (r report) Markdown() string {
 }
 
 // manySetsMarkdown renders the many-sets scenario: per configuration and
-// operation, its wall time and where the CPU went.
+// operation, the spread of its wall time over the runs, where the CPU went,
+// and its ratio to a floor; then every run.
 func (r report) manySetsMarkdown(b *strings.Builder) {
+	runs := 0
+	if len(r.ManySets) > 0 {
+		runs = len(r.ManySets[0].Runs)
+	}
 	fmt.Fprintf(b, "\nMany sets in one vhost, each with %s and a route: one resource block with `for_each`, "+
 		"Terraform's default parallelism (10). ", r.ManySetsSettings)
-	b.WriteString("Wall and CPU are of a run straight to the broker; the requests were counted in a run of its own through " +
-		"the counting proxy, whose work on the same cores would add to the wall time. ")
+	fmt.Fprintf(b, "Each configuration ran %d times straight to the broker (min and median wall time; the CPU of the median run) "+
+		"and once more through the counting proxy for the requests, whose own work on the same cores would add to the wall time. ", runs)
 	b.WriteString("CPU: terraform is the terraform command with the providers it ran, provider the providers alone, broker the ")
-	fmt.Fprintf(b, "broker's process meanwhile (it uses %s per second idle). Plans: the median of %d by wall time.\n",
-		milliseconds(r.BrokerIdleCPU), r.Plans)
-	fmt.Fprintf(b, "1-minute load average when the run began: %.2f.\n\n", r.LoadAverage)
-	b.WriteString("| vhost | sets × N | objects | state | operation | requests | wall | CPU: terraform + provider | CPU: provider | CPU: broker |\n")
-	b.WriteString("|---|---|--:|--:|---|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(b, "broker's process meanwhile (it uses %s per second idle). Each run makes one plan of each kind.\n\n",
+		milliseconds(r.BrokerIdleCPU))
+	b.WriteString("Floors, measured in each run just before terraform: create against the cheaper of the same objects declared " +
+		"by parallel requests straight to the broker (the provider's requests, 10 sets at a time, without terraform) and one " +
+		"definitions upload; destroy against the sets' queues and exchanges deleted by parallel requests without any check (the " +
+		"broker deletes their bindings with them); plans against Terraform's floor below. ÷ floor is the median over the runs " +
+		"of each run's wall time divided by its floor's.\n\n")
+	b.WriteString("| vhost | sets × N | objects | state | operation | requests | wall: min | wall: median | CPU: terraform + provider | CPU: provider | CPU: broker | floor: median | ÷ floor |\n")
+	b.WriteString("|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, m := range r.ManySets {
-		condition := vhostCondition(m.Busy)
-		for _, op := range []struct {
-			name string
-			m    measurement
-		}{{"create", m.Create}, {"no-change plan", m.Plan}, {"plan -refresh=false", m.PlanNoRefresh}, {"destroy", m.Destroy}} {
-			fmt.Fprintf(b, "| %s | %d × %d | %s | %.1f MB | %s | %d | %s | %s | %s | %s |\n", condition, m.Sets, m.Levels,
-				thousands(m.Objects), float64(m.StateBytes)/1e6, op.name, op.m.Requests, seconds(op.m.Wall),
-				seconds(op.m.TerraformCPU), seconds(op.m.ProviderCPU), seconds(op.m.BrokerCPU))
+		if len(m.Runs) == 0 {
+			continue
+		}
+		for _, op := range manySetsOperations {
+			walls := make([]measurement, len(m.Runs))
+			floors := make([]measurement, len(m.Runs))
+			ratios := make([]float64, len(m.Runs))
+			for i, run := range m.Runs {
+				walls[i] = op.of(run)
+				floors[i] = op.floorOf(run, r.Floor)
+				ratios[i] = walls[i].Wall.Seconds() / floors[i].Wall.Seconds()
+			}
+			median := medianByWall(walls)
+			minimum := slices.MinFunc(walls, func(a, b measurement) int { return cmp.Compare(a.Wall, b.Wall) })
+			slices.Sort(ratios)
+			fmt.Fprintf(b, "| %s | %d × %d | %s | %.1f MB | %s | %d | %s | %s | %s | %s | %s | %s | %.1f× |\n",
+				vhostCondition(m.Busy), m.Sets, m.Levels, thousands(m.Objects), float64(m.StateBytes)/1e6, op.name,
+				op.of(m.Counted).Requests, seconds(minimum.Wall), seconds(median.Wall), seconds(median.TerraformCPU),
+				seconds(median.ProviderCPU), seconds(median.BrokerCPU), seconds(medianByWall(floors).Wall), ratios[len(ratios)/2])
 		}
 	}
 	if f := r.Floor; f.DataSources > 0 {
 		fmt.Fprintf(b, "\nTerraform's floor: a plan of %d `rabbitmq_delay_topology` data sources (no broker, no state) takes %s, "+
-			"CPU %s (provider %s).\n", f.DataSources, seconds(f.Plan.Wall), seconds(f.Plan.TerraformCPU), seconds(f.Plan.ProviderCPU))
+			"CPU %s (provider %s); the median of %d.\n", f.DataSources, seconds(f.Plan.Wall), seconds(f.Plan.TerraformCPU),
+			seconds(f.Plan.ProviderCPU), r.Plans)
+	}
+	b.WriteString("\nEvery run: the 1-minute load average when it began, wall times, and the broker's CPU for the floors.\n\n")
+	b.WriteString("| vhost | sets × N | run | load | create | no-change plan | plan -refresh=false | destroy | floor: declares | floor: upload | floor: deletes |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, m := range r.ManySets {
+		for i, run := range m.Runs {
+			fmt.Fprintf(b, "| %s | %d × %d | %d | %.2f | %s | %s | %s | %s | %s (CPU %s) | %s (CPU %s) | %s (CPU %s) |\n",
+				vhostCondition(m.Busy), m.Sets, m.Levels, i+1, run.LoadAverage, seconds(run.Create.Wall), seconds(run.Plan.Wall),
+				seconds(run.PlanNoRefresh.Wall), seconds(run.Destroy.Wall),
+				seconds(run.DeclareFloor.Wall), seconds(run.DeclareFloor.BrokerCPU), seconds(run.UploadFloor.Wall),
+				seconds(run.UploadFloor.BrokerCPU), seconds(run.DeleteFloor.Wall), seconds(run.DeleteFloor.BrokerCPU))
+		}
 	}
 }
+
+// manySetsOperations are the many-sets table's rows for each configuration:
+// how to read an operation's measurement off a run, and its floor.
+var manySetsOperations = []struct {
+	name    string
+	of      func(manySetsRun) measurement
+	floorOf func(manySetsRun, floorResult) measurement
+}{
+	{"create", func(r manySetsRun) measurement { return r.Create }, func(r manySetsRun, _ floorResult) measurement {
+		return r.createFloor()
+	}},
+	{"no-change plan", func(r manySetsRun) measurement { return r.Plan }, terraformFloor},
+	{"plan -refresh=false", func(r manySetsRun) measurement { return r.PlanNoRefresh }, terraformFloor},
+	{"destroy", func(r manySetsRun) measurement { return r.Destroy }, func(r manySetsRun, _ floorResult) measurement {
+		return r.DeleteFloor
+	}},
+}
+
+func terraformFloor(_ manySetsRun, f floorResult) measurement { return f.Plan }
 
 func milliseconds(d time.Duration) string {
 	return fmt.Sprintf("%d ms", d.Milliseconds())

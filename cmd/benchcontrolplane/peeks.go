@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// peekQueue is the empty queue the peek measurement looks into.
+const peekQueue = "bench.peek"
+
+// peekBody is the provider's peek: basic.get, then basic.nack with requeue.
+const peekBody = `{"count":1,"ackmode":"ack_requeue_true","encoding":"auto","truncate":50}`
+
+// stalledPeek is how long a peek takes before the report counts it as stalled.
+const stalledPeek = time.Second
+
+// peekResult is the latency of peeks at an empty classic queue, the request
+// the provider's exact check makes before deleting a queue whose statistics
+// count nothing (every queue of a destroy, as a rule).
+type peekResult struct {
+	InFlight int // requests at once
+	Latency  messaging.Percentiles
+	Stalled  int // peeks that took stalledPeek or longer
+}
+
+// measurePeeks peeks n times at an empty classic queue with inFlight
+// requests at once.
+func (b *bench) measurePeeks(ctx context.Context, n, inFlight int) (peekResult, error) {
+	queue := topology.Queue{Name: peekQueue, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeClassic}}
+	if err := b.client.Apply(ctx, b.cfg.VHost, []topology.Change{{Kind: topology.CreateQueue, Queue: &queue}}, broker.ApplyOptions{}); err != nil {
+		return peekResult{}, err
+	}
+	b.progress.step("%d peeks at an empty classic queue, %d at once", n, inFlight)
+	target := strings.TrimSuffix(b.cfg.Endpoint, "/") + "/api/queues/" + url.PathEscape(b.cfg.VHost) + "/" + peekQueue + "/get"
+	latencies := make([]time.Duration, n)
+	errs := make([]error, n)
+	slots := make(chan struct{}, inFlight)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			latencies[i], errs[i] = b.peek(ctx, target)
+		}()
+	}
+	wg.Wait()
+	result := peekResult{InFlight: inFlight, Latency: messaging.PercentilesOf(latencies)}
+	for i, latency := range latencies {
+		if errs[i] != nil {
+			return peekResult{}, errs[i]
+		}
+		if latency >= stalledPeek {
+			result.Stalled++
+		}
+	}
+	return result, nil
+}
+
+// peek makes one peek and times it.
+func (b *bench) peek(ctx context.Context, target string) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(peekBody))
+	if err != nil {
+		return 0, err
+	}
+	req.SetBasicAuth(b.cfg.Username, b.cfg.Password)
+	req.Header.Set("Content-Type", "application/json")
+	started := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	latency := time.Since(started)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(answer)) != "[]" {
+		return 0, fmt.Errorf("peek at %s: %s: %s", peekQueue, resp.Status, answer)
+	}
+	return latency, nil
+}
