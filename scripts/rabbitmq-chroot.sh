@@ -125,10 +125,15 @@ mount_chroot() {
 }
 
 # chroot_hosts: writes the chroot's /etc/hosts, where the nodes' host, localhost, must resolve to
-# loopback.
+# loopback, and so must the machine's own name: RabbitMQ 4.3 looks it up for every AMQP connection
+# it accepts or opens (rabbit_reader:server_properties, when no cluster_name is set), the management
+# API's peeks included, and a lookup left to the DNS server took 5 s about once in 60 here
+# (benchmarks/peeks-4.3-hostname-by-dns.md).
 chroot_hosts() {
-	local file=$chroot_dir/etc/hosts content="# managed by terraform-provider-rabbitmq scripts/rabbitmq-chroot.sh
-127.0.0.1	localhost
+	local file=$chroot_dir/etc/hosts machine
+	machine=$(hostname)
+	local content="# managed by terraform-provider-rabbitmq scripts/rabbitmq-chroot.sh
+127.0.0.1	localhost${machine:+ $machine}
 ::1	localhost ip6-localhost ip6-loopback"
 	if [ -f "$file" ] && [ "$(cat "$file")" = "$content" ]; then return 0; fi
 	log "writing $file"
