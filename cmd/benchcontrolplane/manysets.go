@@ -92,15 +92,27 @@ func (b *bench) manySetsConfig(sets int, dataSources bool) string {
 // measureManySets measures a configuration of many sets: once through the
 // counting proxy, then b.cfg.ManySetsRuns times straight to the broker.
 func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manySetsResult, error) {
-	result := manySetsResult{Busy: busy, Sets: sets}
-	var err error
-	if result.Counted, err = b.runManySets(ctx, &result, 0); err != nil {
+	spec, err := topology.Resolve(topology.Spec{Name: manySetsName(0), VHost: b.cfg.VHost, MaxDelay: b.cfg.ManySetsMaxDelay,
+		QueueType: topology.QueueType(b.cfg.ManySetsQueueType), Routes: []topology.Route{{Destination: routeQueue}}})
+	if err != nil {
+		return manySetsResult{}, err
+	}
+	plans := make([]topology.Topology, sets)
+	for i := range plans {
+		spec.Name = manySetsName(i)
+		if plans[i], err = topology.Plan(spec); err != nil {
+			return manySetsResult{}, err
+		}
+	}
+	result := manySetsResult{Busy: busy, Sets: sets, Levels: spec.Levels,
+		Objects: sets * (len(plans[0].Exchanges) + len(plans[0].Queues) + len(plans[0].Bindings))}
+	if result.Counted, err = b.runManySets(ctx, &result, plans, 0); err != nil {
 		return manySetsResult{}, err
 	}
 	b.direct = true
 	defer func() { b.direct = false }()
 	for run := 1; run <= b.cfg.ManySetsRuns; run++ {
-		timed, err := b.runManySets(ctx, &result, run)
+		timed, err := b.runManySets(ctx, &result, plans, run)
 		if err != nil {
 			return manySetsResult{}, err
 		}
@@ -110,25 +122,12 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 }
 
 // runManySets measures the floors (unless through the counting proxy), then
-// creates, plans (with and without refresh) and destroys the configuration
-// with terraform. It fills in result's shape.
-func (b *bench) runManySets(ctx context.Context, result *manySetsResult, run int) (manySetsRun, error) {
+// creates, plans (with and without refresh) and destroys the configuration,
+// whose sets are plans, with terraform. It fills in result's state size.
+func (b *bench) runManySets(ctx context.Context, result *manySetsResult, plans []topology.Topology, run int) (manySetsRun, error) {
 	timed := manySetsRun{LoadAverage: machine.LoadAverage()}
 	sets := result.Sets
-	spec, err := topology.Resolve(topology.Spec{Name: manySetsName(0), VHost: b.cfg.VHost, MaxDelay: b.cfg.ManySetsMaxDelay,
-		QueueType: topology.QueueType(b.cfg.ManySetsQueueType), Routes: []topology.Route{{Destination: routeQueue}}})
-	if err != nil {
-		return manySetsRun{}, err
-	}
-	plans := make([]topology.Topology, sets)
-	for i := range plans {
-		spec.Name = manySetsName(i)
-		if plans[i], err = topology.Plan(spec); err != nil {
-			return manySetsRun{}, err
-		}
-	}
-	result.Levels = spec.Levels
-	result.Objects = sets * (len(plans[0].Exchanges) + len(plans[0].Queues) + len(plans[0].Bindings))
+	var err error
 	condition := map[bool]string{false: "empty vhost", true: "busy vhost"}[result.Busy]
 	label := fmt.Sprintf("%d sets, %s, run %d of %d", sets, condition, run, b.cfg.ManySetsRuns)
 	if !b.direct {
@@ -244,7 +243,7 @@ func (b *bench) deleteSetsUnchecked(ctx context.Context, plans []topology.Topolo
 		if err != nil {
 			return measurement{}, fmt.Errorf("deleting the sets straight to the broker: %w", err)
 		}
-		total.Requests, total.Wall, total.BrokerCPU = total.Requests+m.Requests, total.Wall+m.Wall, total.BrokerCPU+m.BrokerCPU
+		total.Wall, total.BrokerCPU = total.Wall+m.Wall, total.BrokerCPU+m.BrokerCPU
 		if left, err = b.setsWithObjects(plans); err != nil {
 			return measurement{}, err
 		}
@@ -296,18 +295,17 @@ func (b *bench) eachSet(ctx context.Context, plans []topology.Topology, changesO
 	return errors.Join(errs...)
 }
 
-// timed measures f: its wall time, the requests of the benchmark's own
-// client (an upload counts one), and the broker's CPU.
+// timed measures f: its wall time and the broker's CPU.
 func (b *bench) timed(f func() error) (measurement, error) {
 	before, err := machine.ProcessCPU(b.brokerPID)
 	if err != nil {
 		return measurement{}, err
 	}
-	requests, started := b.client.Requests(), time.Now()
+	started := time.Now()
 	if err := f(); err != nil {
 		return measurement{}, err
 	}
-	m := measurement{Wall: time.Since(started), Requests: max(b.client.Requests()-requests, 1)}
+	m := measurement{Wall: time.Since(started)}
 	after, err := machine.ProcessCPU(b.brokerPID)
 	m.BrokerCPU = after - before
 	return m, err

@@ -218,8 +218,8 @@ func proxyFunc(raw string) (func(*http.Request) (*url.URL, error), error) {
 // requests carry none: viaRabbitHole counts those).
 //
 // It sends a change again when the connection closed before any answer (see
-// resend): every change the client makes leaves the broker the same whether
-// it is made once or twice.
+// changeAttempts and isChange): every change the client makes leaves the
+// broker the same whether it is made once or twice.
 //
 // It also keeps what rabbit-hole drops: rabbit-hole asks to close the
 // connection after every request, which would cost a TCP (and TLS) handshake
