@@ -109,6 +109,8 @@ var accSpecs = map[string]topology.Spec{
 	"quorum at-most-once":  {QueueType: topology.QueueTypeQuorum, DeadLetterStrategy: topology.AtMostOnce},
 	"quorum at-least-once": {QueueType: topology.QueueTypeQuorum, DeadLetterStrategy: topology.AtLeastOnce},
 	"quorum by default":    {},
+	// RabbitMQ 3.x refuses x-queue-leader-locator on classic queues.
+	"quorum, leaders balanced": {QueueLeaderLocator: topology.LeaderLocatorBalanced},
 }
 
 func TestAccApplyThenReadSetEqualsPlan(t *testing.T) {
@@ -145,7 +147,40 @@ func TestAccApplyThenReadSetEqualsPlan(t *testing.T) {
 			if diff := gocmp.Diff(resolved, inferred); diff != "" {
 				t.Errorf("Infer(ReadSet()) differs from the resolved spec (-want +got):\n%s", diff)
 			}
+			checkPlacements(t, client, got)
 		})
+	}
+}
+
+// checkPlacements checks where the queues of t run on the single node the
+// acceptance tests use: as the read found them, and as a read by name finds
+// them again.
+func checkPlacements(t *testing.T, client *broker.Client, top topology.Topology) {
+	t.Helper()
+	var queues []string
+	for _, q := range top.Queues {
+		queues = append(queues, q.Name)
+	}
+	remembered := client.Placements(accVHost, queues)
+	read, err := client.ReadPlacements(t.Context(), accVHost, append(queues, "no-such-queue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff(remembered, read); diff != "" {
+		t.Errorf("ReadPlacements differs from what ReadSet found (-read set +read placements):\n%s", diff)
+	}
+	for _, q := range top.Queues {
+		p := read[q.Name]
+		switch {
+		case p.Leader == "":
+			t.Errorf("%s: no node (%+v)", q.Name, p)
+		case q.Arguments.QueueType == topology.QueueTypeQuorum && !slices.Equal(p.Members, []string{p.Leader}):
+			t.Errorf("%s: members %v, want its leader %s alone", q.Name, p.Members, p.Leader)
+		case q.Arguments.QueueType == topology.QueueTypeQuorum && !slices.Equal(p.Online, p.Members):
+			t.Errorf("%s: online %v, want its members %v", q.Name, p.Online, p.Members)
+		case q.Arguments.QueueType == topology.QueueTypeClassic && p.Members != nil:
+			t.Errorf("%s, a classic queue, has members %v", q.Name, p.Members)
+		}
 	}
 }
 

@@ -137,6 +137,7 @@ func (c *Client) declareQueue(ctx context.Context, vhost string, q topology.Queu
 	setString(settings.Arguments, argQueueType, string(a.QueueType))
 	setString(settings.Arguments, argDeadLetterStrategy, string(a.DeadLetterStrategy))
 	setString(settings.Arguments, argOverflow, a.Overflow)
+	setString(settings.Arguments, argLeaderLocator, string(a.LeaderLocator))
 	if _, ok := a.Other[propertyExclusive]; ok {
 		return errors.New("the management API cannot declare an exclusive queue: only an AMQP connection can own one")
 	}

@@ -72,6 +72,8 @@ type Client struct {
 	logf      func(ctx context.Context, msg string, fields map[string]any)
 	// bindingKeys are the properties keys of the bindings ReadSet saw.
 	bindingKeys bindingKeys
+	// placements are where the queues the reads found run.
+	placements placements
 }
 
 // New checks cfg and returns a client. It makes no request, so a broker that

@@ -53,6 +53,7 @@ const (
 	argQueueType          = "x-queue-type"
 	argDeadLetterStrategy = "x-dead-letter-strategy"
 	argOverflow           = "x-overflow"
+	argLeaderLocator      = "x-queue-leader-locator"
 )
 
 // exchangePage is one page of a filtered exchange listing: rabbit-hole has a
@@ -259,6 +260,7 @@ func (c *Client) assemble(vhost string, exchanges []rabbithole.ExchangeInfo, que
 	}
 	for _, q := range queues {
 		t.Queues = append(t.Queues, queueFromInfo(q))
+		c.placements.remember(vhost, q)
 	}
 	for _, list := range bindings {
 		for _, b := range list {
@@ -335,6 +337,8 @@ func queueFromInfo(q rabbithole.QueueInfo) topology.Queue {
 			typed = (*string)(&args.DeadLetterStrategy)
 		case argOverflow:
 			typed = &args.Overflow
+		case argLeaderLocator:
+			typed = (*string)(&args.LeaderLocator)
 		}
 		if typed != nil {
 			// "" would read as absent, so it stays in Other: an empty

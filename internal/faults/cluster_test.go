@@ -59,8 +59,10 @@ const (
 )
 
 // TestFaultClusterNodeLoss applies a quorum set to a 3-node cluster
-// through one node's management API, spreads the queue leaders over the
-// nodes, and kills the node that leads the most of the set's level queues
+// through one node's management API, whose queue leaders the provider
+// spreads over the nodes (queue_leader_locator "balanced", the default of a
+// new set; testLeadersSpread checks that first, and that an older set
+// stays as it is), and kills the node that leads the most of the set's level queues
 // (kill -9) while messages are in flight, then starts it again; once for
 // each dead-letter strategy. The set routes to three destinations:
 //
@@ -96,6 +98,7 @@ func TestFaultClusterNodeLoss(t *testing.T) {
 		AdvancedConfig: fmt.Sprintf("[{rabbit, [{dead_letter_worker_publisher_confirm_timeout, %d}]}].", confirmTimeout.Milliseconds()),
 	}, clusterNodes...)
 	t.Logf("dead_letter_worker_publisher_confirm_timeout = %s", confirmTimeout)
+	t.Run("leaders", func(t *testing.T) { testLeadersSpread(t, nodes) })
 	for _, strategy := range topology.DeadLetterStrategies {
 		t.Run(string(strategy), func(t *testing.T) { testNodeLoss(t, nodes, strategy, confirmTimeout) })
 	}
@@ -146,11 +149,9 @@ func testNodeLoss(t *testing.T, nodes []*node, strategy topology.DeadLetterStrat
 				// the other destinations go on it, and the set gets routes
 				// to them in place.
 				PreConfig: func() {
-					// The leaders are all on the node whose management API
-					// declared the queues; spread them, as an operator would,
-					// so dead-lettering crosses nodes and the victim leads
-					// only some of the level queues.
-					apiNode.rebalance(t)
+					// The set's leaders are spread, so dead-lettering
+					// crosses nodes and the victim leads only some of the
+					// level queues.
 					victim, err := mostLeaders(t, nodes, topology.Names(name), clusterLevels)
 					if err != nil {
 						t.Fatal(err)
@@ -316,7 +317,8 @@ func latest(a, b time.Time) time.Time {
 
 // mostLeaders returns the node that leads the most of the set's level
 // queues, as the management API of the first node that answers says, and
-// logs where every queue's leader is.
+// logs where every queue's leader is; an error when they all lead on one
+// node.
 func mostLeaders(t *testing.T, nodes []*node, names topology.Names, levels int) (*node, error) {
 	var queues []rabbithole.QueueInfo
 	var err error
@@ -347,13 +349,20 @@ func mostLeaders(t *testing.T, nodes []*node, names topology.Names, levels int) 
 	}
 	var most *node
 	var summary []string
+	leading := 0
 	for _, n := range nodes {
 		summary = append(summary, fmt.Sprintf("%s leads %v", n.Name, leaders[n.Name]))
 		if most == nil || levelsLed(n) > levelsLed(most) {
 			most = n
 		}
+		if levelsLed(n) > 0 {
+			leading++
+		}
 	}
 	t.Logf("queue leaders: %s", strings.Join(summary, "; "))
+	if leading < 2 {
+		return nil, fmt.Errorf("the set's level queues lead on %d node: the provider did not spread them (%s)", leading, strings.Join(summary, "; "))
+	}
 	return most, nil
 }
 

@@ -139,13 +139,6 @@ func (n *node) stop(t *testing.T) {
 	runNodes(t, n.config, "stop", strconv.Itoa(n.Index))
 }
 
-// rebalance spreads the leaders of the quorum queues of the node's cluster
-// over its running nodes.
-func (n *node) rebalance(t *testing.T) {
-	t.Helper()
-	runNodes(t, n.config, "rebalance", strconv.Itoa(n.Index))
-}
-
 // kill ends the node's OS process with SIGKILL, as a crash would.
 func (n *node) kill(t *testing.T) {
 	t.Helper()

@@ -160,8 +160,9 @@ func (w *writeUp) nodeLossSection() {
 		}
 	}
 	fmt.Fprintf(b, "\n**Node loss.** A 3-node cluster (`scripts/rabbitmq-nodes.sh cluster 1 2 3`, joined with `join_cluster`) and "+
-		"a quorum set of %d levels at %s; the provider applies the set through node 1's management API, which puts every leader "+
-		"on node 1, so the test spreads them with `rabbitmq-queues rebalance quorum`, as an operator would. The node leading the "+
+		"a quorum set of %d levels at %s; the provider applies the set through node 1's management API and declares its TTL "+
+		"queues with `x-queue-leader-locator` `balanced` (`queue_leader_locator`, a new set's default), so their leaders "+
+		"spread over the nodes, which the test checks, with no `rabbitmq-queues rebalance`. The node leading the "+
 		"most level queues is killed with `kill -9` %s after the last publish, stays down %s, and is started again (outage %s, "+
 		"boot included). The set routes to three destinations, %s messages each:\n\n",
 		clusterLevels, topology.FormatDuration(clusterResolution), topology.FormatDuration(clusterKillAfter),

@@ -72,6 +72,12 @@ func (d *DelayTopologyDataSource) Read(ctx context.Context, req datasource.ReadR
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if m.QueueLeaderLocator.IsNull() {
+		// What the resource declares for a new set.
+		if resolved, err := topology.Resolve(spec); err == nil {
+			spec.QueueLeaderLocator = topology.UnsetLeaderLocator(resolved, nil)
+		}
+	}
 	resolved, planned, diags := resolveAndPlan(spec, "Invalid Delay Topology")
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {

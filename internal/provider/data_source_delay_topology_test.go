@@ -32,8 +32,9 @@ data "rabbitmq_delay_topology" "test" {
 // anywhere and checks every rendering against the planner's own.
 func TestDelayTopologyDataSource_plansWithoutBroker(t *testing.T) {
 	t.Setenv("RABBITMQ_ENDPOINT", "")
+	// Quorum queues: a new set's leaders are balanced.
 	spec := topology.Spec{Name: "orders-delay", VHost: "/", MaxDelay: 15 * time.Second,
-		Routes: []topology.Route{{Destination: "orders", Key: "orders"}}}
+		QueueLeaderLocator: topology.LeaderLocatorBalanced, Routes: []topology.Route{{Destination: "orders", Key: "orders"}}}
 	planned, err := topology.Plan(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func TestDelayTopologyDataSource_plansWithoutBroker(t *testing.T) {
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("resolution"), knownvalue.StringExact("1s")),
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("queue_type"), knownvalue.StringExact("quorum")),
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("dead_letter_strategy"), knownvalue.StringExact("at-least-once")),
+				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("queue_leader_locator"), knownvalue.StringExact("balanced")),
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("max_delay_effective"), knownvalue.StringExact("15s")),
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("ingest_exchange"), knownvalue.StringExact("orders-delay.ingest")),
 				statecheck.ExpectKnownValue(testDataSource, tfjsonpath.New("unroutable_queue"), knownvalue.StringExact("orders-delay.unroutable")),
@@ -78,7 +80,7 @@ func TestDelayTopologyDataSource_plansWithoutBroker(t *testing.T) {
 func TestDelayTopologyDataSource_radix(t *testing.T) {
 	t.Setenv("RABBITMQ_ENDPOINT", "")
 	spec := topology.Spec{Name: "orders-delay", VHost: "/", Levels: 2, Radix: 4, Resolution: time.Second,
-		Routes: []topology.Route{{Destination: "orders", Key: "orders"}}}
+		QueueLeaderLocator: topology.LeaderLocatorBalanced, Routes: []topology.Route{{Destination: "orders", Key: "orders"}}}
 	planned, err := topology.Plan(spec)
 	if err != nil {
 		t.Fatal(err)

@@ -88,18 +88,6 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// Levels and the strategy are derived unless configured: start from the
-	// configuration's values, not from the prior state's.
-	plan.Levels, plan.DeadLetterStrategy = config.Levels, config.DeadLetterStrategy
-	spec, unknown, diags := specFromModel(plan.delaySpecModel)
-	if diags.HasError() || len(unknown) > 0 {
-		return // ValidateConfig reports the errors; unknown values leave the computed ones unknown
-	}
-	resolved, err := topology.Resolve(spec)
-	if err != nil {
-		return // ValidateConfig has reported it
-	}
-	plan.Draining = types.ListValueMust(drainingObjectType, nil)
 	var state delayQueueSetModel
 	if !req.State.Raw.IsNull() {
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -109,7 +97,30 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	}
 	// A change of layout replaces the set (requiresReplaceOfLayout): the
 	// new one is planned like a set of its own, from nothing.
-	if !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout) {
+	exists := !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout)
+	// Levels, the strategy and the leader locator are derived unless
+	// configured: start from the configuration's values, not from the prior
+	// state's.
+	plan.Levels, plan.DeadLetterStrategy, plan.QueueLeaderLocator = config.Levels, config.DeadLetterStrategy, config.QueueLeaderLocator
+	spec, unknown, diags := specFromModel(plan.delaySpecModel)
+	if diags.HasError() || len(unknown) > 0 {
+		return // ValidateConfig reports the errors; unknown values leave the computed ones unknown
+	}
+	resolved, err := topology.Resolve(spec)
+	if err != nil {
+		return // ValidateConfig has reported it
+	}
+	if config.QueueLeaderLocator.IsNull() {
+		var current *topology.Spec
+		if exists {
+			if stateSpec, diags := specOf(state); !diags.HasError() {
+				current = &stateSpec
+			}
+		}
+		resolved.QueueLeaderLocator = topology.UnsetLeaderLocator(resolved, current)
+	}
+	plan.Draining = types.ListValueMust(drainingObjectType, nil)
+	if exists {
 		var ok bool
 		resolved, plan.Draining, ok, diags = r.planGeneration(ctx, req.Private, state, resolved)
 		resp.Diagnostics.Append(diags...)
@@ -122,7 +133,7 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 		resp.Diagnostics.Append(problemDiagnostics(err, "Invalid Delay Queue Set", nil)...)
 		return
 	}
-	if !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout) {
+	if exists {
 		resp.Diagnostics.Append(removedRoutesStayBound(state, resolved, desired)...)
 	}
 	setPlanned(&plan, resolved, desired)
@@ -182,6 +193,11 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 	// apply deletes what exists (the usual empty-queue checks apply) and
 	// creates it again. Without state, the next Create would find the objects
 	// and refuse, like for a set made by hand.
+	if err == nil {
+		resp.Diagnostics.Append(readPlacement(ctx, client, spec, desired, &plan)...)
+	} else {
+		noPlacement(&plan)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if err != nil {
 		resp.Diagnostics.Append(brokerError("create", spec, err, "The set may be partly created. Terraform marks it "+
@@ -290,6 +306,11 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	// leaves them to the library, so they are never drift.
 	current := topology.WithoutLibraryBindings(spec, desired, topology.CurrentObjects(spec, actual))
 	setPlanned(&state, spec, topology.Align(current, desired))
+	queues := make([]string, len(actual.Queues))
+	for i, q := range actual.Queues {
+		queues[i] = q.Name
+	}
+	setPlacement(&state, client.Placements(vhost, queues))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -338,6 +359,11 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 	plan.Draining, diags = drainingValue(spec.Name, draining, counts)
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, driftedHoldingKey, nil)...) // repaired: the next refresh looks again
+	if after, err := topology.PlanGenerations(spec, draining); err == nil {
+		resp.Diagnostics.Append(readPlacement(ctx, client, spec, after, &plan)...)
+	} else {
+		noPlacement(&plan) // applyGenerations has planned the same without error
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 

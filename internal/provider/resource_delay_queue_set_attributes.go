@@ -137,6 +137,16 @@ var sharedAttributes = map[string]sharedAttribute{
 			"twice, so consumers should be idempotent. It costs more broker CPU than `at-most-once`; bound its wait " +
 			"after an outage with the broker setting of the [operating guide](../guides/operating-a-delay-queue-set). " +
 			"Classic queues support only `at-most-once`, their default."},
+	"queue_leader_locator": {optional: true, computed: true,
+		description: "How the broker places each TTL queue on a cluster's nodes (a quorum queue's leader, a classic queue's " +
+			"node), the queues' `x-queue-leader-locator`: " + quoted(topology.LeaderLocators) + ". `balanced` spreads the " +
+			"set's queues, and with them its expiry and dead-lettering work, over the nodes; `client-local` puts them on " +
+			"the node whose management API the provider talks to. On one node both are the same. Defaults to `balanced` " +
+			"for quorum queues; classic queues get none unless set (RabbitMQ 3.x refuses it on them). A policy with " +
+			"`queue-leader-locator` overrides it. In a library's `layout` it must stay unset: the library declares its " +
+			"queues without it, so give the broker such a policy instead (see the operating guide).",
+		onResource: "A set made before this attribute existed keeps its queues as they are, without it, and plans no change " +
+			"while the attribute is unset; unsetting it later keeps the current value. " + newGeneration},
 
 	"max_delay_effective": {computed: true,
 		description: "The longest delay the set holds: (`radix`^N − 1) × `resolution`."},

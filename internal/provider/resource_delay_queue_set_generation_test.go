@@ -163,7 +163,7 @@ func TestAccDelayQueueSet_changeUnderLoad(t *testing.T) {
 					}
 					drained.Check = resource.ComposeTestCheckFunc(load.check, func(*terraform.State) error {
 						// Only the new generation is left; the parking lot keeps its type.
-						desired, err := topology.Plan(final)
+						desired, err := testPlan(final)
 						if err != nil {
 							return err
 						}
@@ -538,6 +538,7 @@ func TestAccDelayQueueSet_cutOffChange(t *testing.T) {
 		}
 		after := before
 		after.QueueType, after.DeadLetterStrategy = topology.QueueTypeQuorum, ""
+		after.QueueLeaderLocator = topology.UnsetLeaderLocator(after, &before) // new queues: balanced
 		after, err = topology.NextGeneration(after, before, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -582,7 +583,7 @@ func TestAccDelayQueueSet_cutOffChange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			desired, err := topology.Plan(final)
+			desired, err := testPlan(final)
 			if err != nil {
 				t.Fatal(err)
 			}

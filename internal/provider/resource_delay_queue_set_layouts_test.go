@@ -291,7 +291,7 @@ func libraryCheckMatchesPlan(client *broker.Client, lc libraryCase, vhost string
 // plan and the given bindings a library made: nothing missing, nothing else.
 func libraryCheckHolds(client *broker.Client, vhost string, spec topology.Spec, library ...topology.Binding) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		desired, err := topology.Plan(spec)
+		desired, err := testPlan(spec)
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,7 @@ type delaySpecModel struct {
 	Radix              types.Int64  `tfsdk:"radix"`
 	QueueType          types.String `tfsdk:"queue_type"`
 	DeadLetterStrategy types.String `tfsdk:"dead_letter_strategy"`
+	QueueLeaderLocator types.String `tfsdk:"queue_leader_locator"`
 	Routes             types.List   `tfsdk:"route"` // unknown while a dynamic block's collection is
 
 	MaxDelayEffective types.String `tfsdk:"max_delay_effective"`
@@ -47,6 +48,8 @@ type delayQueueSetModel struct {
 	Draining           types.List   `tfsdk:"draining"`
 	Exchanges          types.String `tfsdk:"exchanges"`
 	Queues             types.String `tfsdk:"queues"`
+	Placement          types.String `tfsdk:"placement"`
+	Leaders            types.Map    `tfsdk:"leaders"`
 }
 
 type routeModel struct {
@@ -93,6 +96,7 @@ func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagn
 		Layout:             topology.Layout(str(m.Layout, "layout")),
 		QueueType:          topology.QueueType(str(m.QueueType, "queue_type")),
 		DeadLetterStrategy: topology.DeadLetterStrategy(str(m.DeadLetterStrategy, "dead_letter_strategy")),
+		QueueLeaderLocator: topology.LeaderLocator(str(m.QueueLeaderLocator, "queue_leader_locator")),
 	}
 	if m.VHost.IsNull() {
 		spec.VHost = defaultVHost // the schema default, not applied to configurations
@@ -212,6 +216,7 @@ func drainingOf(m delayQueueSetModel) ([]topology.Generation, []int64) {
 			Number: integer("generation"), Format: integer("exchange_generation"), Levels: integer("levels"), Radix: integer("radix"),
 			Resolution: resolution, QueueType: topology.QueueType(text("queue_type")),
 			DeadLetterStrategy: topology.DeadLetterStrategy(text("dead_letter_strategy")),
+			QueueLeaderLocator: topology.LeaderLocator(text("queue_leader_locator")), // null before it existed: none
 		})
 		messages = append(messages, int64(integer("messages")))
 	}
@@ -236,6 +241,7 @@ func drainingValue(name string, generations []topology.Generation, counts map[st
 			"resolution":           types.StringValue(topology.FormatDuration(g.Resolution)),
 			"queue_type":           types.StringValue(string(g.QueueType)),
 			"dead_letter_strategy": types.StringValue(string(g.DeadLetterStrategy)),
+			"queue_leader_locator": optionalString(string(g.QueueLeaderLocator)),
 			"messages":             types.Int64Value(g.Messages(name, counts)),
 			"queues":               types.MapValueMust(types.Int64Type, queues),
 		}))
@@ -262,6 +268,7 @@ func setDerived(m *delaySpecModel, resolved topology.Spec) {
 	m.Levels = types.Int64Value(int64(resolved.Levels))
 	m.Radix = types.Int64Value(int64(resolved.Radix))
 	m.DeadLetterStrategy = types.StringValue(string(resolved.DeadLetterStrategy))
+	m.QueueLeaderLocator = optionalString(string(resolved.QueueLeaderLocator))
 	m.MaxDelayEffective = types.StringValue(topology.FormatDuration(resolved.KeyFormat().MaxDelay()))
 	m.IngestExchange = types.StringValue(resolved.IngestExchange())
 	m.OutExchange = types.StringValue(resolved.OutExchange())
@@ -316,6 +323,7 @@ func setGeneration(m *delayQueueSetModel, spec topology.Spec) {
 	m.Resolution = types.StringValue(topology.FormatDuration(spec.Resolution))
 	m.QueueType = types.StringValue(string(spec.QueueType))
 	m.DeadLetterStrategy = types.StringValue(string(spec.DeadLetterStrategy))
+	m.QueueLeaderLocator = optionalString(string(spec.QueueLeaderLocator))
 	m.Generation = types.Int64Value(int64(spec.Generation))
 	m.ExchangeGeneration = types.Int64Value(int64(spec.FormatGeneration))
 }

@@ -59,6 +59,7 @@ func TestDelayQueueSet_modifyPlanRadix(t *testing.T) {
 				m.Name, m.MaxDelay = types.StringValue("delay"), types.StringNull()
 				m.Routes = types.ListValueMust(routeObjectType, nil)
 				m.Draining = types.ListValueMust(drainingObjectType, nil)
+				m.Leaders = types.MapNull(types.Int64Type)
 				setPlanned(&m, spec, planned)
 				m.Radix = radix
 				plan := tfsdk.Plan{Schema: schema}
@@ -219,7 +220,7 @@ func TestAccDelayQueueSet_importHandMadeRadix16(t *testing.T) {
 	testQueue(t, client, name+"-work")
 	testCleanupSet(t, "/", name)
 	spec := testRadix16Spec(name)
-	desired, err := topology.Plan(spec)
+	desired, err := testPlan(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

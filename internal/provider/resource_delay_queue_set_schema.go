@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -66,6 +67,7 @@ func delayQueueSetSchema() schema.Schema {
 			"\"<name>.level.03.done\", …`); an argument the layout does not set shows as its JSON. " + linesRatherThanLists,
 		Computed: true,
 	}
+	maps.Copy(attributes, placementAttributes())
 	return schema.Schema{
 		Version: delayQueueSetSchemaVersion,
 		MarkdownDescription: "A complete arbitrary-delay topology on one vhost: an ingest exchange, one TTL queue per " +
@@ -98,7 +100,7 @@ func drainingAttributes() map[string]schema.Attribute {
 	for _, name := range []string{"generation", "exchange_generation", "levels", "radix"} {
 		attributes[name] = schema.Int64Attribute{Computed: true, MarkdownDescription: "Its `" + name + "`."}
 	}
-	for _, name := range []string{"resolution", "queue_type", "dead_letter_strategy"} {
+	for _, name := range []string{"resolution", "queue_type", "dead_letter_strategy", "queue_leader_locator"} {
 		attributes[name] = schema.StringAttribute{Computed: true, MarkdownDescription: "Its `" + name + "`."}
 	}
 	return attributes
@@ -108,5 +110,5 @@ func drainingAttributes() map[string]schema.Attribute {
 var drainingObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"generation": types.Int64Type, "exchange_generation": types.Int64Type, "levels": types.Int64Type, "radix": types.Int64Type,
 	"resolution": types.StringType, "queue_type": types.StringType, "dead_letter_strategy": types.StringType,
-	"messages": types.Int64Type, "queues": types.MapType{ElemType: types.Int64Type},
+	"queue_leader_locator": types.StringType, "messages": types.Int64Type, "queues": types.MapType{ElemType: types.Int64Type},
 }}

@@ -69,7 +69,7 @@ func testCheckSetGoneIn(client *broker.Client, vhost, name string) resource.Test
 // testCheckSetMatchesPlan asks the broker that the set is exactly its plan.
 func testCheckSetMatchesPlan(client *broker.Client, spec topology.Spec) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		desired, err := topology.Plan(spec)
+		desired, err := testPlan(spec)
 		if err != nil {
 			return err
 		}
@@ -273,7 +273,7 @@ func testHandMadeSet(t *testing.T, client *broker.Client, name string, omit int)
 	spec := topology.Spec{Name: name, VHost: "/", Levels: 3, Resolution: 2 * time.Second,
 		QueueType: topology.QueueTypeClassic,
 		Routes:    []topology.Route{{Destination: name + "-work", Key: "billing.eu"}}}
-	desired, err := topology.Plan(spec)
+	desired, err := testPlan(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +491,7 @@ func TestAccDelayQueueSet_destroyKeepsStrayQueueMessages(t *testing.T) {
 						t.Fatalf("after the refused destroy: %v", err)
 					}
 					// Refused before anything changed: every planned object is still there.
-					desired, err := topology.Plan(topology.Spec{Name: name, VHost: "/", Levels: 3, Resolution: time.Second})
+					desired, err := testPlan(topology.Spec{Name: name, VHost: "/", Levels: 3, Resolution: time.Second})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -598,4 +598,16 @@ func TestAccDelayQueueSet_levelRemovalKeepsMessages(t *testing.T) {
 			},
 		},
 	})
+}
+
+// testPlan is topology.Plan of spec as the resource plans a new set of
+// it, or a change that declares new queues: with the leader locator those
+// get when spec names none.
+func testPlan(spec topology.Spec) (topology.Topology, error) {
+	if spec.QueueLeaderLocator == "" {
+		if resolved, err := topology.Resolve(spec); err == nil {
+			spec.QueueLeaderLocator = topology.UnsetLeaderLocator(resolved, nil)
+		}
+	}
+	return topology.Plan(spec)
 }

@@ -456,7 +456,7 @@ func testCheckOnlyPlanned(client *broker.Client, spec topology.Spec) resource.Te
 			}
 			return testCheckOnly(client, spec.Name, topology.Topology{VHost: spec.VHost})(s)
 		}
-		desired, err := topology.Plan(spec)
+		desired, err := testPlan(spec)
 		if err != nil {
 			return err
 		}

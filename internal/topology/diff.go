@@ -316,6 +316,7 @@ func queueDifferences(actual, desired QueueArguments) []argumentChange {
 		{"x-queue-type", string(actual.QueueType), string(desired.QueueType)},
 		{"x-dead-letter-strategy", string(actual.DeadLetterStrategy), string(desired.DeadLetterStrategy)},
 		{"x-overflow", actual.Overflow, desired.Overflow},
+		{"x-queue-leader-locator", string(actual.LeaderLocator), string(desired.LeaderLocator)},
 	} {
 		if field.actual != field.desired {
 			differences = append(differences, argumentChange{field.argument, stringValue(field.actual), stringValue(field.desired)})

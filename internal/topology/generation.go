@@ -37,13 +37,14 @@ type Generation struct {
 	Resolution         time.Duration
 	QueueType          QueueType
 	DeadLetterStrategy DeadLetterStrategy
+	QueueLeaderLocator LeaderLocator
 }
 
 // CurrentGeneration is the generation that a resolved spec describes.
 func (s Spec) CurrentGeneration() Generation {
 	return Generation{
 		Number: s.Generation, Format: s.FormatGeneration, Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution,
-		QueueType: s.QueueType, DeadLetterStrategy: s.DeadLetterStrategy,
+		QueueType: s.QueueType, DeadLetterStrategy: s.DeadLetterStrategy, QueueLeaderLocator: s.QueueLeaderLocator,
 	}
 }
 
@@ -56,7 +57,8 @@ func (g Generation) KeyFormat() KeyFormat {
 // apart from how many levels they have.
 func (g Generation) sameQueues(other Generation) bool {
 	return g.Radix == other.Radix && g.Resolution == other.Resolution &&
-		g.QueueType == other.QueueType && g.DeadLetterStrategy == other.DeadLetterStrategy
+		g.QueueType == other.QueueType && g.DeadLetterStrategy == other.DeadLetterStrategy &&
+		g.QueueLeaderLocator == other.QueueLeaderLocator
 }
 
 // NextGeneration numbers desired, a spec for the set whose current
@@ -161,7 +163,8 @@ func resolveDraining(s Spec, g Generation) (Generation, error) {
 		problem = "has no levels"
 	default:
 		resolved, err := Resolve(Spec{Name: s.Name, VHost: s.VHost, Levels: g.Levels, Radix: g.Radix, Resolution: g.Resolution,
-			QueueType: g.QueueType, DeadLetterStrategy: g.DeadLetterStrategy, Generation: g.Number, FormatGeneration: g.Format})
+			QueueType: g.QueueType, DeadLetterStrategy: g.DeadLetterStrategy, QueueLeaderLocator: g.QueueLeaderLocator,
+			Generation: g.Number, FormatGeneration: g.Format})
 		if err != nil {
 			problem = "is invalid: " + err.Error()
 			break
@@ -281,6 +284,7 @@ func FollowBroker(state, current Spec) Spec {
 	}
 	state.Levels, state.MaxDelay, state.Radix, state.Resolution = current.Levels, 0, current.Radix, current.Resolution
 	state.QueueType, state.DeadLetterStrategy = current.QueueType, current.DeadLetterStrategy
+	state.QueueLeaderLocator = current.QueueLeaderLocator
 	state.Generation, state.FormatGeneration = current.Generation, current.FormatGeneration
 	return state
 }

@@ -265,6 +265,8 @@ func TestNextGeneration(t *testing.T) {
 		"radix: own exchanges":        {Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 4, QueueType: QueueTypeClassic}, 7, 7},
 		"queue type and levels: own":  {Spec{Name: "delay", VHost: "/", Levels: 5}, 7, 7},
 		"max delay that keeps levels": {Spec{Name: "delay", VHost: "/", MaxDelay: 15 * time.Second}, 7, 2},
+		"leader locator: same exchanges": {Spec{Name: "delay", VHost: "/", Levels: 4, QueueType: QueueTypeClassic,
+			QueueLeaderLocator: LeaderLocatorBalanced}, 7, 2},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

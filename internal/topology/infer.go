@@ -41,6 +41,8 @@ func (e *InferError) Error() string {
 //   - the dead-letter strategy is the level queues' x-dead-letter-strategy,
 //     at-most-once (the broker's default) for a quorum queue without one and
 //     for classic queues;
+//   - the queue leader locator is the level queues' x-queue-leader-locator,
+//     none when they have none;
 //   - a route is a binding of the out exchange whose key is a prefix
 //     followed by exactly levels "*" words, the prefix "#" meaning the empty
 //     key; other bindings of out, and routes [Validate] refuses, are left out
@@ -198,6 +200,7 @@ func inferDefaultLayout(name string, actual Topology) (spec Spec, draining []Gen
 		Resolution:         current.Resolution,
 		QueueType:          current.QueueType,
 		DeadLetterStrategy: current.DeadLetterStrategy,
+		QueueLeaderLocator: current.QueueLeaderLocator,
 		Routes:             inferRoutes(names.Generation(current.Format).Out(), current.Levels, actual.Bindings),
 		Generation:         current.Number,
 		FormatGeneration:   current.Format,
@@ -282,9 +285,11 @@ func (c *chainObjects) infer(names Names, number int) (Generation, []string) {
 	reasons = append(reasons, problems...)
 	strategy, problems := inferStrategy(queueType, c.levelQueues)
 	reasons = append(reasons, problems...)
+	locator, problems := inferLeaderLocator(c.levelQueues)
+	reasons = append(reasons, problems...)
 	return Generation{
 		Number: number, Levels: c.highest[radix] + 1, Radix: radix, Resolution: resolution,
-		QueueType: queueType, DeadLetterStrategy: strategy,
+		QueueType: queueType, DeadLetterStrategy: strategy, QueueLeaderLocator: locator,
 	}, reasons
 }
 
@@ -292,7 +297,8 @@ func (c *chainObjects) infer(names Names, number int) (Generation, []string) {
 // one of them drifted (was declared again behind the provider's back). A
 // draining generation is never declared again, only drained and deleted,
 // so it is read from the largest group of its queues that agree on their
-// resolution, type and strategy (on a tie, the group of its lowest queue);
+// resolution, type, strategy and leader locator (on a tie, the group of its
+// lowest queue);
 // its drifted queues drain as they are (see [KeepDrainingQueues]).
 func (c *chainObjects) inferAgreeing(names Names, number int) (Generation, []string) {
 	if len(c.radixes) != 1 {
@@ -303,11 +309,12 @@ func (c *chainObjects) inferAgreeing(names Names, number int) (Generation, []str
 		resolution int64 // ms; -1 when the TTL gives none
 		queueType  QueueType
 		strategy   DeadLetterStrategy
+		locator    LeaderLocator
 	}
 	groups := map[signature][]levelQueue{}
 	var order []signature // in level order of their first queue
 	for _, lq := range c.levelQueues {
-		sig := signature{resolution: -1, queueType: lq.queueType(), strategy: lq.strategy()}
+		sig := signature{resolution: -1, queueType: lq.queueType(), strategy: lq.strategy(), locator: lq.queue.Arguments.LeaderLocator}
 		if resolution, ok := lq.resolution(radix); ok {
 			sig.resolution = resolution
 		}
@@ -403,38 +410,56 @@ func inferResolution(names GenerationNames, radix int, levelQueues []levelQueue)
 	return time.Duration(resolutions[0]) * time.Millisecond, nil
 }
 
+// sharedArgument is an argument that every level queue of a generation
+// declares alike.
+type sharedArgument[T ~string] struct {
+	name string
+	// value is a queue's, as the broker applies it.
+	value   func(levelQueue) T
+	allowed []T
+	// expected ends the reason for a value not allowed: "a delay set's queues are …".
+	expected string
+}
+
+// infer reads the argument from the level queues: the one value they
+// share (the zero value when there are none), or the reasons why not.
+func (a sharedArgument[T]) infer(levelQueues []levelQueue) (T, []string) {
+	var reasons []string
+	var values []T // distinct, in level order
+	byValue := map[T][]string{}
+	for _, lq := range levelQueues {
+		value := a.value(lq)
+		if !slices.Contains(a.allowed, value) {
+			reasons = append(reasons, fmt.Sprintf("%s has %s %s; %s", lq.queue.Name, a.name, value, a.expected))
+			continue
+		}
+		if _, seen := byValue[value]; !seen {
+			values = append(values, value)
+		}
+		byValue[value] = append(byValue[value], lq.queue.Name)
+	}
+	if len(values) > 1 {
+		groups := make([]string, len(values))
+		for i, value := range values {
+			groups[i] = fmt.Sprintf("%s %s", listNames(byValue[value]), cmp.Or(string(value), "none"))
+		}
+		reasons = append(reasons, fmt.Sprintf("the level queues disagree on %s: %s", a.name, strings.Join(groups, "; ")))
+	}
+	if len(reasons) > 0 || len(values) == 0 {
+		// No value without a queue: inferResolution has said so already.
+		var none T
+		return none, reasons
+	}
+	return values[0], nil
+}
+
 // inferQueueType reads x-queue-type from the level queues; a queue without
 // it is classic, the broker's default. The unroutable queue does not count:
 // a set's parking lot outlives the changes of its queue type, and one of
 // another type shows as drift.
 func inferQueueType(levelQueues []levelQueue) (QueueType, []string) {
-	var reasons []string
-	var types []QueueType // distinct, in queue order
-	byType := map[QueueType][]string{}
-	for _, lq := range levelQueues {
-		queueType := lq.queueType()
-		if !slices.Contains(QueueTypes, queueType) {
-			reasons = append(reasons, fmt.Sprintf("%s has x-queue-type %s; a delay set's queues are %s",
-				lq.queue.Name, queueType, joinValues(QueueTypes)))
-			continue
-		}
-		if _, seen := byType[queueType]; !seen {
-			types = append(types, queueType)
-		}
-		byType[queueType] = append(byType[queueType], lq.queue.Name)
-	}
-	if len(types) > 1 {
-		groups := make([]string, len(types))
-		for i, queueType := range types {
-			groups[i] = fmt.Sprintf("%s %s", listNames(byType[queueType]), queueType)
-		}
-		reasons = append(reasons, "the level queues disagree on x-queue-type: "+strings.Join(groups, "; "))
-	}
-	if len(reasons) > 0 || len(types) == 0 {
-		// No type without a queue: inferResolution has said so already.
-		return "", reasons
-	}
-	return types[0], nil
+	return sharedArgument[QueueType]{name: argQueueType, value: levelQueue.queueType, allowed: QueueTypes,
+		expected: "a delay set's queues are " + joinValues(QueueTypes)}.infer(levelQueues)
 }
 
 // inferStrategy reads x-dead-letter-strategy from quorum level queues.
@@ -450,34 +475,19 @@ func inferStrategy(queueType QueueType, levelQueues []levelQueue) (DeadLetterStr
 		// otherwise shows as drift.
 		return AtMostOnce, nil
 	}
-	var reasons []string
-	var strategies []DeadLetterStrategy // distinct, in level order
-	byStrategy := map[DeadLetterStrategy][]string{}
-	for _, lq := range levelQueues {
-		strategy := lq.strategy() // quorum queues: their own, or at-most-once
-		if !slices.Contains(DeadLetterStrategies, strategy) {
-			reasons = append(reasons, fmt.Sprintf("%s has x-dead-letter-strategy %s; a delay set's queues use %s",
-				lq.queue.Name, strategy, joinValues(DeadLetterStrategies)))
-			continue
-		}
-		if _, seen := byStrategy[strategy]; !seen {
-			strategies = append(strategies, strategy)
-		}
-		byStrategy[strategy] = append(byStrategy[strategy], lq.queue.Name)
-	}
-	if len(strategies) > 1 {
-		groups := make([]string, len(strategies))
-		for i, strategy := range strategies {
-			groups[i] = fmt.Sprintf("%s %s", listNames(byStrategy[strategy]), strategy)
-		}
-		reasons = append(reasons, "the level queues disagree on x-dead-letter-strategy: "+strings.Join(groups, "; "))
-	}
-	if len(reasons) > 0 {
-		return "", reasons
-	}
-	// A quorum type comes from a level queue, whose strategy is either
-	// among strategies or a reason.
-	return strategies[0], nil
+	// Quorum queues: their own, or at-most-once.
+	return sharedArgument[DeadLetterStrategy]{name: argDeadLetterStrategy, value: levelQueue.strategy, allowed: DeadLetterStrategies,
+		expected: "a delay set's queues use " + joinValues(DeadLetterStrategies)}.infer(levelQueues)
+}
+
+// inferLeaderLocator reads x-queue-leader-locator from the level queues:
+// none (the queues of a set made before the argument existed) or one that
+// all of them share.
+func inferLeaderLocator(levelQueues []levelQueue) (LeaderLocator, []string) {
+	return sharedArgument[LeaderLocator]{name: argLeaderLocator,
+		value:    func(lq levelQueue) LeaderLocator { return lq.queue.Arguments.LeaderLocator },
+		allowed:  append([]LeaderLocator{""}, LeaderLocators...),
+		expected: "a delay set's queues use " + joinValues(LeaderLocators) + " or none"}.infer(levelQueues)
 }
 
 // inferRoutes reads the routes from the out exchange's bindings, whose keys

@@ -35,6 +35,8 @@ var inferSpecs = map[string]Spec{
 	"radix 8, classic":                  {Name: "delay", VHost: "/", Levels: 4, Radix: 8, Resolution: 100 * time.Millisecond, QueueType: QueueTypeClassic},
 	"radix 16, most levels at 1ms":      {Name: "delay", VHost: "/", Levels: 9, Radix: 16, Resolution: time.Millisecond, DeadLetterStrategy: AtMostOnce},
 	"radix 16 from max delay":           {Name: "delay.r16", VHost: "/", MaxDelay: time.Hour, Radix: 16},
+	"leaders balanced":                  {Name: "delay", VHost: "/", Levels: 3, QueueLeaderLocator: LeaderLocatorBalanced},
+	"radix 16, classic, client-local":   {Name: "delay", VHost: "/", Levels: 2, Radix: 16, QueueType: QueueTypeClassic, QueueLeaderLocator: LeaderLocatorClientLocal},
 }
 
 func TestInferExplainsPlan(t *testing.T) {
@@ -329,6 +331,20 @@ func TestInferErrors(t *testing.T) {
 				"the level queues disagree on x-dead-letter-strategy: delay.level.00, delay.level.02 are at-least-once; delay.level.01 is at-most-once",
 			},
 		},
+		"mixed leader locators": {
+			actual: editTopology(full, func(t *Topology) {
+				queueNamed(t, "delay.level.01").Arguments.LeaderLocator = LeaderLocatorBalanced
+			}),
+			reasons: []string{
+				"the level queues disagree on x-queue-leader-locator: delay.level.00, delay.level.02 are none; delay.level.01 is balanced",
+			},
+		},
+		"unknown leader locator": {
+			actual: editTopology(full, func(t *Topology) {
+				queueNamed(t, "delay.level.02").Arguments.LeaderLocator = "min-masters"
+			}),
+			reasons: []string{"delay.level.02 has x-queue-leader-locator min-masters; a delay set's queues use balanced or client-local or none"},
+		},
 		"unknown strategy": {
 			actual: editTopology(full, func(t *Topology) {
 				queueNamed(t, "delay.level.02").Arguments.DeadLetterStrategy = "exactly-once"
@@ -423,8 +439,8 @@ func FuzzPlanInfer(f *testing.F) {
 	// name, levels, resolution in ms, choice (bits 0–1: queue type and
 	// strategy; bit 2: the first route goes to an exchange; bit 3: a second
 	// route with the empty key; bit 4: destinations prefixed with the set
-	// name; bits 5–6: the radix, the zero value (2), 4, 8 or 16), route key,
-	// route destination.
+	// name; bits 5–6: the radix, the zero value (2), 4, 8 or 16; bit 7:
+	// leaders balanced), route key, route destination.
 	f.Add("delay", uint8(4), uint64(1000), uint8(0), "orders", "orders")          // the defaults, one route
 	f.Add("d", uint8(1), uint64(1), uint8(1), "", "q")                            // one level, 1 ms, classic, route of every message
 	f.Add("wide", uint8(32), uint64(3), uint8(2), "a.b", "x")                     // 32 levels at the smallest resolution that still fits
@@ -436,6 +452,7 @@ func FuzzPlanInfer(f *testing.F) {
 	f.Add("delay", uint8(9), uint64(1), uint8(96), "a.15", "x")                   // radix 16, the most levels at 1 ms
 	f.Add("delay.r16", uint8(2), uint64(1000), uint8(96|16), "15.0", "r16.00.15") // names that look like radix-16 objects
 	f.Add("delay", uint8(10), uint64(1), uint8(96), "k", "q")                     // radix 16, one level too many: skipped
+	f.Add("delay", uint8(2), uint64(100), uint8(128|96), "k", "q")                // radix 16, leaders balanced
 	f.Fuzz(func(t *testing.T, rawName string, levels uint8, resolutionMs uint64, choice uint8, rawKey, rawDestination string) {
 		name := fuzzText(rawName, "abcdefghijklmnopqrstuvwxyzAZ0189._-:")
 		key := fuzzText(rawKey, "ab01.")
@@ -453,8 +470,9 @@ func FuzzPlanInfer(f *testing.F) {
 			QueueType:  []QueueType{QueueTypeQuorum, QueueTypeQuorum, QueueTypeClassic, ""}[choice&3],
 			DeadLetterStrategy: []DeadLetterStrategy{
 				AtLeastOnce, AtMostOnce, AtMostOnce, ""}[choice&3],
-			Radix:  []int{0, 4, 8, 16}[choice>>5&3],
-			Routes: []Route{{Destination: destination, Key: key}},
+			Radix:              []int{0, 4, 8, 16}[choice>>5&3],
+			QueueLeaderLocator: []LeaderLocator{"", LeaderLocatorBalanced}[choice>>7],
+			Routes:             []Route{{Destination: destination, Key: key}},
 		}
 		if choice&4 != 0 {
 			s.Routes[0].DestinationType = DestinationExchange

@@ -71,6 +71,7 @@ func chainQueues(l radixChain, objects planNames, g Generation) []Queue {
 			MessageTTL:         ttl * l.ttlTicks(st),
 			DeadLetterExchange: objects.done[st.level],
 			QueueType:          g.QueueType,
+			LeaderLocator:      g.QueueLeaderLocator,
 		}
 		if g.QueueType == QueueTypeQuorum {
 			args.DeadLetterStrategy = g.DeadLetterStrategy

@@ -37,6 +37,9 @@ func planGoldenText(top Topology) string {
 		if a.Overflow != "" {
 			fmt.Fprintf(&b, " x-overflow=%s", a.Overflow)
 		}
+		if a.LeaderLocator != "" {
+			fmt.Fprintf(&b, " x-queue-leader-locator=%s", a.LeaderLocator)
+		}
 		b.WriteString("\n")
 	}
 	for _, binding := range top.Bindings {
@@ -84,6 +87,13 @@ func TestPlanGolden(t *testing.T) {
 		"plan_n4_r1s.golden":         planSpecN4, // radix 2, unchanged since the layout began
 		"plan_radix4_n3_r1s.golden":  radix(4, 3),
 		"plan_radix16_n2_r1s.golden": radix(16, 2),
+		// Leaders spread: every TTL queue, not the parking lot, whose
+		// arguments outlive the set's changes.
+		"plan_radix4_n2_r1s_balanced.golden": func() Spec {
+			s := radix(4, 2)
+			s.QueueLeaderLocator = LeaderLocatorBalanced
+			return s
+		}(),
 		"plan_nservicebus.golden":    planSpecNServiceBus,
 		"plan_celery.golden":         planSpecCelery,
 		"plan_celery_classic.golden": planSpecCeleryClassic,

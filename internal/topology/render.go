@@ -24,6 +24,7 @@ const (
 	argQueueType          = "x-queue-type"
 	argDeadLetterStrategy = "x-dead-letter-strategy"
 	argOverflow           = "x-overflow"
+	argLeaderLocator      = "x-queue-leader-locator"
 	argAlternateExchange  = "alternate-exchange"
 )
 
@@ -135,6 +136,7 @@ func queueArgumentsJSON(q Queue) (map[string]any, error) {
 	args.setString(argQueueType, string(q.Arguments.QueueType))
 	args.setString(argDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
 	args.setString(argOverflow, q.Arguments.Overflow)
+	args.setString(argLeaderLocator, string(q.Arguments.LeaderLocator))
 	return args.values, args.addOther(q.Arguments.Other)
 }
 

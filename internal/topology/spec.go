@@ -34,7 +34,8 @@ func (e *FieldError) Error() string {
 
 // ValidationErrors holds every problem [Validate] found, in the order of the
 // fields: name, generation, vhost, layout, levels, max_delay, resolution,
-// radix, queue_type, dead_letter_strategy, then each route in turn.
+// radix, queue_type, dead_letter_strategy, queue_leader_locator, then each
+// route in turn.
 type ValidationErrors []*FieldError
 
 // Error joins the messages of every problem with "; ".
@@ -74,6 +75,7 @@ func (v *specValidator) checkDefaultLayoutFields(s Spec) {
 	v.addErr(resolutionErr)
 	v.addErr(radixErr)
 	v.queueType(s.QueueType, s.DeadLetterStrategy)
+	v.leaderLocator(s.QueueLeaderLocator)
 	ownObject := func(destination string) bool {
 		return s.Name != "" && Names(s.Name).parse(destination).kind != kindNone
 	}
@@ -121,6 +123,29 @@ func resolveDefaultLayout(s Spec) Spec {
 		s.DeadLetterStrategy = defaultDeadLetterStrategy(s.QueueType)
 	}
 	return s
+}
+
+// UnsetLeaderLocator is the leader locator of desired, a resolved spec
+// whose owner names none, for a set whose current generation current
+// describes (nil for a new set). While the set's queues stay as they are,
+// it is current's, so that a set made before the locator existed keeps its
+// queues and plans no change. When a change declares new queues anyway (a
+// new set, or another queue type, strategy, radix or resolution), it is
+// the default of the new queues: balanced for quorum queues of a layout of
+// this provider's, so that they spread over a cluster; none for classic
+// queues, which refuse the argument before RabbitMQ 4.0, and in a
+// library's layout, whose queues are the library's byte for byte.
+func UnsetLeaderLocator(desired Spec, current *Spec) LeaderLocator {
+	if current != nil {
+		desired.QueueLeaderLocator = current.QueueLeaderLocator
+		if desired.CurrentGeneration().sameQueues(current.CurrentGeneration()) {
+			return current.QueueLeaderLocator
+		}
+	}
+	if layout, _ := layoutNamed(desired.Layout); layout.declaredByLibrary() || desired.QueueType != QueueTypeQuorum {
+		return ""
+	}
+	return LeaderLocatorBalanced
 }
 
 // defaultDeadLetterStrategy is at-least-once where the queue type supports it.
@@ -450,6 +475,14 @@ func (v *specValidator) queueType(queueType QueueType, strategy DeadLetterStrate
 		v.add("dead_letter_strategy", -1, "%q needs queue_type %q: classic queues can only dead-letter at-most-once",
 			AtLeastOnce, QueueTypeQuorum)
 	}
+}
+
+// leaderLocator refuses a locator that no set has, and tells whether it is
+// known (or unset).
+func (v *specValidator) leaderLocator(locator LeaderLocator) bool {
+	known := locator == "" || slices.Contains(LeaderLocators, locator)
+	v.fixed(!known, "queue_leader_locator", "must be one of %s, got %q", quoteAll(LeaderLocators), locator)
+	return known
 }
 
 // knownQueueKind refuses a queue type or strategy that no set has, and

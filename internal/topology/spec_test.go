@@ -141,6 +141,15 @@ var specInvalidCases = map[string]struct {
 	"at-least-once on classic queues": {specBase(func(s *Spec) { s.QueueType, s.DeadLetterStrategy = QueueTypeClassic, AtLeastOnce }), []specWantError{
 		{"dead_letter_strategy", -1, "\"at-least-once\" needs queue_type \"quorum\": classic queues can only dead-letter at-most-once"},
 	}},
+	"unknown leader locator": {specBase(func(s *Spec) { s.QueueLeaderLocator = "min-masters" }), []specWantError{
+		{"queue_leader_locator", -1, `must be one of "balanced", "client-local", got "min-masters"`},
+	}},
+	"nservicebus declares no leader locator": {Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, QueueLeaderLocator: LeaderLocatorBalanced}, []specWantError{
+		{"queue_leader_locator", -1, `must be unset in the nservicebus layout: NServiceBus declares its queues without x-queue-leader-locator`},
+	}},
+	"celery unknown leader locator": {Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, QueueLeaderLocator: "random"}, []specWantError{
+		{"queue_leader_locator", -1, `must be one of "balanced", "client-local", got "random"`},
+	}},
 	"empty destination": {specBase(func(s *Spec) { s.Routes = []Route{{Destination: "ok"}, {Destination: ""}} }), []specWantError{
 		{"route.destination", 1, "must not be empty (a queue or exchange name up to 255 bytes without control characters)"},
 	}},
@@ -677,5 +686,40 @@ func TestCheckKey(t *testing.T) {
 				t.Errorf("CheckKey(%q)[%d] = %s: %q, want key: …%s…", key, i, problem.Field, problem.Message, want[i])
 			}
 		}
+	}
+}
+
+func TestUnsetLeaderLocator(t *testing.T) {
+	t.Parallel()
+	quorum := mustResolve(t, Spec{Name: "delay", VHost: "/", Levels: 4})
+	with := func(s Spec, edit func(*Spec)) Spec {
+		edit(&s)
+		return mustResolve(t, s)
+	}
+	older := quorum // made before the locator existed: none
+	client := with(quorum, func(s *Spec) { s.QueueLeaderLocator = LeaderLocatorClientLocal })
+	classic := with(quorum, func(s *Spec) { s.QueueType, s.DeadLetterStrategy = QueueTypeClassic, "" })
+	tests := map[string]struct {
+		desired Spec
+		current *Spec
+		want    LeaderLocator
+	}{
+		"new quorum set":                         {quorum, nil, LeaderLocatorBalanced},
+		"new classic set":                        {classic, nil, ""},
+		"new library set":                        {mustResolve(t, Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus}), nil, ""},
+		"older set, unchanged":                   {quorum, &older, ""},
+		"older set, more levels: same queues":    {with(quorum, func(s *Spec) { s.Levels = 6 }), &older, ""},
+		"older set, new strategy: new queues":    {with(quorum, func(s *Spec) { s.DeadLetterStrategy = AtMostOnce }), &older, LeaderLocatorBalanced},
+		"older set, now classic: none":           {classic, &older, ""},
+		"client-local kept":                      {quorum, &client, LeaderLocatorClientLocal},
+		"client-local, new resolution: balanced": {with(quorum, func(s *Spec) { s.Resolution = time.Millisecond }), &client, LeaderLocatorBalanced},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := UnsetLeaderLocator(tc.desired, tc.current); got != tc.want {
+				t.Errorf("UnsetLeaderLocator = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -30,6 +30,24 @@ const (
 // DeadLetterStrategies lists the allowed strategies, the quorum default first.
 var DeadLetterStrategies = []DeadLetterStrategy{AtLeastOnce, AtMostOnce}
 
+// LeaderLocator is how the broker picks the node of a new queue — a quorum
+// queue's leader, a classic queue's only node (x-queue-leader-locator). On
+// one node every locator picks that node.
+type LeaderLocator string
+
+const (
+	// LeaderLocatorBalanced picks the node that leads the fewest queues
+	// (or a random one in a cluster of many queues): a set's queues spread
+	// over the cluster's nodes.
+	LeaderLocatorBalanced LeaderLocator = "balanced"
+	// LeaderLocatorClientLocal picks the node that declares the queue: the
+	// one whose management API the provider talks to.
+	LeaderLocatorClientLocal LeaderLocator = "client-local"
+)
+
+// LeaderLocators lists the allowed locators, the default of a new set first.
+var LeaderLocators = []LeaderLocator{LeaderLocatorBalanced, LeaderLocatorClientLocal}
+
 // DestinationType says whether a binding or route ends in a queue or an exchange.
 type DestinationType string
 
@@ -115,6 +133,13 @@ type Spec struct {
 	Resolution         time.Duration
 	QueueType          QueueType
 	DeadLetterStrategy DeadLetterStrategy
+	// QueueLeaderLocator places the TTL queues on a cluster's nodes. Empty
+	// declares them without x-queue-leader-locator, as sets were before it
+	// existed: the broker's default (client-local unless a policy or the
+	// node's queue_leader_locator says otherwise) places them. It has no
+	// default: a new set's is the provider's to choose, and an old set
+	// keeps its queues. A library's layout declares none.
+	QueueLeaderLocator LeaderLocator
 	Routes             []Route
 
 	// Generation numbers the set's chain of TTL queues and done exchanges
@@ -134,6 +159,7 @@ type QueueArguments struct {
 	QueueType          QueueType          // x-queue-type
 	DeadLetterStrategy DeadLetterStrategy // x-dead-letter-strategy
 	Overflow           string             // x-overflow
+	LeaderLocator      LeaderLocator      // x-queue-leader-locator
 	// Other holds any argument the layout never sets, as its JSON text; only
 	// an actual topology read from a broker has them, and they show as drift.
 	Other map[string]string
@@ -202,6 +228,7 @@ func (q Queue) String() string {
 	line.addString(argDeadLetterExchange, q.Arguments.DeadLetterExchange)
 	line.addString(argDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
 	line.addString(argOverflow, q.Arguments.Overflow)
+	line.addString(argLeaderLocator, string(q.Arguments.LeaderLocator))
 	line.addOther(q.Arguments.Other)
 	return line.of(q.Name)
 }
