@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -449,6 +450,52 @@ func TestApplyResendsChangesOnClosedConnections(t *testing.T) {
 			if fake.declarations != objects || bindingsCreated != len(plan.Bindings) || len(fake.deletions) != len(destroy) {
 				t.Errorf("%d of %d objects declared, %d of %d bindings created, %d of %d deletions (%d requests closed unanswered)",
 					fake.declarations, objects, bindingsCreated, len(plan.Bindings), len(fake.deletions), len(destroy), dropped.Load())
+			}
+		})
+	}
+}
+
+// TestApplyDeclaresBalancedQueuesOneAtATime declares the queues of a set
+// whose leaders the broker balances one at a time, so that each counts the
+// ones before, and others as many at a time as Apply allows.
+func TestApplyDeclaresBalancedQueuesOneAtATime(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		locator topology.LeaderLocator
+		alone   bool
+	}{
+		{topology.LeaderLocatorBalanced, true},
+		{topology.LeaderLocatorClientLocal, false},
+		{"", false},
+	} {
+		t.Run(cmp.Or(string(tc.locator), "none"), func(t *testing.T) {
+			t.Parallel()
+			plan, err := topology.Plan(topology.Spec{Name: "d", VHost: "/", Levels: 6, QueueLeaderLocator: tc.locator})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var inFlight, most atomic.Int64
+			client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPut && strings.HasPrefix(r.URL.EscapedPath(), "/api/queues/") {
+					now := inFlight.Add(1)
+					defer inFlight.Add(-1)
+					for seen := most.Load(); now > seen && !most.CompareAndSwap(seen, now); seen = most.Load() {
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				w.WriteHeader(http.StatusCreated)
+			}), broker.Config{})
+			var queues []topology.Change
+			for _, c := range topology.Diff(plan, topology.Topology{VHost: "/"}) {
+				if c.Kind == topology.CreateQueue {
+					queues = append(queues, c)
+				}
+			}
+			if err := client.Apply(t.Context(), "/", queues, broker.ApplyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if alone := most.Load() == 1; alone != tc.alone {
+				t.Errorf("at most %d of %d queue declarations at once; want one at a time: %t", most.Load(), len(queues), tc.alone)
 			}
 		})
 	}

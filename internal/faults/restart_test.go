@@ -151,7 +151,8 @@ func TestFaultRestartWhileDraining(t *testing.T) {
 				Check: func(*terraform.State) error {
 					want, err := topology.Plan(topology.Spec{Name: name, VHost: "/", Levels: drainingLevels, Resolution: restartResolution / 2,
 						QueueType: topology.QueueTypeQuorum, DeadLetterStrategy: topology.AtLeastOnce, Generation: 1, FormatGeneration: 1,
-						Routes: []topology.Route{{Destination: routeQueue, Key: restartKey}}})
+						QueueLeaderLocator: topology.LeaderLocatorBalanced, // a new generation's quorum queues
+						Routes:             []topology.Route{{Destination: routeQueue, Key: restartKey}}})
 					if err != nil {
 						return err
 					}
