@@ -157,10 +157,7 @@ func TestAccApplyThenReadSetEqualsPlan(t *testing.T) {
 // them again.
 func checkPlacements(t *testing.T, client *broker.Client, top topology.Topology) {
 	t.Helper()
-	var queues []string
-	for _, q := range top.Queues {
-		queues = append(queues, q.Name)
-	}
+	queues := top.QueueNames()
 	remembered := client.Placements(accVHost, queues)
 	read, err := client.ReadPlacements(t.Context(), accVHost, append(queues, "no-such-queue"))
 	if err != nil {
@@ -642,5 +639,28 @@ func TestAccShrinkDeletesBindings(t *testing.T) {
 	}
 	if diff := gocmp.Diff(sortedTopology(smaller), got); diff != "" {
 		t.Errorf("after deleting %d bindings, ReadSet() differs from the smaller plan (-plan +read):\n%s", deletedBindings, diff)
+	}
+}
+
+// TestAccClassicQueueLeaderLocator declares a classic queue with
+// x-queue-leader-locator: RabbitMQ 3.x refuses the argument on classic
+// queues, which is why a classic set gets none by default; 4.x takes it.
+func TestAccClassicQueueLeaderLocator(t *testing.T) {
+	client := accClient(t)
+	t.Parallel()
+	version := brokerVersion(t, client)
+	queue := topology.Queue{Name: uniqueName(t), Arguments: topology.QueueArguments{
+		QueueType: topology.QueueTypeClassic, LeaderLocator: topology.LeaderLocatorBalanced}}
+	err := client.Apply(t.Context(), accVHost, []topology.Change{{Kind: topology.CreateQueue, Queue: &queue}}, broker.ApplyOptions{})
+	t.Cleanup(func() {
+		_ = client.Apply(context.Background(), accVHost, []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}},
+			broker.ApplyOptions{ForceDeleteQueues: true})
+	})
+	refused := strings.HasPrefix(version, "3.")
+	if refused != (err != nil) {
+		t.Fatalf("RabbitMQ %s: declaring a classic queue with x-queue-leader-locator: %v; want refused: %t", version, err, refused)
+	}
+	if err != nil && !strings.Contains(err.Error(), "x-queue-leader-locator") {
+		t.Errorf("the refusal does not name the argument: %v", err)
 	}
 }

@@ -220,11 +220,7 @@ func checkLeadersShown(client *broker.Client, name string) resource.TestCheckFun
 		if err != nil {
 			return err
 		}
-		var queues []string
-		for _, q := range actual.Queues {
-			queues = append(queues, q.Name)
-		}
-		placements := client.Placements("/", queues)
+		placements := client.Placements("/", actual.QueueNames())
 		want := map[string]int{}
 		var lines []string
 		for _, q := range slices.Sorted(maps.Keys(placements)) {

@@ -72,13 +72,7 @@ func (d *DelayTopologyDataSource) Read(ctx context.Context, req datasource.ReadR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if m.QueueLeaderLocator.IsNull() {
-		// What the resource declares for a new set.
-		if resolved, err := topology.Resolve(spec); err == nil {
-			spec.QueueLeaderLocator = topology.UnsetLeaderLocator(resolved, nil)
-		}
-	}
-	resolved, planned, diags := resolveAndPlan(spec, "Invalid Delay Topology")
+	resolved, planned, diags := resolveAndPlan(newSet(spec), "Invalid Delay Topology")
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -94,6 +88,17 @@ func (d *DelayTopologyDataSource) Read(ctx context.Context, req datasource.ReadR
 	m.Mermaid = types.StringValue(topology.Mermaid(planned))
 	m.BindingTable = types.StringValue(topology.BindingTable(planned))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// newSet is spec as the resource declares a new set of it: with the
+// leader locator of a new set's queues when spec names none.
+func newSet(spec topology.Spec) topology.Spec {
+	if spec.QueueLeaderLocator == "" {
+		if resolved, err := topology.Resolve(spec); err == nil {
+			spec.QueueLeaderLocator = topology.UnsetLeaderLocator(resolved, nil)
+		}
+	}
+	return spec
 }
 
 // resolveAndPlan resolves a spec and plans it, reporting a refused spec per

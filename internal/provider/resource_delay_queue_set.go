@@ -141,10 +141,15 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-	// An update while generations drain may delete those it finds empty, and
-	// their message counts change meanwhile: what apply leaves is known after it.
-	if !req.State.Raw.IsNull() && len(state.Draining.Elements()) > 0 && !resp.Plan.Raw.Equal(req.State.Raw) {
-		plan.Draining = types.ListUnknown(drainingObjectType)
+	// What an update leaves is known after it: the placement it reads (the
+	// framework leaves the prior one planned when only the broker drifted),
+	// and, while generations drain, those it finds empty and deletes and the
+	// others' message counts.
+	if !req.State.Raw.IsNull() && !resp.Plan.Raw.Equal(req.State.Raw) {
+		plan.Placement, plan.Leaders = types.StringUnknown(), types.MapUnknown(types.Int64Type)
+		if len(state.Draining.Elements()) > 0 {
+			plan.Draining = types.ListUnknown(drainingObjectType)
+		}
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	}
 }
@@ -306,11 +311,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	// leaves them to the library, so they are never drift.
 	current := topology.WithoutLibraryBindings(spec, desired, topology.CurrentObjects(spec, actual))
 	setPlanned(&state, spec, topology.Align(current, desired))
-	queues := make([]string, len(actual.Queues))
-	for i, q := range actual.Queues {
-		queues[i] = q.Name
-	}
-	setPlacement(&state, client.Placements(vhost, queues))
+	setPlacement(&state, client.Placements(vhost, actual.QueueNames()))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

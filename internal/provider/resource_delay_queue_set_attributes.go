@@ -145,8 +145,9 @@ var sharedAttributes = map[string]sharedAttribute{
 			"for quorum queues; classic queues get none unless set (RabbitMQ 3.x refuses it on them). A policy with " +
 			"`queue-leader-locator` overrides it. In a library's `layout` it must stay unset: the library declares its " +
 			"queues without it, so give the broker such a policy instead (see the operating guide).",
-		onResource: "A set made before this attribute existed keeps its queues as they are, without it, and plans no change " +
-			"while the attribute is unset; unsetting it later keeps the current value. " + newGeneration},
+		onResource: "Unset, a set keeps the locator its queues have — none, for a set made before this attribute existed, " +
+			"which plans no change — until a change declares new queues anyway (of `queue_type`, `dead_letter_strategy`, " +
+			"`resolution` or `radix`), whose queues get the default. " + newGeneration},
 
 	"max_delay_effective": {computed: true,
 		description: "The longest delay the set holds: (`radix`^N − 1) × `resolution`."},

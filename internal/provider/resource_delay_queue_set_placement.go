@@ -18,8 +18,9 @@ import (
 
 // Where the set's queues run: read by every refresh with the queues
 // themselves (no request of its own) and by every apply after its changes
-// (one queue listing); shown, never planned: the broker places a queue
-// when it is declared, so a plan that changes the set knows it only after.
+// (a read of each queue by name); shown, never planned: the broker places a
+// queue when it is declared, so a plan that changes the set knows it only
+// after.
 const placementWhen = "As the last refresh or apply read it; known after apply when a plan changes the set. It is " +
 	"never a change of the set: a queue's leader moves when its node goes down or the operator rebalances."
 
@@ -67,11 +68,7 @@ func setPlacement(m *delayQueueSetModel, placements map[string]broker.Placement)
 // readPlacement shows where the queues of set are after an apply. The apply is
 // done, so a failed read is only a warning, and the next refresh reads it.
 func readPlacement(ctx context.Context, client *broker.Client, spec topology.Spec, set topology.Topology, m *delayQueueSetModel) diag.Diagnostics {
-	queues := make([]string, len(set.Queues))
-	for i, q := range set.Queues {
-		queues[i] = q.Name
-	}
-	placements, err := client.ReadPlacements(ctx, spec.VHost, queues)
+	placements, err := client.ReadPlacements(ctx, spec.VHost, set.QueueNames())
 	if err != nil {
 		m.Placement, m.Leaders = types.StringNull(), types.MapNull(types.Int64Type)
 		var diags diag.Diagnostics

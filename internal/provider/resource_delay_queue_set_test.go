@@ -601,13 +601,7 @@ func TestAccDelayQueueSet_levelRemovalKeepsMessages(t *testing.T) {
 }
 
 // testPlan is topology.Plan of spec as the resource plans a new set of
-// it, or a change that declares new queues: with the leader locator those
-// get when spec names none.
+// it, or a change that declares new queues (newSet).
 func testPlan(spec topology.Spec) (topology.Topology, error) {
-	if spec.QueueLeaderLocator == "" {
-		if resolved, err := topology.Resolve(spec); err == nil {
-			spec.QueueLeaderLocator = topology.UnsetLeaderLocator(resolved, nil)
-		}
-	}
-	return topology.Plan(spec)
+	return topology.Plan(newSet(spec))
 }

@@ -302,6 +302,15 @@ type Topology struct {
 	Bindings  []Binding
 }
 
+// QueueNames are the names of t's queues, in t's order.
+func (t Topology) QueueNames() []string {
+	names := make([]string, len(t.Queues))
+	for i, q := range t.Queues {
+		names[i] = q.Name
+	}
+	return names
+}
+
 // ChangeKind names what a [Change] does on the broker.
 type ChangeKind string
 
