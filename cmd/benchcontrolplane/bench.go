@@ -372,6 +372,7 @@ func (b *bench) plan(levels int) (topology.Spec, topology.Topology, error) {
 	if err != nil {
 		return topology.Spec{}, topology.Topology{}, err
 	}
+	spec.QueueLeaderLocator = topology.UnsetLeaderLocator(spec, nil) // as terraform creates it
 	plan, err := topology.Plan(spec)
 	return spec, plan, err
 }

@@ -97,6 +97,7 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 	if err != nil {
 		return manySetsResult{}, err
 	}
+	spec.QueueLeaderLocator = topology.UnsetLeaderLocator(spec, nil) // as terraform creates them
 	plans := make([]topology.Topology, sets)
 	for i := range plans {
 		spec.Name = manySetsName(i)
