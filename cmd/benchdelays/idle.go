@@ -85,10 +85,10 @@ func (r *runner) idle(ctx context.Context, radix int, quiet quietPolicy, memUsed
 
 // waitQuiet waits for the broker to settle, when its CPU can be seen.
 func (r *runner) waitQuiet(ctx context.Context, quiet quietPolicy) bool {
-	if r.brokerPID == 0 {
+	if len(r.brokerPIDs) == 0 {
 		return false
 	}
-	_, settled := quiet.waitQuiet(ctx, brokerCPUSampler(r.brokerPID))
+	_, settled := quiet.waitQuiet(ctx, brokerCPUSampler(r.brokerPIDs))
 	return settled
 }
 
@@ -96,17 +96,25 @@ func (r *runner) waitQuiet(ctx context.Context, quiet quietPolicy) bool {
 // one CPU, then its RSS and mem_used; -1 for what is unknown.
 func (r *runner) sampleIdle(ctx context.Context, memUsed func() int64) (cpu float64, rss, used int64) {
 	cpu, rss = -1, -1
-	before, started := sampleCPU(r.brokerPID), time.Now()
+	before, started := sampleCPU(r.brokerPIDs), time.Now()
 	select {
 	case <-time.After(r.cfg.IdleWindow):
 	case <-ctx.Done():
 		return -1, -1, -1
 	}
-	if _, seconds := before.cpuUse(sampleCPU(r.brokerPID)); seconds >= 0 {
+	if _, seconds := before.cpuUse(sampleCPU(r.brokerPIDs)); seconds >= 0 {
 		cpu = 100 * seconds / time.Since(started).Seconds()
 	}
-	if r.brokerPID != 0 {
-		rss = machine.ResidentBytes(r.brokerPID)
+	for i, pid := range r.brokerPIDs {
+		node := machine.ResidentBytes(pid)
+		switch {
+		case node < 0:
+			rss = -1
+		case i == 0:
+			rss = node
+		case rss >= 0:
+			rss += node
+		}
 	}
 	return cpu, rss, memUsed()
 }

@@ -98,24 +98,39 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	}
 	conns.close()
 
-	if isLocal(cfg.URL) {
+	local := isLocal(cfg.URL)
+	if local {
 		env.BrokerPID = node.OSPID
 	}
-	if env.BrokerPID != 0 {
+	nodes, err := client.ClusterNodes(ctx)
+	if err != nil {
+		return 2, fmt.Errorf("list the broker's nodes: %w", err)
+	}
+	if len(nodes) > 1 {
+		for _, n := range nodes {
+			pid := n.OSPID
+			if !local {
+				pid = 0
+			}
+			env.Nodes = append(env.Nodes, clusterNode{Name: n.Name, PID: pid})
+		}
+	}
+	brokerPIDs := env.brokerPIDs()
+	if len(brokerPIDs) > 0 {
 		// The broker's own background work, to tell it from the trials'.
 		const idleWindow = 5 * time.Second
-		before := sampleCPU(env.BrokerPID)
+		before := sampleCPU(brokerPIDs)
 		select {
 		case <-time.After(idleWindow):
 		case <-ctx.Done():
 			return 2, context.Cause(ctx)
 		}
-		if _, seconds := before.cpuUse(sampleCPU(env.BrokerPID)); seconds >= 0 {
+		if _, seconds := before.cpuUse(sampleCPU(brokerPIDs)); seconds >= 0 {
 			env.BrokerIdleCPU = 100 * seconds / idleWindow.Seconds()
 		}
 	}
 	r := &runner{
-		cfg: cfg, client: client, brokerPID: env.BrokerPID,
+		cfg: cfg, client: client, brokerPIDs: brokerPIDs, cluster: len(env.Nodes) > 1,
 		prefix: fmt.Sprintf("benchdelays-%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff),
 	}
 	rep := report{Environment: env, Settings: settings{
@@ -145,8 +160,8 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		}
 		var settled bool
 		var settling time.Duration
-		if env.BrokerPID != 0 {
-			settling, settled = quiet.waitQuiet(ctx, brokerCPUSampler(env.BrokerPID))
+		if len(brokerPIDs) > 0 {
+			settling, settled = quiet.waitQuiet(ctx, brokerCPUSampler(brokerPIDs))
 		}
 		if ctx.Err() != nil {
 			return trialResult{}, context.Cause(ctx)

@@ -43,9 +43,11 @@ func markdown(r report, svgName, ratesName string) string {
 	for _, warning := range s.Warnings {
 		fmt.Fprintf(&b, "> **Warning:** %s.\n\n", warning)
 	}
-	fmt.Fprintf(&b, "The **baseline** of each queue type is a one-level set: one TTL queue of %s of that type and strategy, every message "+
-		"asking for exactly that delay, so one hop through the same exchanges as a hop of the set: the floor any layout can reach on this broker.\n\n",
-		topology.FormatDuration(s.BaselineDelay))
+	if s.BaselineDelay > 0 {
+		fmt.Fprintf(&b, "The **baseline** of each queue type is a one-level set: one TTL queue of %s of that type and strategy, every message "+
+			"asking for exactly that delay, so one hop through the same exchanges as a hop of the set: the floor any layout can reach on this broker.\n\n",
+			topology.FormatDuration(s.BaselineDelay))
+	}
 
 	fmt.Fprintf(&b, "## %s msg/s for %s\n\n", formatRate(s.Rate), topology.FormatDuration(s.Duration))
 	rows := [][]string{{"variant", "sent", "msg/s sent", "msg/s delivered", "p50 ms", "p90 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "broker CPU ms/delivered", "machine CPU"}}
@@ -105,7 +107,7 @@ func markdown(r report, svgName, ratesName string) string {
 		for _, v := range variants {
 			set, okSet := r.search(v.Name, false)
 			base, okBase := r.search(v.Base, true)
-			if !okSet && (!okBase || v.Radix != 2) { // a baseline shows in its radix-2 row, or beside a set of its kind
+			if !okSet && (!okBase || v.Radix != 2 || v.LeaderLocator != "") { // a baseline shows in its radix-2 row, or beside a set of its kind
 				continue
 			}
 			rows = append(rows, []string{v.Name, formatSteps(set.Steps), formatHighest(set), formatSteps(base.Steps), formatHighest(base), formatRatio(set, base, okSet && okBase)})
@@ -116,6 +118,7 @@ func markdown(r report, svgName, ratesName string) string {
 		}
 	}
 
+	b.WriteString(clusterMarkdown(r))
 	b.WriteString(radixMarkdown(r))
 
 	b.WriteString("\n## Every trial\n\n")
@@ -213,6 +216,13 @@ func baseOf(name string) string {
 		return v.Base
 	}
 	return name
+}
+
+// leadersOf is ", LOCATOR" for a variant a table names that places its
+// leaders, or "".
+func leadersOf(name string) string {
+	v, _ := variantNamed(name)
+	return v.leadersSuffix()
 }
 
 // digitsOfRun says how many digits of each radix the run's sets have:
@@ -410,7 +420,7 @@ func formatRatio(set, base searchResult, both bool) string {
 }
 
 func brokerIdle(e environment) string {
-	if e.BrokerPID == 0 {
+	if len(e.brokerPIDs()) == 0 {
 		return "the broker is not on this machine, so unknown"
 	}
 	return fmt.Sprintf("%.0f %% of a CPU when idle before the first trial", e.BrokerIdleCPU)
@@ -419,6 +429,18 @@ func brokerIdle(e environment) string {
 // brokerWhere says whether the broker ran beside this program, where its
 // CPU time could be read.
 func brokerWhere(e environment) string {
+	if len(e.Nodes) > 0 {
+		names := make([]string, len(e.Nodes))
+		for i, n := range e.Nodes {
+			names[i] = n.Name
+		}
+		if len(e.brokerPIDs()) == 0 {
+			return fmt.Sprintf("The broker was a cluster of %d nodes (%s), not all of them on this machine: its CPU is unknown.", len(e.Nodes), strings.Join(names, ", "))
+		}
+		return fmt.Sprintf("The broker was a cluster of %d nodes (%s), all on this machine beside this program (processes %s), sharing its CPUs: "+
+			"the broker's CPU is theirs together, and the section on the cluster gives each node's. The sets were declared, and the messages "+
+			"published and consumed, through the node that answered first (process %d).", len(e.Nodes), strings.Join(names, ", "), joinPIDs(e.brokerPIDs()), e.BrokerPID)
+	}
 	if e.BrokerPID == 0 {
 		return "The broker's process was not on this machine, or not visible to this program."
 	}

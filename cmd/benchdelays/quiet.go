@@ -56,10 +56,10 @@ func (p quietPolicy) waitQuiet(ctx context.Context, sample func() float64) (wait
 
 // brokerCPUSampler returns a function that reports the broker's CPU use,
 // in percent of a CPU, since its previous call.
-func brokerCPUSampler(pid int) func() float64 {
-	last, lastAt := sampleCPU(pid), time.Now()
+func brokerCPUSampler(pids []int) func() float64 {
+	last, lastAt := sampleCPU(pids), time.Now()
 	return func() float64 {
-		now, nowAt := sampleCPU(pid), time.Now()
+		now, nowAt := sampleCPU(pids), time.Now()
 		_, seconds := last.cpuUse(now)
 		elapsed := nowAt.Sub(lastAt).Seconds()
 		last, lastAt = now, nowAt

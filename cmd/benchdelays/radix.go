@@ -137,7 +137,7 @@ func kindModels(r report) []kindModel {
 		points := []costPoint{{Hops: averageHops(base), CPU: millis(base.perDelivered(base.BrokerCPU))}}
 		own, owned := millis(base.perDelivered(base.OwnCPU)), 1
 		for _, v := range variants {
-			if v.Base != kind.Name {
+			if v.Base != kind.Name || v.LeaderLocator != "" { // the model is of the broker's layout, not of where a cluster runs it
 				continue
 			}
 			t, ok := r.mainTrial(v.Name, false)
@@ -235,7 +235,7 @@ func radixMarkdown(r report) string {
 		cpu := []string{}
 		for _, t := range r.Trials {
 			if t.Main && !t.Baseline && radixOf(t.Radix) == l.Radix {
-				cpu = append(cpu, formatOptionalMs(t.perDelivered(t.BrokerCPU))+" "+baseOf(t.Variant))
+				cpu = append(cpu, formatOptionalMs(t.perDelivered(t.BrokerCPU))+" "+baseOf(t.Variant)+leadersOf(t.Variant))
 			}
 		}
 		cpuCell := "–"

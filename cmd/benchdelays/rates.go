@@ -39,7 +39,7 @@ func ratesPlot(r report) string {
 		p := panel{name: kind.Name}
 		for _, v := range variants {
 			if s, ok := r.search(v.Name, false); ok && v.Base == kind.Name {
-				p.lines = append(p.lines, rateLine{label: fmt.Sprintf("radix %d", v.Radix), color: layoutColors[v.Radix], search: s})
+				p.lines = append(p.lines, rateLine{label: fmt.Sprintf("radix %d%s", v.Radix, v.leadersSuffix()), color: layoutColors[v.Radix], search: s})
 			}
 		}
 		if s, ok := r.search(kind.Name, true); ok {

@@ -17,6 +17,9 @@ type variant struct {
 	QueueType topology.QueueType
 	Strategy  topology.DeadLetterStrategy
 	Radix     int
+	// LeaderLocator places the set's queue leaders on a cluster; empty
+	// leaves it to the broker (client-local unless configured otherwise).
+	LeaderLocator topology.LeaderLocator
 	// Base is the name of the radix-2 variant of the same queue type and
 	// strategy, whose one-hop baseline this variant shares.
 	Base string
@@ -32,9 +35,11 @@ var queueKinds = []variant{
 
 // variants are every queue kind in every radix the planner allows, radix 2
 // first: "quorum-at-most-once", then "quorum-at-most-once-r4" (in tables
-// "quorum at-most-once r4") and so on.
+// "quorum at-most-once r4") and so on; then each of them with every leader
+// locator, for a cluster: "quorum-at-least-once-r16-balanced" (in tables
+// "quorum at-least-once r16, balanced").
 var variants = func() []variant {
-	var all []variant
+	var plain []variant
 	for _, kind := range queueKinds {
 		for _, radix := range topology.Radixes {
 			v := kind
@@ -43,17 +48,35 @@ var variants = func() []variant {
 				v.Slug += fmt.Sprintf("-r%d", radix)
 				v.Name += fmt.Sprintf(" r%d", radix)
 			}
+			plain = append(plain, v)
+		}
+	}
+	all := plain
+	for _, locator := range topology.LeaderLocators {
+		for _, v := range plain {
+			v.LeaderLocator = locator
+			v.Slug += "-" + string(locator)
+			v.Name += v.leadersSuffix()
 			all = append(all, v)
 		}
 	}
 	return all
 }()
 
+// leadersSuffix is ", LOCATOR" when v places its leaders, as its name
+// ends, or "".
+func (v variant) leadersSuffix() string {
+	if v.LeaderLocator == "" {
+		return ""
+	}
+	return ", " + string(v.LeaderLocator)
+}
+
 // defaultVariants are the queue kinds in radix 2, today's layout.
 func defaultVariants() []variant {
 	var chosen []variant
 	for _, v := range variants {
-		if v.Radix == 2 {
+		if v.Radix == 2 && v.LeaderLocator == "" {
 			chosen = append(chosen, v)
 		}
 	}
@@ -106,7 +129,13 @@ type trialResult struct {
 	BrokerCPU   float64 `json:"broker_cpu_s"`
 	// OwnCPU is the CPU seconds this program used, to publish, consume and
 	// count: the load generator's share of the machine.
-	OwnCPU      float64                `json:"own_cpu_s"`
+	OwnCPU float64 `json:"own_cpu_s"`
+	// NodeCPU is the CPU seconds each node of a cluster used, in the order
+	// of the environment's Nodes (BrokerCPU is their sum); Leaders counts
+	// the set's queues each node leads, as the broker said after declaring
+	// them. Both only on a cluster.
+	NodeCPU     []float64              `json:"node_cpu_s,omitempty"`
+	Leaders     map[string]int         `json:"leaders,omitempty"`
 	Pacing      messaging.PacingReport `json:"pacing"`
 	Measurement measurement            `json:"measurement"`
 	// BrokerSettled says whether the broker's CPU use had settled near its
@@ -163,9 +192,39 @@ type environment struct {
 	// BrokerPID is the local process listening on the AMQP port, whose CPU
 	// time the trials report; 0 when it is not on this machine.
 	BrokerPID int `json:"broker_pid"`
+	// Nodes are the nodes of the broker's cluster when it has more than
+	// one, with their processes when on this machine (else 0): the broker's
+	// CPU is then theirs together, and each trial also gives each node's.
+	Nodes []clusterNode `json:"nodes,omitempty"`
 	// BrokerIdleCPU is the broker's CPU use before the first trial, in
 	// percent of one CPU: its background work, part of every trial's figure.
 	BrokerIdleCPU float64 `json:"broker_idle_cpu_percent"`
+}
+
+// clusterNode is a node of the broker's cluster and its local process.
+type clusterNode struct {
+	Name string `json:"name"`
+	PID  int    `json:"pid"`
+}
+
+// brokerPIDs are the processes whose CPU is the broker's: every node's of
+// a cluster on this machine, or the one node's; none when they are not all
+// here.
+func (e environment) brokerPIDs() []int {
+	if len(e.Nodes) == 0 {
+		if e.BrokerPID == 0 {
+			return nil
+		}
+		return []int{e.BrokerPID}
+	}
+	pids := make([]int, len(e.Nodes))
+	for i, n := range e.Nodes {
+		if n.PID == 0 {
+			return nil
+		}
+		pids[i] = n.PID
+	}
+	return pids
 }
 
 // report is everything a run writes: delays.json holds it whole, delays.md

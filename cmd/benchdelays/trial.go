@@ -26,8 +26,12 @@ type runner struct {
 	client *broker.Client
 	// prefix makes the run's object names and message ids unique.
 	prefix string
-	// brokerPID is the broker's process when it runs here, or 0.
-	brokerPID int
+	// brokerPIDs are the broker's processes when it runs here: one node's,
+	// or each node's of a cluster; none when it does not.
+	brokerPIDs []int
+	// cluster says the broker has more than one node: trials then record
+	// each node's CPU and the leaders of their set's queues.
+	cluster bool
 }
 
 // trialPlan says what one trial measures.
@@ -53,7 +57,7 @@ func (r *runner) spec(p trialPlan) topology.Spec {
 	name := fmt.Sprintf("%s.%s.%s.%d", r.prefix, p.variant.Slug, kind, int(p.rate))
 	return topology.Spec{
 		Name: name, VHost: r.cfg.VHost, Levels: levels, Radix: radix, Resolution: resolution,
-		QueueType: p.variant.QueueType, DeadLetterStrategy: p.variant.Strategy,
+		QueueType: p.variant.QueueType, DeadLetterStrategy: p.variant.Strategy, QueueLeaderLocator: p.variant.LeaderLocator,
 		Routes: []topology.Route{{Destination: name + ".work", Key: routeKey}},
 	}
 }
@@ -69,12 +73,15 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution, Rate: p.rate, Duration: p.duration,
 		Started: time.Now().UTC(), LoadBefore: machine.LoadAverage(),
 	}
-	cpuBefore := sampleCPU(r.brokerPID)
+	cpuBefore := sampleCPU(r.brokerPIDs)
 	defer func() {
 		result.LoadAfter = machine.LoadAverage()
-		cpuAfter := sampleCPU(r.brokerPID)
+		cpuAfter := sampleCPU(r.brokerPIDs)
 		result.MachineBusy, result.BrokerCPU = cpuBefore.cpuUse(cpuAfter)
 		result.OwnCPU = cpuBefore.selfSeconds(cpuAfter)
+		if r.cluster {
+			result.NodeCPU = cpuBefore.nodeSeconds(cpuAfter)
+		}
 	}()
 	fail := func(err error) {
 		result.Error = errors.Join(errorOrNil(result.Error), err).Error()
@@ -104,6 +111,12 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	if err := r.client.Apply(ctx, spec.VHost, topology.Diff(planned, topology.Topology{VHost: spec.VHost}), broker.ApplyOptions{}); err != nil {
 		fail(fmt.Errorf("declare set %s: %w", spec.Name, err))
 		return result
+	}
+	if r.cluster {
+		if result.Leaders, err = r.leaders(ctx, spec.VHost, planned); err != nil {
+			fail(err)
+			return result
+		}
 	}
 
 	consumer, err := messaging.NewConsumer(conns.consume, route, messaging.ConsumerOptions{IDPrefix: spec.Name + "-", Prefetch: r.cfg.Prefetch})
@@ -193,6 +206,19 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		lossWindow: r.cfg.LossWindow,
 	})
 	return result
+}
+
+// leaders counts the queues of a declared set that each node leads.
+func (r *runner) leaders(ctx context.Context, vhost string, planned topology.Topology) (map[string]int, error) {
+	placements, err := r.client.ReadPlacements(ctx, vhost, planned.QueueNames())
+	if err != nil {
+		return nil, fmt.Errorf("read where the set's queues run: %w", err)
+	}
+	counts := map[string]int{}
+	for _, p := range placements {
+		counts[p.Leader]++
+	}
+	return counts, nil
 }
 
 // delays returns a generator of the delays a trial asks for: whole ticks,

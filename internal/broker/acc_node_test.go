@@ -3,8 +3,11 @@ package broker_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 )
 
 // TestAccNode checks the node's versions and that its OS process id is the
@@ -29,5 +32,22 @@ func TestAccNode(t *testing.T) {
 	command, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", node.OSPID))
 	if err != nil || !strings.HasPrefix(string(command), "beam") {
 		t.Errorf("Node().OSPID = %d runs %q (%v), want the broker's beam.smp", node.OSPID, command, err)
+	}
+}
+
+// TestAccClusterNodes: a lone node's cluster is that node, with its
+// process. (The cluster benchmark lists three: make bench-cluster.)
+func TestAccClusterNodes(t *testing.T) {
+	client := accClient(t)
+	node, err := client.Node(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := client.ClusterNodes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []broker.ClusterNode{{Name: node.Name, OSPID: node.OSPID}}; !slices.Equal(nodes, want) {
+		t.Errorf("ClusterNodes() = %+v, want %+v", nodes, want)
 	}
 }

@@ -3,7 +3,9 @@ package broker
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
@@ -48,6 +50,52 @@ func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
 		select {
 		case <-ctx.Done():
 			return info, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// ClusterNode is a node of the broker's cluster, for the benchmarks that
+// measure each node's CPU.
+type ClusterNode struct {
+	Name string
+	// OSPID is the node's operating-system process id; 0 while the node
+	// does not run or has no statistics yet.
+	OSPID int
+}
+
+// ClusterNodes lists the nodes of the cluster of the node that answers
+// (one for a lone node), sorted by name (GET /api/nodes, which needs the
+// monitoring tag). As Node does, it waits a little for the first
+// statistics of running nodes that just started, which bring their os_pid.
+func (c *Client) ClusterNodes(ctx context.Context) ([]ClusterNode, error) {
+	deadline := time.Now().Add(nodeStatisticsWait)
+	for {
+		var infos []rabbithole.NodeInfo
+		err := c.viaRabbitHole(ctx, http.MethodGet, apiPath("nodes"), func() (err error) {
+			infos, err = c.rabbit.ListNodes()
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		nodes := make([]ClusterNode, 0, len(infos))
+		complete := true
+		for _, info := range infos {
+			pid, _ := strconv.Atoi(string(info.OsPid))
+			if !info.IsRunning {
+				pid = 0
+			}
+			complete = complete && (pid != 0 || !info.IsRunning)
+			nodes = append(nodes, ClusterNode{Name: info.Name, OSPID: pid})
+		}
+		if complete || time.Now().After(deadline) {
+			slices.SortFunc(nodes, func(a, b ClusterNode) int { return strings.Compare(a.Name, b.Name) })
+			return nodes, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clusterMarkdown is the section on a cluster's nodes: for each main trial
+// of a set, the leaders of its queues and the CPU per message of each
+// node, and what the busiest node's makes of a rate on machines of their
+// own. It is "" unless the broker was a cluster.
+func clusterMarkdown(r report) string {
+	nodes := r.Environment.Nodes
+	if len(nodes) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Per node of the cluster\n\n")
+	fmt.Fprintf(&b, "The %d nodes ran on this one machine and shared its CPUs with each other and with this program. For each set at %s msg/s: "+
+		"the queues of the set each node led (the TTL queues and the parking lot, as the broker said right after declaring them), each node's "+
+		"CPU per message sent (its process's CPU time during the trial, its background work included), and the busiest node's. "+
+		"On machines of their own, a node with C cores carries at most C ÷ (its CPU per message) messages per second, so the cluster's rate is "+
+		"bounded by its busiest node: **msg/s per core** is 1 s ÷ the busiest node's CPU per message. That bound leaves out the network between "+
+		"machines and the publishers and consumers (here this program: **own CPU** in the table above), and assumes each node keeps "+
+		"the CPU per message it had here. The **highest rate** is the search's on this machine, where the nodes share its cores.\n\n",
+		len(nodes), formatRate(r.Settings.Rate))
+	header := []string{"variant", "leaders"}
+	for _, n := range nodes {
+		header = append(header, shortNode(n.Name)+" ms/msg")
+	}
+	header = append(header, "cluster ms/msg", "busiest node", "msg/s per core", "highest rate here")
+	rows := [][]string{header}
+	for _, v := range variants {
+		t, ok := r.mainTrial(v.Name, false)
+		if !ok {
+			continue
+		}
+		row := []string{v.Name, formatLeaders(t.Leaders, nodes)}
+		busiest, busiestNode := time.Duration(-1), "–"
+		for i, n := range nodes {
+			cell := "–"
+			if i < len(t.NodeCPU) {
+				perMessage := t.perMessage(t.NodeCPU[i])
+				cell = formatOptionalMs(perMessage)
+				if perMessage > busiest {
+					busiest, busiestNode = perMessage, shortNode(n.Name)
+				}
+			}
+			row = append(row, cell)
+		}
+		perCore := "–"
+		if busiest > 0 {
+			perCore = formatRate(float64(time.Second) / float64(busiest))
+		}
+		highest := "–"
+		if s, ok := r.search(v.Name, false); ok {
+			highest = formatHighest(s)
+		}
+		row = append(row, formatOptionalMs(t.perMessage(t.BrokerCPU)), busiestNode, perCore, highest)
+		rows = append(rows, row)
+	}
+	align := "ll" + strings.Repeat("r", len(nodes)) + "rlrr"
+	writeTable(&b, rows, align)
+	return b.String()
+}
+
+// formatLeaders writes how many of a set's queues each node led, in the
+// order of nodes: "rabbit-f7 17 · rabbit-f8 0 · rabbit-f9 0"; "–" when
+// unknown.
+func formatLeaders(leaders map[string]int, nodes []clusterNode) string {
+	if leaders == nil {
+		return "–"
+	}
+	parts := make([]string, 0, len(nodes)+1)
+	counted := 0
+	for _, n := range nodes {
+		parts = append(parts, shortNode(n.Name)+" "+strconv.Itoa(leaders[n.Name]))
+		counted += leaders[n.Name]
+	}
+	total := 0
+	for _, count := range leaders {
+		total += count
+	}
+	if other := total - counted; other > 0 {
+		parts = append(parts, "no leader "+strconv.Itoa(other))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// shortNode is a node's name without its host, which every node of a
+// cluster on one machine shares.
+func shortNode(name string) string {
+	short, _, _ := strings.Cut(name, "@")
+	return short
+}
+
+// joinPIDs writes process ids as "123, 456".
+func joinPIDs(pids []int) string {
+	words := make([]string, len(pids))
+	for i, pid := range pids {
+		words[i] = strconv.Itoa(pid)
+	}
+	return strings.Join(words, ", ")
+}
