@@ -365,14 +365,13 @@ resource "rabbitmq_delay_queue_set" "bench" {
 
 // plan is the spec and plan of the benchmark's set of the given size.
 func (b *bench) plan(levels int) (topology.Spec, topology.Topology, error) {
-	spec, err := topology.Resolve(topology.Spec{
+	spec, err := topology.NewSet(topology.Spec{ // as terraform creates it
 		Name: fmt.Sprintf("bench-n%d", levels), VHost: b.cfg.VHost, Levels: levels, Resolution: resolution,
 		Routes: []topology.Route{{Destination: routeQueue}},
 	})
 	if err != nil {
 		return topology.Spec{}, topology.Topology{}, err
 	}
-	spec.QueueLeaderLocator = topology.UnsetLeaderLocator(spec, nil) // as terraform creates it
 	plan, err := topology.Plan(spec)
 	return spec, plan, err
 }

@@ -92,12 +92,11 @@ func (b *bench) manySetsConfig(sets int, dataSources bool) string {
 // measureManySets measures a configuration of many sets: once through the
 // counting proxy, then b.cfg.ManySetsRuns times straight to the broker.
 func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manySetsResult, error) {
-	spec, err := topology.Resolve(topology.Spec{Name: manySetsName(0), VHost: b.cfg.VHost, MaxDelay: b.cfg.ManySetsMaxDelay,
+	spec, err := topology.NewSet(topology.Spec{Name: manySetsName(0), VHost: b.cfg.VHost, MaxDelay: b.cfg.ManySetsMaxDelay, // as terraform creates them
 		QueueType: topology.QueueType(b.cfg.ManySetsQueueType), Routes: []topology.Route{{Destination: routeQueue}}})
 	if err != nil {
 		return manySetsResult{}, err
 	}
-	spec.QueueLeaderLocator = topology.UnsetLeaderLocator(spec, nil) // as terraform creates them
 	plans := make([]topology.Topology, sets)
 	for i := range plans {
 		spec.Name = manySetsName(i)

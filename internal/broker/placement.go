@@ -65,7 +65,8 @@ func (c *Client) Placements(vhost string, queues []string) map[string]Placement 
 // ReadPlacements reads where each named queue of vhost runs, by name, four
 // at a time (the cost of a queue listing grows with the vhost's queues,
 // that of a read by name does not), for an apply that has just declared
-// some. A queue that does not exist is absent.
+// some. A queue that does not exist is absent. It only returns what it
+// read: Placements stays what the last read of a set found.
 func (c *Client) ReadPlacements(ctx context.Context, vhost string, queues []string) (_ map[string]Placement, err error) {
 	ctx, report := c.observe(ctx, "read placements", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()
@@ -80,7 +81,6 @@ func (c *Client) ReadPlacements(ctx context.Context, vhost string, queues []stri
 	found := make(map[string]Placement, len(queues))
 	for _, q := range infos {
 		if q != nil {
-			c.placements.remember(vhost, *q)
 			found[q.Name] = placementOf(*q)
 		}
 	}

@@ -72,7 +72,7 @@ func (d *DelayTopologyDataSource) Read(ctx context.Context, req datasource.ReadR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resolved, planned, diags := resolveAndPlan(newSet(spec), "Invalid Delay Topology")
+	resolved, planned, diags := newSetAndPlan(spec, "Invalid Delay Topology")
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -90,21 +90,11 @@ func (d *DelayTopologyDataSource) Read(ctx context.Context, req datasource.ReadR
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// newSet is spec as the resource declares a new set of it: with the
-// leader locator of a new set's queues when spec names none.
-func newSet(spec topology.Spec) topology.Spec {
-	if spec.QueueLeaderLocator == "" {
-		if resolved, err := topology.Resolve(spec); err == nil {
-			spec.QueueLeaderLocator = topology.UnsetLeaderLocator(resolved, nil)
-		}
-	}
-	return spec
-}
-
-// resolveAndPlan resolves a spec and plans it, reporting a refused spec per
-// attribute under summary.
-func resolveAndPlan(spec topology.Spec, summary string) (topology.Spec, topology.Topology, diag.Diagnostics) {
-	resolved, err := topology.Resolve(spec)
+// newSetAndPlan resolves a spec as the resource creates a set of it
+// (topology.NewSet) and plans it, reporting a refused spec per attribute
+// under summary.
+func newSetAndPlan(spec topology.Spec, summary string) (topology.Spec, topology.Topology, diag.Diagnostics) {
+	resolved, err := topology.NewSet(spec)
 	if err != nil {
 		return spec, topology.Topology{}, problemDiagnostics(err, summary, nil)
 	}

@@ -110,19 +110,22 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if err != nil {
 		return // ValidateConfig has reported it
 	}
-	if config.QueueLeaderLocator.IsNull() {
-		var current *topology.Spec
-		if exists {
-			if stateSpec, diags := specOf(state); !diags.HasError() {
-				current = &stateSpec
-			}
+	var current *topology.Spec // the state's, resolved once, when the set exists
+	if exists {
+		stateSpec, diags := specOf(state)
+		resp.Diagnostics.Append(diags...)
+		if diags.HasError() {
+			return
 		}
+		current = &stateSpec
+	}
+	if config.QueueLeaderLocator.IsNull() {
 		resolved.QueueLeaderLocator = topology.UnsetLeaderLocator(resolved, current)
 	}
 	plan.Draining = types.ListValueMust(drainingObjectType, nil)
 	if exists {
 		var ok bool
-		resolved, plan.Draining, ok, diags = r.planGeneration(ctx, req.Private, state, resolved)
+		resolved, plan.Draining, ok, diags = r.planGeneration(ctx, req.Private, state, *current, resolved)
 		resp.Diagnostics.Append(diags...)
 		if !ok {
 			return

@@ -3,11 +3,8 @@ package provider
 import (
 	"net/http"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -58,27 +55,6 @@ func TestRemovedRoutesStayBound(t *testing.T) {
 	sales := topology.Route{Destination: "Sales", DestinationType: topology.DestinationExchange, Key: "Sales"}
 	billing := topology.Route{Destination: "Billing", DestinationType: topology.DestinationExchange, Key: "Billing"}
 	billingBinding := `nsb.v2.delay-delivery -> exchange Billing, key "#.Billing"`
-	// stateOf is the state a refresh writes for a set of spec whose broker
-	// holds its plan without the bindings of the routes gone.
-	stateOf := func(spec topology.Spec, gone ...topology.Route) delayQueueSetModel {
-		resolved, err := topology.Resolve(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		planned, err := topology.Plan(resolved)
-		if err != nil {
-			t.Fatal(err)
-		}
-		onBroker, err := topology.Plan(withRoutes(resolved, slices.DeleteFunc(slices.Clone(resolved.Routes), func(r topology.Route) bool { return slices.Contains(gone, r) })...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := delayQueueSetModel{MigrationWait: types.StringValue("10s"), Draining: types.ListValueMust(drainingObjectType, nil)}
-		m.Name, m.VHost = types.StringValue(spec.Name), types.StringValue(spec.VHost)
-		setSpec(&m, resolved)
-		setPlanned(&m, resolved, topology.Align(onBroker, planned))
-		return m
-	}
 	nsb := func(routes ...topology.Route) topology.Spec {
 		return topology.Spec{Name: "nsb", VHost: "/", Layout: topology.LayoutNServiceBus, Routes: routes}
 	}
@@ -90,11 +66,11 @@ func TestRemovedRoutesStayBound(t *testing.T) {
 		plan  topology.Spec
 		warns bool
 	}{
-		"a removed route's binding stays":      {stateOf(nsb(sales, billing)), nsb(sales), true},
-		"routes kept":                          {stateOf(nsb(sales, billing)), nsb(sales, billing), false},
-		"a new route":                          {stateOf(nsb(sales)), nsb(sales, billing), false},
-		"the removed route's binding is gone":  {stateOf(nsb(sales, billing), billing), nsb(sales), false},
-		"the default layout deletes its out's": {stateOf(defaultSet(sales, billing)), defaultSet(sales), false},
+		"a removed route's binding stays":      {testModelOf(t, nsb(sales, billing)), nsb(sales), true},
+		"routes kept":                          {testModelOf(t, nsb(sales, billing)), nsb(sales, billing), false},
+		"a new route":                          {testModelOf(t, nsb(sales)), nsb(sales, billing), false},
+		"the removed route's binding is gone":  {testModelOf(t, nsb(sales, billing), billing), nsb(sales), false},
+		"the default layout deletes its out's": {testModelOf(t, defaultSet(sales, billing)), defaultSet(sales), false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -120,10 +96,4 @@ func TestRemovedRoutesStayBound(t *testing.T) {
 			}
 		})
 	}
-}
-
-// withRoutes is spec with routes instead of its own.
-func withRoutes(spec topology.Spec, routes ...topology.Route) topology.Spec {
-	spec.Routes = routes
-	return spec
 }

@@ -31,18 +31,15 @@ func (r *DelayQueueSetResource) drainClock() drain.Clock {
 }
 
 // planGeneration moves resolved, the spec an update of state plans, to the
-// generation it takes: the state's own, or a new one beside it, which then
-// drains, when the queues' kind or key format changes or when queues of the
-// current generation drifted and hold messages (as a refresh noted: see
+// generation it takes: the state's own (current, the state's resolved
+// spec: specOf), or a new one beside it, which then drains, when the
+// queues' kind or key format changes or when queues of the current
+// generation drifted and hold messages (as a refresh noted: see
 // noteDriftedHolding). It plans the draining attribute too (see
 // plannedDraining). ok is false when the update cannot be planned.
-func (r *DelayQueueSetResource) planGeneration(ctx context.Context, private privateState, state delayQueueSetModel, resolved topology.Spec) (
-	_ topology.Spec, planned types.List, ok bool, diags diag.Diagnostics,
-) {
-	current, diags := specOf(state)
-	if diags.HasError() {
-		return resolved, planned, false, diags
-	}
+func (r *DelayQueueSetResource) planGeneration(ctx context.Context, private privateState, state delayQueueSetModel,
+	current, resolved topology.Spec,
+) (_ topology.Spec, planned types.List, ok bool, diags diag.Diagnostics) {
 	draining, messages := drainingOf(state)
 	resolved, err := topology.NextGeneration(resolved, current, draining)
 	if err != nil {

@@ -48,25 +48,8 @@ func TestDelayQueueSet_modifyPlanLeaderLocator(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			schema := delayQueueSetSchema()
-			model := func(spec topology.Spec) delayQueueSetModel {
-				resolved, err := topology.Resolve(spec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				planned, err := topology.Plan(resolved)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m := delayQueueSetModel{ForceDestroy: types.BoolValue(false), MigrationWait: types.StringValue("10s")}
-				m.Name, m.MaxDelay = types.StringValue(spec.Name), types.StringNull()
-				m.Routes = types.ListValueMust(routeObjectType, nil)
-				m.Draining = types.ListValueMust(drainingObjectType, nil)
-				m.Leaders = types.MapNull(types.Int64Type)
-				setPlanned(&m, resolved, planned)
-				return m
-			}
 			// The configuration: what the test sets, the rest null, as written.
-			config := model(tc.config)
+			config := testModelOf(t, tc.config)
 			config.QueueLeaderLocator = optionalString(string(tc.config.QueueLeaderLocator))
 			config.DeadLetterStrategy, config.Generation, config.ExchangeGeneration = types.StringNull(), types.Int64Null(), types.Int64Null()
 			configValue := tfsdk.Plan{Schema: schema}
@@ -79,7 +62,7 @@ func TestDelayQueueSet_modifyPlanLeaderLocator(t *testing.T) {
 				State:  tfsdk.State{Schema: schema, Raw: tftypes.NewValue(schema.Type().TerraformType(ctx), nil)},
 			}
 			if tc.state != nil {
-				m := model(*tc.state)
+				m := testModelOf(t, *tc.state)
 				m.Placement = types.StringValue("delay.level.00: leader rabbit@a, members rabbit@a")
 				m.Leaders = types.MapValueMust(types.Int64Type, map[string]attr.Value{"rabbit@a": types.Int64Value(1)})
 				if tc.drifted {

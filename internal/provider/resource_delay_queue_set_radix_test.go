@@ -47,20 +47,7 @@ func TestDelayQueueSet_modifyPlanRadix(t *testing.T) {
 			ctx := context.Background()
 			schema := delayQueueSetSchema()
 			model := func(radix types.Int64) tfsdk.Plan {
-				spec, err := topology.Resolve(topology.Spec{Name: "delay", VHost: "/", Levels: 2, Radix: int(radix.ValueInt64())})
-				if err != nil {
-					t.Fatal(err)
-				}
-				planned, err := topology.Plan(spec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m := delayQueueSetModel{ForceDestroy: types.BoolValue(false), MigrationWait: types.StringValue("10s")}
-				m.Name, m.MaxDelay = types.StringValue("delay"), types.StringNull()
-				m.Routes = types.ListValueMust(routeObjectType, nil)
-				m.Draining = types.ListValueMust(drainingObjectType, nil)
-				m.Leaders = types.MapNull(types.Int64Type)
-				setPlanned(&m, spec, planned)
+				m := testModelOf(t, topology.Spec{Name: "delay", VHost: "/", Levels: 2, Radix: int(radix.ValueInt64())})
 				m.Radix = radix
 				plan := tfsdk.Plan{Schema: schema}
 				if diags := plan.Set(ctx, &m); diags.HasError() {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -601,7 +603,42 @@ func TestAccDelayQueueSet_levelRemovalKeepsMessages(t *testing.T) {
 }
 
 // testPlan is topology.Plan of spec as the resource plans a new set of
-// it, or a change that declares new queues (newSet).
+// it, or a change that declares new queues (topology.NewSet).
 func testPlan(spec topology.Spec) (topology.Topology, error) {
-	return topology.Plan(newSet(spec))
+	resolved, err := topology.NewSet(spec)
+	if err != nil {
+		return topology.Topology{}, err
+	}
+	return topology.Plan(resolved)
+}
+
+// testModelOf is the model a plan or a refresh writes for a set of spec
+// whose broker holds its plan, without the bindings of the routes gone:
+// every argument resolved, nothing draining, no leaders read.
+func testModelOf(t *testing.T, spec topology.Spec, gone ...topology.Route) delayQueueSetModel {
+	t.Helper()
+	resolved, err := topology.Resolve(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned, err := topology.Plan(resolved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onBroker, err := topology.Plan(withRoutes(resolved, slices.DeleteFunc(slices.Clone(resolved.Routes), func(r topology.Route) bool { return slices.Contains(gone, r) })...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := delayQueueSetModel{MigrationWait: types.StringValue("10s"), Draining: types.ListValueMust(drainingObjectType, nil),
+		Leaders: types.MapNull(types.Int64Type)}
+	m.Name, m.VHost = types.StringValue(spec.Name), types.StringValue(spec.VHost)
+	setSpec(&m, resolved)
+	setPlanned(&m, resolved, topology.Align(onBroker, planned))
+	return m
+}
+
+// withRoutes is spec with routes instead of its own.
+func withRoutes(spec topology.Spec, routes ...topology.Route) topology.Spec {
+	spec.Routes = routes
+	return spec
 }

@@ -148,6 +148,24 @@ func UnsetLeaderLocator(desired Spec, current *Spec) LeaderLocator {
 	return LeaderLocatorBalanced
 }
 
+// NewSet is spec resolved as Terraform creates a set of it, or an error as
+// [Resolve] reports it. A new set has no current generation whose queues
+// it keeps, so a spec that names no leader locator gets that of new queues
+// ([UnsetLeaderLocator] with no current set): balanced for quorum queues of
+// a layout of this provider's. What plans or declares a set as the
+// provider's resource creates it (the data source, tests, benchmarks)
+// starts from it.
+func NewSet(spec Spec) (Spec, error) {
+	resolved, err := Resolve(spec)
+	if err != nil {
+		return Spec{}, err
+	}
+	if resolved.QueueLeaderLocator == "" {
+		resolved.QueueLeaderLocator = UnsetLeaderLocator(resolved, nil)
+	}
+	return resolved, nil
+}
+
 // defaultDeadLetterStrategy is at-least-once where the queue type supports it.
 func defaultDeadLetterStrategy(t QueueType) DeadLetterStrategy {
 	if t == QueueTypeClassic {

@@ -723,3 +723,41 @@ func TestUnsetLeaderLocator(t *testing.T) {
 		})
 	}
 }
+
+func TestNewSet(t *testing.T) {
+	t.Parallel()
+	quorum := Spec{Name: "delay", VHost: "/", Levels: 4}
+	tests := map[string]struct {
+		spec    Spec
+		want    LeaderLocator
+		wantErr bool
+	}{
+		"quorum, unset: balanced":   {spec: quorum, want: LeaderLocatorBalanced},
+		"quorum, client-local kept": {spec: Spec{Name: "delay", VHost: "/", Levels: 4, QueueLeaderLocator: LeaderLocatorClientLocal}, want: LeaderLocatorClientLocal},
+		"classic: none":             {spec: Spec{Name: "delay", VHost: "/", Levels: 4, QueueType: QueueTypeClassic}},
+		"library: none":             {spec: Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus}},
+		"invalid: Resolve's error":  {spec: Spec{Name: "delay", VHost: "/", Levels: -1}, wantErr: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := NewSet(tc.spec)
+			_, resolveErr := Resolve(tc.spec)
+			if tc.wantErr {
+				if err == nil || resolveErr == nil || err.Error() != resolveErr.Error() {
+					t.Errorf("NewSet error = %v, want Resolve's %v", err, resolveErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Resolved, and only the leader locator filled in.
+			want := mustResolve(t, tc.spec)
+			want.QueueLeaderLocator = tc.want
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("NewSet (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
