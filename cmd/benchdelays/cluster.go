@@ -104,3 +104,14 @@ func joinPIDs(pids []int) string {
 	}
 	return strings.Join(words, ", ")
 }
+
+// nodeOfPID is the name of the cluster's node whose process is the one
+// the run talked to.
+func nodeOfPID(e environment) string {
+	for _, n := range e.Nodes {
+		if n.PID == e.BrokerPID {
+			return shortNode(n.Name)
+		}
+	}
+	return "?"
+}

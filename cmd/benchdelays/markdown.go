@@ -22,7 +22,11 @@ func markdown(r report, svgName, ratesName string) string {
 	s, e := r.Settings, r.Environment
 	b.WriteString("# Data-path benchmark: delayed messages through a real broker\n\n")
 	b.WriteString(e.Provenance.Markdown())
-	fmt.Fprintf(&b, "Command: `%s`; `make bench-delays` runs `benchdelays -out benchmarks $BENCH_DELAYS_ARGS`. %s\n\n", e.Command, brokerWhere(e))
+	makeTarget := "`make bench-delays` runs `benchdelays -out benchmarks $BENCH_DELAYS_ARGS`"
+	if len(e.Nodes) > 0 {
+		makeTarget = "`make bench-cluster` runs it on nodes 7, 8 and 9 of `scripts/rabbitmq-nodes.sh`"
+	}
+	fmt.Fprintf(&b, "Command: `%s`; %s. %s\n\n", e.Command, makeTarget, brokerWhere(e))
 
 	fmt.Fprintf(&b, "Each set holds delays from 0 to %s at R = %s: %s. Every message is persistent, published with confirms "+
 		"at a paced rate (a %s ticker sending what the schedule says is due, confirms collected asynchronously), asks for a whole number "+
@@ -439,7 +443,7 @@ func brokerWhere(e environment) string {
 		}
 		return fmt.Sprintf("The broker was a cluster of %d nodes (%s), all on this machine beside this program (processes %s), sharing its CPUs: "+
 			"the broker's CPU is theirs together, and the section on the cluster gives each node's. The sets were declared, and the messages "+
-			"published and consumed, through the node that answered first (process %d).", len(e.Nodes), strings.Join(names, ", "), joinPIDs(e.brokerPIDs()), e.BrokerPID)
+			"published and consumed, through one node, %s (process %d): its management API and its AMQP listener.", len(e.Nodes), strings.Join(names, ", "), joinPIDs(e.brokerPIDs()), nodeOfPID(e), e.BrokerPID)
 	}
 	if e.BrokerPID == 0 {
 		return "The broker's process was not on this machine, or not visible to this program."
