@@ -12,10 +12,10 @@ import (
 // node, and what the busiest node's makes of a rate on machines of their
 // own. It is "" unless the broker was a cluster.
 func clusterMarkdown(r report) string {
-	nodes := r.Environment.Nodes
-	if len(nodes) < 2 {
+	if !r.Environment.cluster() {
 		return ""
 	}
+	nodes := r.Environment.Nodes
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Per node of the cluster\n\n")
 	fmt.Fprintf(&b, "The %d nodes ran on this one machine and shared its CPUs with each other and with this program. For each set at %s msg/s: "+

@@ -130,7 +130,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		}
 	}
 	r := &runner{
-		cfg: cfg, client: client, brokerPIDs: brokerPIDs, cluster: len(env.Nodes) > 1,
+		cfg: cfg, client: client, brokerPIDs: brokerPIDs, cluster: env.cluster(),
 		prefix: fmt.Sprintf("benchdelays-%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff),
 	}
 	rep := report{Environment: env, Settings: settings{

@@ -23,7 +23,7 @@ func markdown(r report, svgName, ratesName string) string {
 	b.WriteString("# Data-path benchmark: delayed messages through a real broker\n\n")
 	b.WriteString(e.Provenance.Markdown())
 	makeTarget := "`make bench-delays` runs `benchdelays -out benchmarks $BENCH_DELAYS_ARGS`"
-	if len(e.Nodes) > 0 {
+	if e.cluster() {
 		makeTarget = "`make bench-cluster` runs it on nodes 7, 8 and 9 of `scripts/rabbitmq-nodes.sh`"
 	}
 	fmt.Fprintf(&b, "Command: `%s`; %s. %s\n\n", e.Command, makeTarget, brokerWhere(e))
@@ -433,7 +433,7 @@ func brokerIdle(e environment) string {
 // brokerWhere says whether the broker ran beside this program, where its
 // CPU time could be read.
 func brokerWhere(e environment) string {
-	if len(e.Nodes) > 0 {
+	if e.cluster() {
 		names := make([]string, len(e.Nodes))
 		for i, n := range e.Nodes {
 			names[i] = n.Name

@@ -207,6 +207,9 @@ type clusterNode struct {
 	PID  int    `json:"pid"`
 }
 
+// cluster says the broker had more than one node.
+func (e environment) cluster() bool { return len(e.Nodes) > 1 }
+
 // brokerPIDs are the processes whose CPU is the broker's: every node's of
 // a cluster on this machine, or the one node's; none when they are not all
 // here.

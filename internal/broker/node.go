@@ -39,20 +39,12 @@ func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
 	}
 	info := NodeInfo{Name: overview.Node, RabbitMQVersion: overview.RabbitMQVersion, ErlangVersion: overview.ErlangVersion,
 		MetadataStore: c.MetadataStore(ctx)}
-	// A node's details come from its first statistics, some seconds after it
-	// starts: until then os_pid is absent.
-	deadline := time.Now().Add(nodeStatisticsWait)
-	for {
+	err = awaitStatistics(ctx, func() (bool, error) {
 		pid, visible := c.nodeOSPID(ctx, overview.Node)
-		if info.OSPID = pid; pid != 0 || !visible || time.Now().After(deadline) {
-			return info, nil
-		}
-		select {
-		case <-ctx.Done():
-			return info, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		info.OSPID = pid
+		return pid != 0 || !visible, nil
+	})
+	return info, err
 }
 
 // ClusterNode is a node of the broker's cluster, for the benchmarks that
@@ -69,17 +61,17 @@ type ClusterNode struct {
 // monitoring tag). As Node does, it waits a little for the first
 // statistics of running nodes that just started, which bring their os_pid.
 func (c *Client) ClusterNodes(ctx context.Context) ([]ClusterNode, error) {
-	deadline := time.Now().Add(nodeStatisticsWait)
-	for {
+	var nodes []ClusterNode
+	err := awaitStatistics(ctx, func() (bool, error) {
 		var infos []rabbithole.NodeInfo
 		err := c.viaRabbitHole(ctx, http.MethodGet, apiPath("nodes"), func() (err error) {
 			infos, err = c.rabbit.ListNodes()
 			return err
 		})
 		if err != nil {
-			return nil, err
+			return false, err
 		}
-		nodes := make([]ClusterNode, 0, len(infos))
+		nodes = make([]ClusterNode, 0, len(infos))
 		complete := true
 		for _, info := range infos {
 			pid, _ := strconv.Atoi(string(info.OsPid))
@@ -89,13 +81,29 @@ func (c *Client) ClusterNodes(ctx context.Context) ([]ClusterNode, error) {
 			complete = complete && (pid != 0 || !info.IsRunning)
 			nodes = append(nodes, ClusterNode{Name: info.Name, OSPID: pid})
 		}
-		if complete || time.Now().After(deadline) {
-			slices.SortFunc(nodes, func(a, b ClusterNode) int { return strings.Compare(a.Name, b.Name) })
-			return nodes, nil
+		return complete, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(nodes, func(a, b ClusterNode) int { return strings.Compare(a.Name, b.Name) })
+	return nodes, nil
+}
+
+// awaitStatistics asks ready every half second until it says yes, fails,
+// or nodeStatisticsWait has passed (then what it last read stands): a
+// node's details, such as its os_pid, come from its first statistics, some
+// seconds after it starts.
+func awaitStatistics(ctx context.Context, ready func() (bool, error)) error {
+	deadline := time.Now().Add(nodeStatisticsWait)
+	for {
+		done, err := ready()
+		if err != nil || done || time.Now().After(deadline) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
