@@ -3,6 +3,7 @@ package broker_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestAccReadSetNamed(t *testing.T) {
 	readNamed := func(known topology.Topology) (topology.Topology, int64) {
 		t.Helper()
 		return readCounted(t, client, func() (topology.Topology, error) {
-			return client.ReadSetNamed(t.Context(), accVHost, spec.Name, topology.LayoutDefault, known)
+			return client.ReadSetNamed(t.Context(), accVHost, spec.Name, topology.LayoutDefault, known, broker.ReadOptions{})
 		})
 	}
 	listed, err := client.ReadSet(t.Context(), accVHost, spec.Name)
@@ -119,12 +120,72 @@ func TestAccReadSetNamedMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := client.ReadSetNamed(t.Context(), accVHost, spec.Name, topology.LayoutDefault, plan)
+	got, err := client.ReadSetNamed(t.Context(), accVHost, spec.Name, topology.LayoutDefault, plan, broker.ReadOptions{})
 	if err != nil || len(got.Exchanges)+len(got.Queues)+len(got.Bindings) > 0 {
 		t.Errorf("ReadSetNamed(a set never made) = %+v, %v; want nothing and no error", got, err)
 	}
 	missing := "no-such-vhost-" + spec.Name
-	if _, err := client.ReadSetNamed(t.Context(), missing, spec.Name, topology.LayoutDefault, plan); !errors.Is(err, broker.ErrVHostNotFound) {
+	if _, err := client.ReadSetNamed(t.Context(), missing, spec.Name, topology.LayoutDefault, plan, broker.ReadOptions{}); !errors.Is(err, broker.ErrVHostNotFound) {
 		t.Errorf("ReadSetNamed(in a missing vhost) error = %v, want ErrVHostNotFound", err)
+	}
+}
+
+// TestAccReadSetNamedShared reads three sets with ShareBindings through one
+// client: each reads as it does alone; the first by source (3N + 7
+// requests), the second with one listing of the vhost's bindings instead of
+// its E reads by source, the third reusing that listing; and after the
+// client's own write, a read sees the change (a new listing).
+func TestAccReadSetNamedShared(t *testing.T) {
+	client := accClient(t)
+	t.Parallel()
+	const levels = 4
+	var specs []topology.Spec
+	var plans []topology.Topology
+	for range 3 {
+		spec := topology.Spec{Name: uniqueName(t), VHost: accVHost, Levels: levels, Resolution: time.Second}
+		specs = append(specs, spec)
+		plans = append(plans, applySpec(t, client, spec))
+	}
+	alone := func(i int) topology.Topology {
+		t.Helper()
+		got, err := accClient(t).ReadSetNamed(t.Context(), accVHost, specs[i].Name, topology.LayoutDefault, plans[i], broker.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	shared := accClient(t)
+	readShared := func(i int) (topology.Topology, int64) {
+		t.Helper()
+		return readCounted(t, shared, func() (topology.Topology, error) {
+			return shared.ReadSetNamed(t.Context(), accVHost, specs[i].Name, topology.LayoutDefault, plans[i], broker.ReadOptions{ShareBindings: true})
+		})
+	}
+
+	reference := alone(0)
+	exchanges, queues := int64(len(reference.Exchanges)), int64(len(reference.Queues))
+	for i, want := range []int64{2*exchanges + queues, exchanges + queues + 1, exchanges + queues} {
+		got, requests := readShared(i)
+		if diff := gocmp.Diff(alone(i), got); diff != "" {
+			t.Errorf("set %d read sharing differs from its read alone (-alone +shared):\n%s", i, diff)
+		}
+		if requests != want {
+			t.Errorf("set %d read sharing in %d requests, want %d", i, requests, want)
+		}
+	}
+
+	gone := plans[1].Bindings[0]
+	if err := shared.Apply(t.Context(), accVHost, []topology.Change{{Kind: topology.DeleteBinding, Binding: &gone}}, broker.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, requests := readShared(1)
+	if slices.ContainsFunc(got.Bindings, func(b topology.Binding) bool { return b.String() == gone.String() }) {
+		t.Errorf("read sharing after the client deleted binding %s still shows it", gone)
+	}
+	if diff := gocmp.Diff(alone(1), got); diff != "" {
+		t.Errorf("set 1 read sharing after a write differs from its read alone (-alone +shared):\n%s", diff)
+	}
+	if want := exchanges + queues + 1; requests != want {
+		t.Errorf("read sharing after a write made %d requests, want %d (a new listing)", requests, want)
 	}
 }

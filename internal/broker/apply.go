@@ -45,6 +45,9 @@ type ApplyOptions struct {
 func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Change, opts ApplyOptions) (err error) {
 	ctx, report := c.observe(ctx, "apply", map[string]any{"vhost": vhost, "changes": len(changes)})
 	defer func() { report(err) }()
+	// No set read reuses a listing of bindings from before or during this.
+	c.shared.wrote(vhost)
+	defer c.shared.wrote(vhost)
 
 	for start := 0; start < len(changes); {
 		end := start + 1

@@ -74,6 +74,8 @@ type Client struct {
 	bindingKeys bindingKeys
 	// placements are where the queues the reads found run.
 	placements placements
+	// shared are the listings of bindings that set reads share.
+	shared sharedBindings
 }
 
 // New checks cfg and returns a client. It makes no request, so a broker that

@@ -33,8 +33,11 @@ import (
 // A complete set of E exchanges and Q queues costs 2E + Q requests, four
 // at a time: for N levels of the default layout 3N + 7. A vhost that does
 // not exist is ErrVHostNotFound (one more request, made only when none of
-// the objects exists: the broker answers 404 alike for both).
-func (c *Client) ReadSetNamed(ctx context.Context, vhost, name string, layout topology.Layout, known topology.Topology) (_ topology.Topology, err error) {
+// the objects exists: the broker answers 404 alike for both). With
+// opts.ShareBindings, all but the first of a client's reads of a vhost take
+// the bindings from a listing they share instead (read_shared.go): E fewer
+// requests each, and one listing every so often.
+func (c *Client) ReadSetNamed(ctx context.Context, vhost, name string, layout topology.Layout, known topology.Topology, opts ReadOptions) (_ topology.Topology, err error) {
 	ctx, report := c.observe(ctx, "read set by name", map[string]any{"vhost": vhost, "set": name, "layout": string(layout.OrDefault())})
 	defer func() { report(err) }()
 	ofSet, err := regexp.Compile(layout.ObjectNamePattern(name))
@@ -43,6 +46,11 @@ func (c *Client) ReadSetNamed(ctx context.Context, vhost, name string, layout to
 	}
 
 	r := namedRead{client: c, vhost: vhost, asked: map[string]bool{}}
+	if opts.ShareBindings {
+		r.shared = c.shared.forSetRead(ctx, vhost, func(ctx context.Context) (map[string][]rabbithole.BindingInfo, error) {
+			return c.vhostBindingsBySource(ctx, vhost)
+		})
+	}
 	var exchangeNames, queueNames []string
 	for _, e := range known.Exchanges {
 		exchangeNames = append(exchangeNames, e.Name)
@@ -72,6 +80,7 @@ func (c *Client) ReadSetNamed(ctx context.Context, vhost, name string, layout to
 type namedRead struct {
 	client    *Client
 	vhost     string
+	shared    *bindingListing // where the bindings come from; nil: by source
 	asked     map[string]bool // "e:" or "q:" and a name: read already
 	exchanges []rabbithole.ExchangeInfo
 	queues    []rabbithole.QueueInfo
@@ -99,7 +108,7 @@ func (r *namedRead) round(ctx context.Context, exchangeNames, queueNames []strin
 	queues := make([]*rabbithole.QueueInfo, len(queueNames))
 	err := runFailFast(ctx, len(exchangeNames)+len(queueNames), readConcurrency, func(ctx context.Context, i int) (err error) {
 		if i < len(exchangeNames) {
-			exchanges[i], bindings[i], err = r.client.readExchangeNamed(ctx, r.vhost, exchangeNames[i])
+			exchanges[i], bindings[i], err = r.client.readExchangeNamed(ctx, r.vhost, exchangeNames[i], r.shared)
 		} else {
 			queues[i-len(exchangeNames)], err = r.client.readQueueNamed(ctx, r.vhost, queueNames[i-len(exchangeNames)])
 		}
@@ -164,9 +173,9 @@ func (r *namedRead) referenced(found namedFound, ofSet *regexp.Regexp) (exchange
 }
 
 // readExchangeNamed reads one exchange by its path and, if it exists, the
-// bindings whose source it is; nil for an exchange (or vhost) that does not
-// exist.
-func (c *Client) readExchangeNamed(ctx context.Context, vhost, name string) (*rabbithole.ExchangeInfo, []rabbithole.BindingInfo, error) {
+// bindings whose source it is, from shared unless it is nil; nil for an
+// exchange (or vhost) that does not exist.
+func (c *Client) readExchangeNamed(ctx context.Context, vhost, name string, shared *bindingListing) (*rabbithole.ExchangeInfo, []rabbithole.BindingInfo, error) {
 	var e rabbithole.ExchangeInfo
 	err := c.call(ctx, http.MethodGet, apiPath("exchanges", vhost, name), noStatistics, nil, &e)
 	switch {
@@ -175,7 +184,12 @@ func (c *Client) readExchangeNamed(ctx context.Context, vhost, name string) (*ra
 	case err != nil:
 		return nil, nil, fmt.Errorf("reading exchange %q in vhost %q: %w", name, vhost, err)
 	}
-	bindings, err := c.sourceBindings(ctx, vhost, name)
+	var bindings []rabbithole.BindingInfo
+	if shared != nil {
+		bindings, err = shared.bindings(ctx, name)
+	} else {
+		bindings, err = c.sourceBindings(ctx, vhost, name)
+	}
 	switch {
 	case isNotFound(err):
 		return nil, nil, nil // deleted between the two requests

@@ -235,7 +235,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	case importing:
 		actual, err = client.ReadSetOf(ctx, vhost, name, layout)
 	default:
-		actual, err = readKnownSet(ctx, client, state)
+		actual, err = readKnownSet(ctx, client, state, broker.ReadOptions{ShareBindings: true})
 	}
 	if errors.Is(err, broker.ErrVHostNotFound) {
 		tflog.Warn(ctx, "vhost of the delay queue set is gone; removing the set from state", map[string]any{"vhost": vhost})
@@ -389,7 +389,7 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 	doomed, known := knownSet(state)
 	if !known || !plansAllOf(doomed, state) {
 		var err error
-		doomed, err = readKnownSet(ctx, client, state)
+		doomed, err = readKnownSet(ctx, client, state, broker.ReadOptions{})
 		if errors.Is(err, broker.ErrVHostNotFound) {
 			return // the vhost and everything in it are gone
 		}

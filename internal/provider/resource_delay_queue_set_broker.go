@@ -19,11 +19,13 @@ import (
 // broker.Client.ReadSetNamed), so that a refresh costs the broker the same
 // however many other objects the vhost holds. A state that cannot be
 // planned (written by a provider that planned it otherwise) is read by the
-// name-filtered listing instead.
-func readKnownSet(ctx context.Context, client *broker.Client, m delayQueueSetModel) (topology.Topology, error) {
+// name-filtered listing instead. opts.ShareBindings is for a refresh,
+// whose reads of many sets share listings of their bindings; a read in an
+// apply does not share.
+func readKnownSet(ctx context.Context, client *broker.Client, m delayQueueSetModel, opts broker.ReadOptions) (topology.Topology, error) {
 	vhost, name, layout := m.VHost.ValueString(), m.Name.ValueString(), layoutOf(m.Layout)
 	if known, ok := knownSet(m); ok {
-		return client.ReadSetNamed(ctx, vhost, name, layout, known)
+		return client.ReadSetNamed(ctx, vhost, name, layout, known, opts)
 	}
 	return client.ReadSetOf(ctx, vhost, name, layout)
 }
@@ -116,7 +118,7 @@ func (r *DelayQueueSetResource) desiredAndActual(ctx context.Context, action str
 	}
 	var err error
 	if action == "create" {
-		actual, err = client.ReadSetNamed(ctx, spec.VHost, spec.Name, spec.Layout, desired)
+		actual, err = client.ReadSetNamed(ctx, spec.VHost, spec.Name, spec.Layout, desired, broker.ReadOptions{})
 	} else {
 		actual, err = client.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
 	}
