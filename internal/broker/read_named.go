@@ -34,9 +34,10 @@ import (
 // at a time: for N levels of the default layout 3N + 7. A vhost that does
 // not exist is ErrVHostNotFound (one more request, made only when none of
 // the objects exists: the broker answers 404 alike for both). With
-// opts.ShareBindings, all but the first of a client's reads of a vhost take
-// the bindings from a listing they share instead (read_shared.go): E fewer
-// requests each, and one listing every so often.
+// opts.ShareBindings on a broker whose metadata is in Khepri, all but the
+// first of a client's reads of a vhost take the bindings from a listing
+// they share instead (read_shared.go): E fewer requests each, one listing
+// every so often, and one request at the second read to learn the store.
 func (c *Client) ReadSetNamed(ctx context.Context, vhost, name string, layout topology.Layout, known topology.Topology, opts ReadOptions) (_ topology.Topology, err error) {
 	ctx, report := c.observe(ctx, "read set by name", map[string]any{"vhost": vhost, "set": name, "layout": string(layout.OrDefault())})
 	defer func() { report(err) }()
@@ -47,7 +48,7 @@ func (c *Client) ReadSetNamed(ctx context.Context, vhost, name string, layout to
 
 	r := namedRead{client: c, vhost: vhost, asked: map[string]bool{}}
 	if opts.ShareBindings {
-		r.shared = c.shared.forSetRead(ctx, vhost, func(ctx context.Context) (map[string][]rabbithole.BindingInfo, error) {
+		r.shared = c.shared.forSetRead(ctx, vhost, c.readsBySourceScan, func(ctx context.Context) (map[string][]rabbithole.BindingInfo, error) {
 			return c.vhostBindingsBySource(ctx, vhost)
 		})
 	}

@@ -19,7 +19,10 @@ import (
 // refresh (ReadOptions.ShareBindings) share one: the first set read of a
 // vhost reads by source, as a set read alone does (3N + 7 requests); from
 // the second on, they take their bindings from one listing of the vhost,
-// which later reads reuse for sharedListingMaxAge.
+// which later reads reuse for sharedListingMaxAge. With metadata in Mnesia
+// (RabbitMQ 3.x, and 4.x without khepri_db) a read by source visits only
+// the source's bindings, and a listing of a busy vhost costs more than the
+// reads it saves: there every read is by source.
 //
 // A read that shares may see the bindings as they were up to that long
 // before it began, which a plan can afford: Terraform refreshes the sets one
@@ -49,9 +52,11 @@ type ReadOptions struct {
 // sharedBindings keeps, by vhost, the listing of its bindings that the set
 // reads sharing them use.
 type sharedBindings struct {
-	mu      sync.Mutex
-	now     func() time.Time
-	byVHost map[string]*vhostShare
+	mu       sync.Mutex
+	now      func() time.Time
+	byVHost  map[string]*vhostShare
+	scanOnce sync.Once
+	scanning bool // reads by source scan every binding of the broker
 }
 
 // vhostShare is what sharedBindings knows of one vhost.
@@ -92,15 +97,27 @@ func (s *sharedBindings) wrote(vhost string) {
 
 // forSetRead returns the listing a set read of vhost takes its bindings
 // from, starting one with list when the latest is too old, failed or
-// predates a write; nil for the first set read of the vhost, which reads
-// by source.
-func (s *sharedBindings) forSetRead(ctx context.Context, vhost string, list func(context.Context) (map[string][]rabbithole.BindingInfo, error)) *bindingListing {
+// predates a write; nil for the first set read of the vhost, and for every
+// one when scans (asked once, at the second) says that reads by source do
+// not scan the broker's bindings: those read by source.
+func (s *sharedBindings) forSetRead(ctx context.Context, vhost string, scans func(context.Context) bool,
+	list func(context.Context) (map[string][]rabbithole.BindingInfo, error),
+) *bindingListing {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	v := s.vhost(vhost)
-	if v.reads++; v.reads == 1 {
+	v.reads++
+	first := v.reads == 1
+	s.mu.Unlock()
+	if first {
 		return nil
 	}
+	s.scanOnce.Do(func() { s.scanning = scans(ctx) })
+	if !s.scanning {
+		return nil
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	now := time.Now
 	if s.now != nil {
 		now = s.now
@@ -159,4 +176,11 @@ func (c *Client) vhostBindingsBySource(ctx context.Context, vhost string) (map[s
 		bySource[b.Source] = append(bySource[b.Source], b)
 	}
 	return bySource, nil
+}
+
+// readsBySourceScan tells whether the broker keeps its metadata in Khepri,
+// where a read of bindings by source scans every binding; false when it
+// cannot tell.
+func (c *Client) readsBySourceScan(ctx context.Context) bool {
+	return c.MetadataStore(ctx) == "Khepri"
 }

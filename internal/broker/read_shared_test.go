@@ -25,9 +25,10 @@ func TestSharedBindings(t *testing.T) {
 		}
 		return map[string][]rabbithole.BindingInfo{"x": {{Source: "x", Destination: "q"}}}, nil
 	}
+	scans := func(context.Context) bool { return true }
 	read := func(vhost string) *bindingListing {
 		t.Helper()
-		l := s.forSetRead(t.Context(), vhost, list)
+		l := s.forSetRead(t.Context(), vhost, scans, list)
 		if l != nil {
 			<-l.done
 		}
@@ -83,5 +84,23 @@ func TestSharedBindings(t *testing.T) {
 	fail = false
 	if l := read("a"); l == failed || lists != 5 {
 		t.Errorf("a read after a failed listing reused it (%d listings), want a new one", lists)
+	}
+}
+
+// TestSharedBindingsOnlyWhereReadsBySourceScan: on a broker whose reads by
+// source do not scan (metadata in Mnesia), or that will not say, every set
+// read reads by source; the store is asked once.
+func TestSharedBindingsOnlyWhereReadsBySourceScan(t *testing.T) {
+	var s sharedBindings
+	asked, lists := 0, 0
+	scans := func(context.Context) bool { asked++; return false }
+	list := func(context.Context) (map[string][]rabbithole.BindingInfo, error) { lists++; return nil, nil }
+	for range 5 {
+		if l := s.forSetRead(t.Context(), "a", scans, list); l != nil {
+			t.Fatal("a set read shares a listing on a broker whose reads by source do not scan")
+		}
+	}
+	if asked != 1 || lists != 0 {
+		t.Errorf("store asked %d times and %d listings, want once and none", asked, lists)
 	}
 }
