@@ -67,7 +67,7 @@ const (
 type Format struct {
 	// Levels is the number of delay digits (the set's levels).
 	Levels int
-	// Radix is the base of the digits: 2, 4, 8 or 16; 0 means 2.
+	// Radix is the base of the digits: 2, 4, 8, 16 or 256; 0 means 2.
 	Radix int
 	// Resolution is the tick: a whole number of milliseconds.
 	Resolution time.Duration
@@ -208,8 +208,8 @@ func (f Format) resolveDefault() (resolved, error) {
 		r.radix = 2
 	}
 	switch {
-	case r.radix != 2 && r.radix != 4 && r.radix != 8 && r.radix != 16:
-		return resolved{}, fmt.Errorf("%w: radix must be 2, 4, 8 or 16, got %d", ErrFormat, r.radix)
+	case r.radix != 2 && r.radix != 4 && r.radix != 8 && r.radix != 16 && r.radix != 256:
+		return resolved{}, fmt.Errorf("%w: radix must be 2, 4, 8, 16 or 256, got %d", ErrFormat, r.radix)
 	case r.resolution < time.Millisecond || r.resolution%time.Millisecond != 0 || r.resolution.Milliseconds() > maxTTL:
 		return resolved{}, fmt.Errorf("%w: resolution must be a whole number of milliseconds from 1ms to 10 years, got %s", ErrFormat, r.resolution)
 	case r.levels < 1 || r.levels > maxLevels:
@@ -250,12 +250,10 @@ func (r resolved) maxTicks() uint64 {
 	return power - 1
 }
 
-// digitWidth is the length of the longest digit word: "15" in radix 16.
+// digitWidth is the length of the longest digit word: "15" in radix 16,
+// "255" in radix 256.
 func (r resolved) digitWidth() int {
-	if r.radix > 10 {
-		return 2
-	}
-	return 1
+	return len(strconv.Itoa(r.radix - 1))
 }
 
 // keyLengthProblem says why key leaves no room for the delay digits, each

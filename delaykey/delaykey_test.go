@@ -30,7 +30,7 @@ func formats(t *testing.T) []delaykey.Format {
 	t.Helper()
 	formats := []delaykey.Format{{Layout: delaykey.NServiceBus}, {Layout: delaykey.Celery},
 		{Layout: delaykey.Celery, Levels: 28, Radix: 2, Resolution: time.Second}}
-	for _, radix := range []int{0, 2, 4, 8, 16} {
+	for _, radix := range []int{0, 2, 4, 8, 16, 256} {
 		for _, resolution := range []time.Duration{time.Millisecond, 100 * time.Millisecond, time.Second} {
 			for levels := 1; levels <= 32; levels++ {
 				f := delaykey.Format{Levels: levels, Radix: radix, Resolution: resolution}

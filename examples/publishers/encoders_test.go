@@ -48,7 +48,7 @@ func (c encoderCase) want(t *testing.T) string {
 	}
 	switch {
 	case !isRadix(radix):
-		return fmt.Sprintf("refused: radix %d is not 2, 4, 8 or 16", radix)
+		return fmt.Sprintf("refused: radix %d is not 2, 4, 8, 16 or 256", radix)
 	case c.delay < 0 || c.delay > format.MaxDelay():
 		return fmt.Sprintf("refused: delay %dms does not fit %d levels of %dms in radix %d", c.delay.Milliseconds(), c.levels, c.resolution.Milliseconds(), radix)
 	}
@@ -89,7 +89,7 @@ func encoderCases() []encoderCase {
 			}
 		}
 		for _, radix := range topology.Radixes {
-			small := map[int]int{2: 5, 4: 3, 8: 2, 16: 2}[radix] // 32, 64, 64 and 256 ticks
+			small := map[int]int{2: 5, 4: 3, 8: 2, 16: 2, 256: 1}[radix] // 32, 64, 64, 256 and 256 ticks
 			format := topology.KeyFormat{Levels: small, Radix: radix, Resolution: 100 * time.Millisecond}
 			for delay := time.Duration(0); delay <= format.MaxDelay(); delay += format.Resolution {
 				cases = append(cases, encoderCase{key, delay, small, format.Resolution, radix})

@@ -15,7 +15,7 @@ func TestNewPublisherRefusesKeyFormat(t *testing.T) {
 		set  Set
 		want string
 	}{
-		"radix 3":  {set: Set{Levels: 2, Resolution: time.Second, Radix: 3}, want: "radix: must be one of 2, 4, 8, 16, got 3"},
+		"radix 3":  {set: Set{Levels: 2, Resolution: time.Second, Radix: 3}, want: "radix: must be one of 2, 4, 8, 16, 256, got 3"},
 		"0 levels": {set: Set{Levels: 0, Resolution: time.Second, Radix: 16}, want: "levels: must be between 1 and 32, got 0"},
 		"radix 16 past the broker's TTL": {set: Set{Levels: 10, Resolution: time.Second, Radix: 16},
 			want: "levels: 10 levels of radix 16 at resolution 1s"},

@@ -175,8 +175,8 @@ func TestDelayTopologyDataSource_invalid(t *testing.T) {
 			attributes: "  levels = 3\n  route {\n    destination = \"q\"\n    key = \"a.#\"\n  }",
 			want:       `route[0].key: must not contain '#' or '*'`,
 		},
-		"radix 3": {attributes: "  levels = 3\n  radix = 3", want: `radix: must be one of 2, 4, 8, 16, got 3`},
-		"radix 0": {attributes: "  levels = 3\n  radix = 0", want: `radix: must be one of 2, 4, 8, 16, got 0`},
+		"radix 3": {attributes: "  levels = 3\n  radix = 3", want: `radix: must be one of 2, 4, 8, 16, 256, got 3`},
+		"radix 0": {attributes: "  levels = 3\n  radix = 0", want: `radix: must be one of 2, 4, 8, 16, 256, got 0`},
 		"classic at-least-once": {
 			attributes: "  levels = 3\n  queue_type = \"classic\"\n  dead_letter_strategy = \"at-least-once\"",
 			want:       `classic queues can only dead-letter at-most-once`,

@@ -172,15 +172,15 @@ func TestDelayRoutingKeyFunction_errors(t *testing.T) {
 		},
 		"radix that is no power of two": {
 			arguments: `"orders", "1s", 4, "1s", 3`,
-			want:      `Invalid value for "radix" parameter: must be one of 2, 4, 8, 16, got 3`,
+			want:      `Invalid value for "radix" parameter: must be one of 2, 4, 8, 16, 256, got 3`,
 		},
 		"radix 32": {
 			arguments: `"orders", "1s", 4, "1s", 32`,
-			want:      `Invalid value for "radix" parameter: must be one of 2, 4, 8, 16, got 32`,
+			want:      `Invalid value for "radix" parameter: must be one of 2, 4, 8, 16, 256, got 32`,
 		},
 		"radix zero": {
 			arguments: `"orders", "1s", 4, "1s", 0`,
-			want:      `Invalid value for "radix" parameter: must be one of 2, 4, 8, 16, got 0`,
+			want:      `Invalid value for "radix" parameter: must be one of 2, 4, 8, 16, 256, got 0`,
 		},
 		"two radixes": {
 			arguments: `"orders", "1s", 2, "1s", 16, 16`,

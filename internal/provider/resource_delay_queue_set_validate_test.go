@@ -71,11 +71,11 @@ func TestDelayQueueSet_invalidConfigs(t *testing.T) {
 		// radix: the snippet Terraform shows is the attribute's line, so the
 		// diagnostic's path is radix
 		"radix 3": {attributes: "levels = 3\n  radix = 3",
-			want: []string{`radix = 3`, `radix: must be one of 2, 4, 8, 16, got 3`}},
+			want: []string{`radix = 3`, `radix: must be one of 2, 4, 8, 16, 256, got 3`}},
 		"radix 0": {attributes: "levels = 3\n  radix = 0",
-			want: []string{`radix = 0`, `radix: must be one of 2, 4, 8, 16, got 0`}},
+			want: []string{`radix = 0`, `radix: must be one of 2, 4, 8, 16, 256, got 0`}},
 		"negative radix": {attributes: "max_delay = \"1m\"\n  radix = -16",
-			want: []string{`radix = -16`, `radix: must be one of 2, 4, 8, 16, got -16`}},
+			want: []string{`radix = -16`, `radix: must be one of 2, 4, 8, 16, 256, got -16`}},
 		"top queue TTL over 10 years in radix 16": {attributes: "levels = 8\n  resolution = \"1s\"\n  radix = 16",
 			want: []string{`levels: 8 levels of radix 16 at resolution 1s give the top queue a TTL of 1000ms·15·16^7`,
 				`at most 7 levels fit at this resolution and radix`}},

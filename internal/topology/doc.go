@@ -24,7 +24,7 @@
 // "#.0^N", level k done → level j (j < k) on "#.0^(k−1−j).1.*^j", level k done
 // → out on "#.0^k", and out → each route's destination on "<key>.*^N".
 //
-// With a radix r of 4, 8 or 16 ([Spec.Radix]) the delay is written as N
+// With a radix r of 4, 8, 16 or 256 ([Spec.Radix]) the delay is written as N
 // digits in base r, each a decimal word, and each level has one queue per
 // nonzero digit v, delay.r<r>.kk.v (delay.r16.03.15) holding R·v·r^k, all
 // dead-lettering into delay.r<r>.kk.done; the bindings read the digits the

@@ -241,8 +241,8 @@ func TestKeyFormatRadixRefuses(t *testing.T) {
 		routingKey string
 		want       keyWantError
 	}{
-		"radix 3":                    {KeyFormat{Levels: 2, Radix: 3, Resolution: time.Second}, "k", 0, "k.0.0", keyWantError{"radix", "must be one of 2, 4, 8, 16, got 3"}},
-		"negative radix":             {KeyFormat{Levels: 2, Radix: -2, Resolution: time.Second}, "k", 0, "k.0.0", keyWantError{"radix", "must be one of 2, 4, 8, 16, got -2"}},
+		"radix 3":                    {KeyFormat{Levels: 2, Radix: 3, Resolution: time.Second}, "k", 0, "k.0.0", keyWantError{"radix", "must be one of 2, 4, 8, 16, 256, got 3"}},
+		"negative radix":             {KeyFormat{Levels: 2, Radix: -2, Resolution: time.Second}, "k", 0, "k.0.0", keyWantError{"radix", "must be one of 2, 4, 8, 16, 256, got -2"}},
 		"radix checked first":        {KeyFormat{Levels: 0, Radix: 32, Resolution: 0}, "k", 0, "k", keyWantError{"radix", "got 32"}},
 		"levels beyond the TTL":      {KeyFormat{Levels: 10, Radix: 16, Resolution: time.Millisecond}, "k", 0, "k.0", keyWantError{"levels", "10 levels of radix 16 at resolution 1ms give the top queue a TTL of 1ms·15·16^9, above the broker's largest message TTL 315360000000ms (10 years); at most 9 levels fit at this resolution and radix"}},
 		"levels beyond the TTL, r=4": {KeyFormat{Levels: 20, Radix: 4, Resolution: time.Millisecond}, "k", 0, "k.0", keyWantError{"levels", "at most 19 levels fit"}},
@@ -406,7 +406,7 @@ func TestKeyFormatMaxDelay(t *testing.T) {
 
 func FuzzEncodeDecodeKey(f *testing.F) {
 	// key, delay in ns, levels, resolution in ns; the radix is given by
-	// radixChoice (0: the zero value, binary; 1–4: 2, 4, 8, 16; any other:
+	// radixChoice (0: the zero value, binary; 1–5: 2, 4, 8, 16, 256; any other:
 	// itself, refused unless it happens to be allowed).
 	f.Add("orders", int64(5*time.Second), 4, int64(time.Second), 0)           // the design's example
 	f.Add("", int64(0), 1, int64(time.Millisecond), 0)                        // empty key, no delay: just "0"

@@ -16,13 +16,13 @@ var radixInvalidCases = map[string]struct {
 	want []specWantError
 }{
 	"radix 3": {specBase(func(s *Spec) { s.Radix = 3 }), []specWantError{
-		{"radix", -1, "must be one of 2, 4, 8, 16, got 3"},
+		{"radix", -1, "must be one of 2, 4, 8, 16, 256, got 3"},
 	}},
 	"radix 32": {specBase(func(s *Spec) { s.Radix = 32 }), []specWantError{
-		{"radix", -1, "must be one of 2, 4, 8, 16, got 32"},
+		{"radix", -1, "must be one of 2, 4, 8, 16, 256, got 32"},
 	}},
 	"negative radix": {specBase(func(s *Spec) { s.Radix = -16 }), []specWantError{
-		{"radix", -1, "must be one of 2, 4, 8, 16, got -16"},
+		{"radix", -1, "must be one of 2, 4, 8, 16, 256, got -16"},
 	}},
 	"radix after resolution, before queue_type": {specBase(func(s *Spec) {
 		s.Radix, s.Resolution, s.QueueType = 1, time.Microsecond, "lazy"

@@ -122,12 +122,55 @@ var radixObjectPatterns = func() string {
 }()
 
 // nonzeroDigitPattern matches the digit words 1 … radix−1 of a radix up to
-// maxRadix: "[1-7]", "[1-9]|1[0-5]".
+// maxRadix: "[1-7]", "[1-9]|1[0-5]", "[1-9]|[1-9][0-9]|1[0-9]{2}|2[0-4][0-9]|25[0-5]".
 func nonzeroDigitPattern(radix int) string {
-	if radix <= 10 {
-		return fmt.Sprintf("[1-%d]", radix-1)
+	largest := strconv.Itoa(radix - 1)
+	var alternatives []string
+	for width := 1; width < len(largest); width++ {
+		alternatives = append(alternatives, "[1-9]"+anyDigits(width-1))
 	}
-	return fmt.Sprintf("[1-9]|1[0-%d]", radix-11)
+	return strings.Join(append(alternatives, decimalsUpTo(largest, true)...), "|")
+}
+
+// decimalsUpTo lists patterns that together match the numbers written with
+// len(largest) decimal digits up to largest; with a leading zero unless
+// leading is set.
+func decimalsUpTo(largest string, leading bool) []string {
+	lowest := byte('0')
+	if leading {
+		lowest = '1'
+	}
+	first, rest := largest[0], largest[1:]
+	if rest == "" {
+		return []string{digitClass(lowest, first)}
+	}
+	var patterns []string
+	if first > lowest {
+		patterns = append(patterns, digitClass(lowest, first-1)+anyDigits(len(rest)))
+	}
+	for _, tail := range decimalsUpTo(rest, false) {
+		patterns = append(patterns, string(first)+tail)
+	}
+	return patterns
+}
+
+// digitClass matches one decimal digit from lo to hi.
+func digitClass(lo, hi byte) string {
+	if lo == hi {
+		return string(lo)
+	}
+	return "[" + string(lo) + "-" + string(hi) + "]"
+}
+
+// anyDigits matches n decimal digits.
+func anyDigits(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "[0-9]"
+	}
+	return "[0-9]{" + strconv.Itoa(n) + "}"
 }
 
 // objectKind tells which role a name plays in the set.

@@ -172,9 +172,13 @@ func TestGenerationNamesStayApart(t *testing.T) {
 			}
 		}
 	}
+	patterns := map[string]*regexp.Regexp{}
+	for _, other := range sets {
+		patterns[other] = regexp.MustCompile(Names(other).ObjectNamePattern())
+	}
 	for name, set := range owner {
 		for _, other := range sets {
-			matches := regexp.MustCompile(Names(other).ObjectNamePattern()).MatchString(name)
+			matches := patterns[other].MatchString(name)
 			parsed := Names(other).parse(name).kind != kindNone
 			if want := other == set; matches != want || parsed != want {
 				t.Errorf("%s (of set %s): set %s's pattern matches %v, parse knows it %v", name, set, other, matches, parsed)

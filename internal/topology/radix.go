@@ -108,14 +108,16 @@ func (defaultLayout) infer(name string, actual Topology) (Spec, []Generation, er
 	return inferDefaultLayout(name, actual)
 }
 
-// Radixes lists the allowed radixes, the default first.
-var Radixes = []int{2, 4, 8, 16}
+// Radixes lists the allowed radixes, the default first. Radix 256 carries
+// every delay below 256 ticks through one TTL queue, for 255 queues per
+// digit.
+var Radixes = []int{2, 4, 8, 16, 256}
 
 // DefaultRadix is the radix of a spec that names none: binary digits.
 const DefaultRadix = 2
 
-// maxRadix is the largest radix; its digits are at most two bytes long.
-const maxRadix = 16
+// maxRadix is the largest radix; its digits are at most three bytes long.
+const maxRadix = 256
 
 // digitWords are the routing-key words of the digits, in decimal.
 var digitWords = func() (words [maxRadix]string) {
@@ -144,7 +146,7 @@ func checkRadix(radix int) *FieldError {
 		"must be one of %s, got %d", radixList(), radix)}
 }
 
-// radixList spells the allowed radixes: "2, 4, 8, 16".
+// radixList spells the allowed radixes: "2, 4, 8, 16, 256".
 func radixList() string {
 	var b []byte
 	for i, r := range Radixes {

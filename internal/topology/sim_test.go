@@ -255,7 +255,7 @@ var simMessages = map[string][]simStep{
 // simLevels is, for each radix, the most levels the simulator tries: every
 // delay of sets up to 4,096 ticks, which keeps the whole test under a few
 // seconds.
-var simLevels = map[int]int{2: 12, 4: 6, 8: 4, 16: 3}
+var simLevels = map[int]int{2: 12, 4: 6, 8: 4, 16: 3, 256: 2}
 
 // simDigits writes ticks as levels digits of radix, least significant first.
 func simDigits(ticks uint64, levels, radix int) []int {
@@ -364,10 +364,11 @@ func TestSimulateMalformedKeysEndUnroutable(t *testing.T) {
 				}
 				broker, names := newSimBroker(top), Names(spec.Name)
 				// Words that are no digit of this radix: one past the largest
-				// digit, the largest digit of radix 16, padded, empty, wildcards.
+				// digit, the largest digit of radix 16 (of a smaller radix) or
+				// two past the largest, padded, empty, wildcards.
 				bad := []string{strconv.Itoa(radix), "15", "x", "", "00", "01", "*", "#"}
-				if radix == 16 {
-					bad[1] = "16"
+				if radix >= 16 {
+					bad[1] = strconv.Itoa(radix + 1)
 				}
 				var malformed []string
 				for _, ticks := range simSampleTicks(levels, radix) {

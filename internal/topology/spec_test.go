@@ -589,7 +589,7 @@ func TestExplicitZero(t *testing.T) {
 		"levels":     {"levels", "levels: must be between 1 and 32, got 0"},
 		"max_delay":  {"max_delay", "max_delay: must be positive, got 0s"},
 		"resolution": {"resolution", "resolution: must be at least 1ms, got 0s"},
-		"radix":      {"radix", "radix: must be one of 2, 4, 8, 16, got 0"},
+		"radix":      {"radix", "radix: must be one of 2, 4, 8, 16, 256, got 0"},
 		"queue_type": {"queue_type", ""}, // zero is unset, and unset is fine
 		"route.key":  {"route.key", ""},
 	}

@@ -126,7 +126,7 @@ type Spec struct {
 	Levels int
 	// MaxDelay, when Levels is zero, derives N as the smallest with (Radix^N − 1)·Resolution ≥ MaxDelay.
 	MaxDelay time.Duration
-	// Radix is the base of the delay digits: 2 (also when zero), 4, 8 or 16.
+	// Radix is the base of the delay digits: 2 (also when zero), 4, 8, 16 or 256.
 	// The set has one TTL queue per level and nonzero digit value.
 	Radix int
 

@@ -9,11 +9,11 @@ public final class DelayRoutingKey {
     }
 
     /** key, then the delay in ticks of resolutionMs, rounded up, as exactly levels digits in base
-     *  radix (the set's radix: 2, 4, 8 or 16), each a decimal word: of("orders", 37000, 2, 1000, 16)
+     *  radix (the set's radix: 2, 4, 8, 16 or 256), each a decimal word: of("orders", 37000, 2, 1000, 16)
      *  is "orders.2.5". */
     public static String of(String key, long delayMs, int levels, long resolutionMs, int radix) {
-        if (radix != 2 && radix != 4 && radix != 8 && radix != 16) {
-            throw new IllegalArgumentException("radix " + radix + " is not 2, 4, 8 or 16");
+        if (radix != 2 && radix != 4 && radix != 8 && radix != 16 && radix != 256) {
+            throw new IllegalArgumentException("radix " + radix + " is not 2, 4, 8, 16 or 256");
         }
         long ticks = Math.floorDiv(delayMs + resolutionMs - 1, resolutionMs);
         String[] digits = new String[levels];
