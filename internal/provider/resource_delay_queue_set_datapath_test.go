@@ -42,30 +42,43 @@ const (
 // messages with malformed routing keys must be parked in the unroutable
 // queue.
 func TestAccDelayQueueSet_dataPath(t *testing.T) {
+	testDataPathSet(t, fmt.Sprintf("  levels        = %d\n  resolution    = %q", dataPathLevels, dataPathResolution),
+		dataPathCopiesPerDelay, map[string]string{
+			// Fewer words than the delay has digits: no binding can match.
+			"dp-unroutable-too-few-digits": dataPathKey + ".1.0",
+			// As many words as digits, none of them a digit.
+			"dp-unroutable-not-digits": dataPathKey + ".a.b.c.d.e",
+		},
+		func(names topology.Names) []resource.TestCheckFunc {
+			return []resource.TestCheckFunc{
+				resource.TestCheckResourceAttr(testResource, "ingest_exchange", names.Ingest()),
+				resource.TestCheckResourceAttr(testResource, "unroutable_queue", names.Unroutable()),
+				resource.TestCheckResourceAttr(testResource, "levels", strconv.Itoa(dataPathLevels)),
+			}
+		})
+}
+
+// testDataPathSet applies a set of attributes (HCL lines; force_destroy is
+// added, so that a failed run leaves no messages that block destroy) with
+// one route, checks it with checks of its names, then sends every delay of
+// the set copies times (dataPathCheckDelays) and each malformed routing key
+// (dataPathCheckUnroutable).
+func testDataPathSet(t *testing.T, attributes string, copies int, malformed map[string]string,
+	checks func(names topology.Names) []resource.TestCheckFunc,
+) {
+	t.Helper()
 	conn, name, routeQueue, seed := dataPathSetUp(t)
-	const address = "rabbitmq_delay_queue_set.test"
 	names := topology.Names(name)
+	all := append(checks(names),
+		dataPathCheckDelays(t, conn, testResource, routeQueue, seed, copies),
+		dataPathCheckUnroutable(t, conn, testResource, malformed))
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             dataPathCheckGone(conn, names),
 		Steps: []resource.TestStep{{
-			Config: dataPathSetConfig(name, routeQueue, fmt.Sprintf(`
-  levels        = %d
-  resolution    = %q
-  force_destroy = true # a failed run must not leave messages that block destroy`, dataPathLevels, dataPathResolution)),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr(address, "ingest_exchange", names.Ingest()),
-				resource.TestCheckResourceAttr(address, "unroutable_queue", names.Unroutable()),
-				resource.TestCheckResourceAttr(address, "levels", strconv.Itoa(dataPathLevels)),
-				dataPathCheckDelays(t, conn, address, routeQueue, seed, dataPathCopiesPerDelay),
-				dataPathCheckUnroutable(t, conn, address, map[string]string{
-					// Fewer words than the delay has digits: no binding can match.
-					"dp-unroutable-too-few-digits": dataPathKey + ".1.0",
-					// As many words as digits, none of them a digit.
-					"dp-unroutable-not-digits": dataPathKey + ".a.b.c.d.e",
-				}),
-			),
+			Config: dataPathSetConfig(name, routeQueue, attributes+"\n  force_destroy = true"),
+			Check:  resource.ComposeAggregateTestCheckFunc(all...),
 		}},
 	})
 }

@@ -320,35 +320,22 @@ func TestAccDelayQueueSet_radixChangeNewGeneration(t *testing.T) {
 // digit of 16 or more, too few digits or a padded digit are parked in the
 // unroutable queue.
 func TestAccDelayQueueSet_dataPathRadix16(t *testing.T) {
-	conn, name, routeQueue, seed := dataPathSetUp(t)
-	const address = "rabbitmq_delay_queue_set.test"
-	names := topology.Names(name)
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { testAccPreCheck(t) },
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             dataPathCheckGone(conn, names),
-		Steps: []resource.TestStep{{
-			Config: dataPathSetConfig(name, routeQueue, fmt.Sprintf(`
-  levels        = %d
-  radix         = %d
-  resolution    = "100ms"
-  force_destroy = true # a failed run must not leave messages that block destroy`, radix16Levels, radix16)),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr(address, "radix", "16"),
-				resource.TestCheckResourceAttr(address, "levels", "2"),
-				resource.TestCheckResourceAttr(address, "max_delay_effective", "25.5s"),
-				// Every delay 0…255 ticks twice: 512 messages over 25.5 s.
-				dataPathCheckDelays(t, conn, address, routeQueue, seed, 2),
-				dataPathCheckUnroutable(t, conn, address, map[string]string{
-					"dp16-digit-16-top":    dataPathKey + ".16.0",
-					"dp16-digit-16-bottom": dataPathKey + ".0.16",
-					"dp16-too-few-digits":  dataPathKey + ".7",
-					"dp16-padded-digit":    dataPathKey + ".01.3",
-					"dp16-not-digits":      dataPathKey + ".a.f",
-				}),
-			),
-		}},
-	})
+	testDataPathSet(t, fmt.Sprintf("  levels        = %d\n  radix         = %d\n  resolution    = \"100ms\"", radix16Levels, radix16),
+		// Every delay 0…255 ticks twice: 512 messages over 25.5 s.
+		2, map[string]string{
+			"dp16-digit-16-top":    dataPathKey + ".16.0",
+			"dp16-digit-16-bottom": dataPathKey + ".0.16",
+			"dp16-too-few-digits":  dataPathKey + ".7",
+			"dp16-padded-digit":    dataPathKey + ".01.3",
+			"dp16-not-digits":      dataPathKey + ".a.f",
+		},
+		func(topology.Names) []resource.TestCheckFunc {
+			return []resource.TestCheckFunc{
+				resource.TestCheckResourceAttr(testResource, "radix", "16"),
+				resource.TestCheckResourceAttr(testResource, "levels", "2"),
+				resource.TestCheckResourceAttr(testResource, "max_delay_effective", "25.5s"),
+			}
+		})
 }
 
 // TestAccDelayQueueSet_dataPathRadix256 sends real messages through a
@@ -357,38 +344,25 @@ func TestAccDelayQueueSet_dataPathRadix16(t *testing.T) {
 // keys with a digit of 256, a padded digit or no digit are parked in the
 // unroutable queue.
 func TestAccDelayQueueSet_dataPathRadix256(t *testing.T) {
-	conn, name, routeQueue, seed := dataPathSetUp(t)
-	const address = "rabbitmq_delay_queue_set.test"
-	names := topology.Names(name)
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { testAccPreCheck(t) },
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		CheckDestroy:             dataPathCheckGone(conn, names),
-		Steps: []resource.TestStep{{
-			Config: dataPathSetConfig(name, routeQueue, `
-  levels        = 1
-  radix         = 256
-  resolution    = "100ms"
-  force_destroy = true # a failed run must not leave messages that block destroy`),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr(address, "radix", "256"),
-				resource.TestCheckResourceAttr(address, "max_delay_effective", "25.5s"),
+	testDataPathSet(t, "  levels        = 1\n  radix         = 256\n  resolution    = \"100ms\"",
+		// Every delay 0…255 ticks twice: 512 messages over 25.5 s.
+		2, map[string]string{
+			"dp256-digit-256":  dataPathKey + ".256",
+			"dp256-padded":     dataPathKey + ".007",
+			"dp256-no-digit":   dataPathKey,
+			"dp256-not-digits": dataPathKey + ".ff",
+		},
+		func(topology.Names) []resource.TestCheckFunc {
+			return []resource.TestCheckFunc{
+				resource.TestCheckResourceAttr(testResource, "radix", "256"),
+				resource.TestCheckResourceAttr(testResource, "max_delay_effective", "25.5s"),
 				// 255 TTL queues and the unroutable queue.
-				resource.TestCheckResourceAttrWith(address, "queues", func(queues string) error {
+				resource.TestCheckResourceAttrWith(testResource, "queues", func(queues string) error {
 					if n := len(strings.Split(queues, "\n")); n != 256 {
 						return fmt.Errorf("queues has %d lines, want 256", n)
 					}
 					return nil
 				}),
-				// Every delay 0…255 ticks twice: 512 messages over 25.5 s.
-				dataPathCheckDelays(t, conn, address, routeQueue, seed, 2),
-				dataPathCheckUnroutable(t, conn, address, map[string]string{
-					"dp256-digit-256":  dataPathKey + ".256",
-					"dp256-padded":     dataPathKey + ".007",
-					"dp256-no-digit":   dataPathKey,
-					"dp256-not-digits": dataPathKey + ".ff",
-				}),
-			),
-		}},
-	})
+			}
+		})
 }
