@@ -167,6 +167,8 @@ type reportTables struct {
 	phases []phase
 	// tests are the top-level tests that ran, in order.
 	tests []string
+	// nodeErrors are the last errors the nodes of failed tests logged.
+	nodeErrors []string
 	// The RabbitMQ and Erlang versions of the first node started.
 	rabbitMQ, erlang, metadataStore string
 }
@@ -211,6 +213,12 @@ func (r *reportTables) addRow(row faultRow) {
 	r.rows = append(r.rows, row)
 }
 
+func (r *reportTables) addNodeErrors(lines ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nodeErrors = append(r.nodeErrors, lines...)
+}
+
 func (r *reportTables) addPhase(p phase) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -232,6 +240,13 @@ func (r *reportTables) print(w io.Writer) {
 		_, _ = fmt.Fprintln(w, "\nPhases:")
 		_, _ = fmt.Fprintln(w)
 		_, _ = fmt.Fprint(w, phaseTable(r.phases))
+	}
+	if len(r.nodeErrors) > 0 {
+		_, _ = fmt.Fprintln(w, "\nThe last errors the nodes of failed tests logged:")
+		_, _ = fmt.Fprintln(w)
+		for _, line := range r.nodeErrors {
+			_, _ = fmt.Fprintln(w, "- "+line)
+		}
 	}
 }
 

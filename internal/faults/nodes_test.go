@@ -76,6 +76,7 @@ func startNodes(t *testing.T, config nodeConfig, indexes ...int) []*node {
 	runNodes(t, config, append([]string{"delete"}, args...)...)
 	t.Cleanup(func() {
 		if t.Failed() {
+			noteNodeErrors(t, indexes)
 			runNodes(t, config, append([]string{"stop"}, args...)...)
 			t.Logf("nodes stopped; their logs stay in %s", filepath.Dir(describeNode(t, indexes[0]).Dir))
 			return
