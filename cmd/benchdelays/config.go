@@ -47,9 +47,13 @@ type config struct {
 	// IdleWindow each, with the first variant's queue type and strategy.
 	IdleRadixes []int
 	IdleWindow  time.Duration
-	Out         string
-	Render      string // a delays.json to render instead of measuring
-	Estimate    bool   // print the run's estimated duration and exit
+	// BrokerProfile samples the broker's processes around each main trial
+	// (a broker on this machine, one node), with Rabbitmqctl.
+	BrokerProfile bool
+	Rabbitmqctl   string
+	Out           string
+	Render        string // a delays.json to render instead of measuring
+	Estimate      bool   // print the run's estimated duration and exit
 	// Warnings say why the figures may not be what they seem, such as a
 	// duration too short for steady state; printed, and kept in the report.
 	Warnings []string
@@ -105,6 +109,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.Uint64Var(&cfg.Seed, "seed", 1, "seed of the delays drawn")
 	idleRadixes := flags.String("idle-radixes", "2,4,16", "radixes whose sets' idle broker CPU and memory are measured, declared and empty, with the first variant's queue type; empty for none")
 	flags.DurationVar(&cfg.IdleWindow, "idle-window", 20*time.Second, "how long each idle measurement samples the broker, with and without the set")
+	flags.BoolVar(&cfg.BrokerProfile, "broker-profile", false, "before and after each main trial, read the reductions of the broker's Erlang processes by kind (rabbitmqctl eval; a broker on this machine, one node) and show where its work goes")
+	flags.StringVar(&cfg.Rabbitmqctl, "rabbitmqctl", defaultRabbitmqctl(), "the rabbitmqctl -broker-profile runs")
 	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+jsonFile+" and the plots "+svgFile+" and "+ratesFile+"; empty to write none")
 	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and the plots again from a "+jsonFile+" a run wrote, into -out, without measuring")
 	flags.BoolVar(&cfg.Estimate, "estimate", false, "print what the run would measure and how long it should take, and exit without measuring")

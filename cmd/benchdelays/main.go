@@ -133,6 +133,15 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		cfg: cfg, client: client, brokerPIDs: brokerPIDs, cluster: env.cluster(),
 		prefix: fmt.Sprintf("benchdelays-%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff),
 	}
+	if cfg.BrokerProfile {
+		if !local || env.cluster() {
+			return 2, errors.New("-broker-profile reads one node on this machine: the broker is remote or a cluster")
+		}
+		r.profiler = &processSampler{rabbitmqctl: cfg.Rabbitmqctl, node: node.Name}
+		if _, err := r.profiler.sample(ctx); err != nil {
+			return 2, fmt.Errorf("-broker-profile: %w", err)
+		}
+	}
 	rep := report{Environment: env, Settings: settings{
 		Levels: cfg.Levels, Resolution: cfg.Resolution, BaselineDelay: cfg.BaselineDelay,
 		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, Fine: cfg.Fine, SearchDuration: cfg.SearchDuration,

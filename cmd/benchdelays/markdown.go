@@ -122,6 +122,7 @@ func markdown(r report, svgName, ratesName string) string {
 		}
 	}
 
+	b.WriteString(brokerProfileMarkdown(r))
 	b.WriteString(clusterMarkdown(r))
 	b.WriteString(radixMarkdown(r))
 

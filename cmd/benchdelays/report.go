@@ -134,7 +134,10 @@ type trialResult struct {
 	// of the environment's Nodes (BrokerCPU is their sum); Leaders counts
 	// the set's queues each node leads, as the broker said after declaring
 	// them. Both only on a cluster.
-	NodeCPU     []float64              `json:"node_cpu_s,omitempty"`
+	NodeCPU []float64 `json:"node_cpu_s,omitempty"`
+	// BrokerWork is what the broker's processes ran during a main trial,
+	// by kind, under -broker-profile.
+	BrokerWork  *processWork           `json:"broker_work,omitempty"`
 	Leaders     map[string]int         `json:"leaders,omitempty"`
 	Pacing      messaging.PacingReport `json:"pacing"`
 	Measurement measurement            `json:"measurement"`

@@ -32,6 +32,8 @@ type runner struct {
 	// cluster says the broker has more than one node: trials then record
 	// each node's CPU and the leaders of their set's queues.
 	cluster bool
+	// profiler, when set, reads the broker's processes around main trials.
+	profiler *processSampler
 }
 
 // trialPlan says what one trial measures.
@@ -141,6 +143,12 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		return result
 	}
 	delays := r.delays(p, spec)
+	var workBefore processSample
+	if r.profiler != nil && p.main {
+		if workBefore, err = r.profiler.sample(ctx); err != nil {
+			fail(fmt.Errorf("broker profile: %w", err))
+		}
+	}
 	set := messaging.Set{IngestExchange: topology.Names(spec.Name).Ingest(), Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution}
 	start := time.Now()
 	send := func(ctx context.Context, routingKey string, m messaging.Message) error {
@@ -182,6 +190,14 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		fail(err) // the consumer stopped, not the clock
 	}
 	cancelWait()
+	if workBefore != nil {
+		if after, err := r.profiler.sample(ctx); err != nil {
+			fail(fmt.Errorf("broker profile: %w", err))
+		} else {
+			work := workBetween(workBefore, after)
+			result.BrokerWork = &work
+		}
+	}
 	// Give a late duplicate a moment to show.
 	settleCtx, cancelSettle := context.WithTimeout(ctx, 5*r.cfg.Settle)
 	if err := consumer.Settle(settleCtx, r.cfg.Settle); err != nil && settleCtx.Err() == nil {

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A broker profile says which of the broker's Erlang processes did the work
+// of a trial: the reductions (the Erlang VM's unit of work, which its
+// schedulers count per process) each kind of process ran between the start
+// and the end of the trial, per message delivered. It answers where a
+// layout's extra CPU goes, per queue or per hop, which the broker's CPU
+// time alone cannot.
+
+// processKindsExpr asks a node, through rabbitmqctl eval, for the
+// reductions of its live processes summed by the module that started each
+// (proc_lib's initial call: ra_server_proc for a quorum queue's Raft
+// server, rabbit_channel for a channel, and so on; the VM's own initial
+// call for a process proc_lib did not start), and the node's total
+// since it started, which also counts processes that have exited. Neither
+// $ nor quotes: the rabbitmqctl of Debian's package passes its arguments
+// through a shell.
+const processKindsExpr = `Sums = lists:foldl(fun(P, Acc) ->
+    case erlang:process_info(P, reductions) of
+        {reductions, R} ->
+            {M, _, _} = case proc_lib:translate_initial_call(P) of
+                {proc_lib, _, _} ->
+                    case erlang:process_info(P, initial_call) of
+                        {initial_call, Call} -> Call;
+                        undefined -> {exited, exited, 0}
+                    end;
+                Call -> Call
+            end,
+            maps:update_with(M, fun(S) -> S + R end, R, Acc);
+        undefined -> Acc
+    end
+end, #{}, erlang:processes()),
+{Total, _} = erlang:statistics(exact_reductions),
+[{node_total, Total} | maps:to_list(Sums)].`
+
+// totalKind is the key of a sample's node-wide total.
+const totalKind = "node_total"
+
+// processSample is one reading of a node: reductions by process kind, and
+// the total under totalKind.
+type processSample map[string]int64
+
+// processTuple matches one {kind, reductions} of the eval's answer, however
+// rabbitmqctl wraps its lines; a kind is an atom, quoted or not.
+var processTuple = regexp.MustCompile(`\{\s*('(?:[^'\\]|\\.)*'|[a-z][\w@]*)\s*,\s*(\d+)\s*\}`)
+
+func parseProcessSample(output string) (processSample, error) {
+	sample := processSample{}
+	for _, m := range processTuple.FindAllStringSubmatch(output, -1) {
+		n, err := strconv.ParseInt(m[2], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("reductions %q: %w", m[2], err)
+		}
+		sample[strings.Trim(m[1], "'")] += n
+	}
+	if _, ok := sample[totalKind]; !ok {
+		return nil, fmt.Errorf("no total in rabbitmqctl's answer %q", clipText(output, 200))
+	}
+	return sample, nil
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// processSampler reads a node's process kinds with rabbitmqctl.
+type processSampler struct {
+	rabbitmqctl string
+	node        string
+}
+
+// defaultRabbitmqctl is the repository's wrapper, which runs the
+// rabbitmqctl of RABBITMQ_VERSION's broker (4.3's in its chroot), when the
+// program runs from the repository's root as make does; else rabbitmqctl
+// on PATH.
+func defaultRabbitmqctl() string {
+	const wrapper = "scripts/rabbitmq-cli/rabbitmqctl"
+	if _, err := os.Stat(wrapper); err == nil {
+		return wrapper
+	}
+	return "rabbitmqctl"
+}
+
+func (s processSampler) sample(ctx context.Context) (processSample, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, s.rabbitmqctl, "-n", s.node, "eval", processKindsExpr).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s -n %s eval: %w: %s", s.rabbitmqctl, s.node, err, clipText(strings.TrimSpace(string(out)), 300))
+	}
+	return parseProcessSample(string(out))
+}
+
+// processWork is what the kinds of processes ran during a trial.
+type processWork struct {
+	// Kinds holds the reductions each kind's processes that lived through
+	// the whole trial ran during it (a process started during the trial
+	// counts whole); Total the node's, exited processes included.
+	Kinds map[string]int64 `json:"kinds"`
+	Total int64            `json:"total"`
+}
+
+// workBetween is the work of each kind from one sample to a later one.
+func workBetween(before, after processSample) processWork {
+	w := processWork{Kinds: map[string]int64{}, Total: after[totalKind] - before[totalKind]}
+	for kind, r := range after {
+		if kind == totalKind {
+			continue
+		}
+		if d := r - before[kind]; d > 0 {
+			w.Kinds[kind] = d
+		}
+	}
+	return w
+}
+
+// processKindNames say what the kinds that matter to a delay set are.
+var processKindNames = map[string]string{
+	"ra_server_proc":                    "quorum queues' Raft servers",
+	"rabbit_fifo_dlx_worker":            "at-least-once dead-letter workers",
+	"ra_log_wal":                        "Raft write-ahead log",
+	"ra_log_segment_writer":             "Raft segment writer",
+	"rabbit_channel":                    "AMQP channels",
+	"rabbit_reader":                     "AMQP connection readers",
+	"rabbit_writer":                     "AMQP connection writers",
+	"rabbit_amqqueue_process":           "classic queues",
+	"erts_dirty_process_signal_handler": "the VM's signal handler for processes on dirty schedulers",
+}
+
+// processKindsShown is how many kinds the table names before it sums the
+// rest.
+const processKindsShown = 10
+
+// brokerProfileMarkdown is the table of the main trials' broker work by
+// process kind, per message delivered; empty when no trial was profiled.
+func brokerProfileMarkdown(r report) string {
+	var trials []trialResult
+	for _, t := range r.Trials {
+		if t.Main && t.BrokerWork != nil && t.Measurement.Delivered > 0 {
+			trials = append(trials, t)
+		}
+	}
+	if len(trials) == 0 {
+		return ""
+	}
+	perMessage := func(t trialResult, reductions int64) float64 {
+		return float64(reductions) / float64(t.Measurement.Delivered)
+	}
+	// The kinds by the largest share any trial gives them.
+	share := map[string]float64{}
+	for _, t := range trials {
+		for kind, n := range t.BrokerWork.Kinds {
+			share[kind] = max(share[kind], float64(n)/float64(max(t.BrokerWork.Total, 1)))
+		}
+	}
+	kinds := make([]string, 0, len(share))
+	for kind := range share {
+		kinds = append(kinds, kind)
+	}
+	slices.SortFunc(kinds, func(a, b string) int {
+		if share[a] != share[b] {
+			if share[a] > share[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	shown := kinds[:min(len(kinds), processKindsShown)]
+
+	var b strings.Builder
+	b.WriteString("\n## Where the broker's work goes\n\n")
+	fmt.Fprintf(&b, "Reductions (the Erlang VM's count of the work each process runs) per message delivered, during each main trial, "+
+		"by the module that started the process (`rabbitmqctl eval` before the first message and after the last arrived: a process "+
+		"started in between counts whole, one that exited counts only in the total). The %d kinds that take the largest share in any trial; "+
+		"the rest summed.\n\n", len(shown))
+	header := []string{"process kind"}
+	for _, t := range trials {
+		header = append(header, trialName(t))
+	}
+	rows := [][]string{header}
+	row := func(name string, value func(t trialResult) int64) {
+		cells := []string{name}
+		for _, t := range trials {
+			cells = append(cells, formatReductions(perMessage(t, value(t))))
+		}
+		rows = append(rows, cells)
+	}
+	for _, kind := range shown {
+		name := "`" + kind + "`"
+		if what, ok := processKindNames[kind]; ok {
+			name += " (" + what + ")"
+		}
+		row(name, func(t trialResult) int64 { return t.BrokerWork.Kinds[kind] })
+	}
+	row("other live processes", func(t trialResult) int64 {
+		var sum int64
+		for kind, n := range t.BrokerWork.Kinds {
+			if !slices.Contains(shown, kind) {
+				sum += n
+			}
+		}
+		return sum
+	})
+	row("exited processes", func(t trialResult) int64 {
+		var live int64
+		for _, n := range t.BrokerWork.Kinds {
+			live += n
+		}
+		return max(t.BrokerWork.Total-live, 0)
+	})
+	row("**total**", func(t trialResult) int64 { return t.BrokerWork.Total })
+	writeTable(&b, rows, "l"+strings.Repeat("r", len(trials)))
+	return b.String()
+}
+
+func formatReductions(perMessage float64) string {
+	if perMessage < 0.5 {
+		return "–"
+	}
+	return formatRate(perMessage)
+}
