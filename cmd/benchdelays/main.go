@@ -137,7 +137,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		if !local || env.cluster() {
 			return 2, errors.New("-broker-profile reads one node on this machine: the broker is remote or a cluster")
 		}
-		r.profiler = &processSampler{rabbitmqctl: cfg.Rabbitmqctl, node: node.Name}
+		r.profiler = &processSampler{rabbitmqctl: cfg.Rabbitmqctl, node: node.Name, pid: env.BrokerPID}
 		if _, err := r.profiler.sample(ctx); err != nil {
 			return 2, fmt.Errorf("-broker-profile: %w", err)
 		}

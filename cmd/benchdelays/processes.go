@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 )
 
 // A broker profile says which of the broker's Erlang processes did the work
@@ -78,10 +81,18 @@ func clipText(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// processSampler reads a node's process kinds with rabbitmqctl.
+// processSampler reads a node's process kinds with rabbitmqctl, and the
+// CPU time of its OS process's threads.
 type processSampler struct {
 	rabbitmqctl string
 	node        string
+	pid         int
+}
+
+// brokerSample is one reading of processSampler.
+type brokerSample struct {
+	processes processSample
+	threads   map[string]time.Duration
 }
 
 // defaultRabbitmqctl is the repository's wrapper, which runs the
@@ -96,14 +107,23 @@ func defaultRabbitmqctl() string {
 	return "rabbitmqctl"
 }
 
-func (s processSampler) sample(ctx context.Context) (processSample, error) {
+func (s processSampler) sample(ctx context.Context) (brokerSample, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, s.rabbitmqctl, "-n", s.node, "eval", processKindsExpr).CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("%s -n %s eval: %w: %s", s.rabbitmqctl, s.node, err, clipText(strings.TrimSpace(string(out)), 300))
+		return brokerSample{}, fmt.Errorf("%s -n %s eval: %w: %s", s.rabbitmqctl, s.node, err, clipText(strings.TrimSpace(string(out)), 300))
 	}
-	return parseProcessSample(string(out))
+	processes, err := parseProcessSample(string(out))
+	if err != nil {
+		return brokerSample{}, err
+	}
+	// Threads after the eval: its own work on the node falls outside the trial's.
+	threads, err := machine.ThreadCPU(s.pid)
+	if err != nil {
+		return brokerSample{}, fmt.Errorf("the broker's threads: %w", err)
+	}
+	return brokerSample{processes: processes, threads: threads}, nil
 }
 
 // processWork is what the kinds of processes ran during a trial.
@@ -113,17 +133,27 @@ type processWork struct {
 	// counts whole); Total the node's, exited processes included.
 	Kinds map[string]int64 `json:"kinds"`
 	Total int64            `json:"total"`
+	// ThreadCPU is the CPU time each kind of the broker's OS threads used
+	// (erts_sched: the schedulers, which run the processes and busy-wait
+	// for work; erts_dios: dirty I/O, file reads and writes).
+	ThreadCPU map[string]time.Duration `json:"thread_cpu_ns,omitempty"`
 }
 
 // workBetween is the work of each kind from one sample to a later one.
-func workBetween(before, after processSample) processWork {
-	w := processWork{Kinds: map[string]int64{}, Total: after[totalKind] - before[totalKind]}
-	for kind, r := range after {
+func workBetween(before, after brokerSample) processWork {
+	w := processWork{Kinds: map[string]int64{}, Total: after.processes[totalKind] - before.processes[totalKind],
+		ThreadCPU: map[string]time.Duration{}}
+	for kind, r := range after.processes {
 		if kind == totalKind {
 			continue
 		}
-		if d := r - before[kind]; d > 0 {
+		if d := r - before.processes[kind]; d > 0 {
 			w.Kinds[kind] = d
+		}
+	}
+	for kind, cpu := range after.threads {
+		if d := cpu - before.threads[kind]; d > 0 {
+			w.ThreadCPU[kind] = d
 		}
 	}
 	return w
@@ -225,6 +255,69 @@ func brokerProfileMarkdown(r report) string {
 		return max(t.BrokerWork.Total-live, 0)
 	})
 	row("**total**", func(t trialResult) int64 { return t.BrokerWork.Total })
+	writeTable(&b, rows, "l"+strings.Repeat("r", len(trials)))
+	b.WriteString(threadCPUMarkdown(trials))
+	return b.String()
+}
+
+// threadKindNames say what the Erlang VM's threads do.
+var threadKindNames = map[string]string{
+	"erts_sched": "schedulers: run the processes above, and busy-wait for work before they sleep",
+	"erts_dios":  "dirty I/O schedulers: file reads and writes",
+	"erts_dcpus": "dirty CPU schedulers: long NIFs, such as a large process's garbage collection",
+	"erts_aux":   "auxiliary work: timers, delayed memory deallocation",
+	"erts_poll":  "network and file-descriptor polling",
+}
+
+// threadCPUMarkdown is the table of the broker's CPU by thread kind, per
+// message delivered; empty when no trial read its threads.
+func threadCPUMarkdown(trials []trialResult) string {
+	kinds := map[string]bool{}
+	for _, t := range trials {
+		for kind := range t.BrokerWork.ThreadCPU {
+			kinds[kind] = true
+		}
+	}
+	if len(kinds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nThe CPU time of the broker's OS threads over the same span, by kind, in ms per message delivered " +
+		"(a kind's share of the machine is not in the reductions above when its threads spin or wait on the kernel):\n\n")
+	header := []string{"thread kind"}
+	for _, t := range trials {
+		header = append(header, trialName(t))
+	}
+	rows := [][]string{header}
+	row := func(name string, cpu func(t trialResult) time.Duration) {
+		cells := []string{name}
+		for _, t := range trials {
+			cells = append(cells, formatMs(cpu(t)/time.Duration(t.Measurement.Delivered)))
+		}
+		rows = append(rows, cells)
+	}
+	named := slices.Sorted(maps.Keys(threadKindNames))
+	for _, kind := range named {
+		if kinds[kind] {
+			row("`"+kind+"` ("+threadKindNames[kind]+")", func(t trialResult) time.Duration { return t.BrokerWork.ThreadCPU[kind] })
+		}
+	}
+	row("other threads", func(t trialResult) time.Duration {
+		var sum time.Duration
+		for kind, cpu := range t.BrokerWork.ThreadCPU {
+			if _, ok := threadKindNames[kind]; !ok {
+				sum += cpu
+			}
+		}
+		return sum
+	})
+	row("**all threads**", func(t trialResult) time.Duration {
+		var sum time.Duration
+		for _, cpu := range t.BrokerWork.ThreadCPU {
+			sum += cpu
+		}
+		return sum
+	})
 	writeTable(&b, rows, "l"+strings.Repeat("r", len(trials)))
 	return b.String()
 }

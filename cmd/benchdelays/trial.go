@@ -143,10 +143,12 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		return result
 	}
 	delays := r.delays(p, spec)
-	var workBefore processSample
+	var workBefore *brokerSample
 	if r.profiler != nil && p.main {
-		if workBefore, err = r.profiler.sample(ctx); err != nil {
+		if sample, err := r.profiler.sample(ctx); err != nil {
 			fail(fmt.Errorf("broker profile: %w", err))
+		} else {
+			workBefore = &sample
 		}
 	}
 	set := messaging.Set{IngestExchange: topology.Names(spec.Name).Ingest(), Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution}
@@ -194,7 +196,7 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		if after, err := r.profiler.sample(ctx); err != nil {
 			fail(fmt.Errorf("broker profile: %w", err))
 		} else {
-			work := workBetween(workBefore, after)
+			work := workBetween(*workBefore, after)
 			result.BrokerWork = &work
 		}
 	}

@@ -201,3 +201,29 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+func TestThreadKind(t *testing.T) {
+	for name, want := range map[string]string{
+		"erts_sched_2": "erts_sched", "erts_dios_10": "erts_dios", "erts_poll_0": "erts_poll",
+		"beam.smp": "beam.smp", "erts_ssig_disp": "erts_ssig_disp", "worker_": "worker_",
+	} {
+		if got := threadKind(name); got != want {
+			t.Errorf("threadKind(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestThreadCPUOfThisProcess(t *testing.T) {
+	threads, err := ThreadCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(threads) == 0 {
+		t.Fatal("no thread of this process read")
+	}
+	for kind, cpu := range threads {
+		if kind == "" || cpu < 0 {
+			t.Errorf("thread kind %q, CPU %s", kind, cpu)
+		}
+	}
+}

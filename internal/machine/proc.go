@@ -113,3 +113,39 @@ func residentBytes(path string) int64 {
 	}
 	return kib << 10
 }
+
+// ThreadCPU is the CPU time (user + system) of a process's threads, summed
+// by kind: the thread's name without its trailing number, so that an
+// Erlang VM's schedulers erts_sched_1 and erts_sched_2 count as
+// erts_sched. Threads that ended are not counted.
+func ThreadCPU(pid int) (map[string]time.Duration, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil, err
+	}
+	byKind := map[string]time.Duration{}
+	for _, task := range tasks {
+		dir := fmt.Sprintf("/proc/%d/task/%s", pid, task.Name())
+		name, err1 := os.ReadFile(dir + "/comm")
+		stat, err2 := os.ReadFile(dir + "/stat")
+		if err1 != nil || err2 != nil {
+			continue // the thread ended meanwhile
+		}
+		ticks, ok := parseProcessStat(string(stat))
+		if !ok {
+			return nil, fmt.Errorf("%s/stat: unexpected format", dir)
+		}
+		byKind[threadKind(strings.TrimSpace(string(name)))] += time.Duration(ticks) * time.Second / clockTicks
+	}
+	return byKind, nil
+}
+
+// threadKind is a thread's name without a trailing _N.
+func threadKind(name string) string {
+	if i := strings.LastIndexByte(name, '_'); i > 0 && i < len(name)-1 {
+		if _, err := strconv.Atoi(name[i+1:]); err == nil {
+			return name[:i]
+		}
+	}
+	return name
+}
