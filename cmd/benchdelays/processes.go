@@ -269,12 +269,39 @@ var threadKindNames = map[string]string{
 	"erts_poll":  "network and file-descriptor polling",
 }
 
+// olderThreadKinds are the names Erlang/OTP before 26 gives its threads
+// (RabbitMQ 3.10's Erlang 25: 1_scheduler, 3_dirty_io_sche, truncated by
+// Linux), by the prefix that tells their kind.
+var olderThreadKinds = []struct{ prefix, kind string }{
+	{"scheduler", "erts_sched"}, {"dirty_io_sch", "erts_dios"}, {"dirty_cpu_sch", "erts_dcpus"},
+	{"aux", "erts_aux"}, {"poller", "erts_poll"},
+}
+
+// erlangThreadKind is the kind of one of the VM's threads, whichever
+// Erlang named it.
+func erlangThreadKind(name string) string {
+	if number, rest, ok := strings.Cut(name, "_"); ok {
+		if _, err := strconv.Atoi(number); err == nil {
+			for _, k := range olderThreadKinds {
+				if strings.HasPrefix(rest, k.prefix) {
+					return k.kind
+				}
+			}
+		}
+	}
+	return name
+}
+
 // threadCPUMarkdown is the table of the broker's CPU by thread kind, per
 // message delivered; empty when no trial read its threads.
 func threadCPUMarkdown(trials []trialResult) string {
 	kinds := map[string]bool{}
-	for _, t := range trials {
-		for kind := range t.BrokerWork.ThreadCPU {
+	byKind := make([]map[string]time.Duration, len(trials))
+	for i, t := range trials {
+		byKind[i] = map[string]time.Duration{}
+		for name, cpu := range t.BrokerWork.ThreadCPU {
+			kind := erlangThreadKind(name)
+			byKind[i][kind] += cpu
 			kinds[kind] = true
 		}
 	}
@@ -289,31 +316,31 @@ func threadCPUMarkdown(trials []trialResult) string {
 		header = append(header, trialName(t))
 	}
 	rows := [][]string{header}
-	row := func(name string, cpu func(t trialResult) time.Duration) {
+	row := func(name string, cpu func(threads map[string]time.Duration) time.Duration) {
 		cells := []string{name}
-		for _, t := range trials {
-			cells = append(cells, formatMs(cpu(t)/time.Duration(t.Measurement.Delivered)))
+		for i, t := range trials {
+			cells = append(cells, formatMs(cpu(byKind[i])/time.Duration(t.Measurement.Delivered)))
 		}
 		rows = append(rows, cells)
 	}
 	named := slices.Sorted(maps.Keys(threadKindNames))
 	for _, kind := range named {
 		if kinds[kind] {
-			row("`"+kind+"` ("+threadKindNames[kind]+")", func(t trialResult) time.Duration { return t.BrokerWork.ThreadCPU[kind] })
+			row("`"+kind+"` ("+threadKindNames[kind]+")", func(threads map[string]time.Duration) time.Duration { return threads[kind] })
 		}
 	}
-	row("other threads", func(t trialResult) time.Duration {
+	row("other threads", func(threads map[string]time.Duration) time.Duration {
 		var sum time.Duration
-		for kind, cpu := range t.BrokerWork.ThreadCPU {
+		for kind, cpu := range threads {
 			if _, ok := threadKindNames[kind]; !ok {
 				sum += cpu
 			}
 		}
 		return sum
 	})
-	row("**all threads**", func(t trialResult) time.Duration {
+	row("**all threads**", func(threads map[string]time.Duration) time.Duration {
 		var sum time.Duration
-		for _, cpu := range t.BrokerWork.ThreadCPU {
+		for _, cpu := range threads {
 			sum += cpu
 		}
 		return sum
