@@ -1,86 +1,84 @@
-// Command doclinks fails when a Markdown link in the docs directory leads
-// outside it, or to a page it does not hold. The docs are published to the
-// Terraform Registry, which serves docs/ alone: a link into the rest of the
-// repository (../../README.md) works on GitHub and leads nowhere there. Use
-// an absolute link to the repository instead.
+// Command doclinks fails on a Markdown link that leads nowhere: to a file,
+// directory or heading the repository does not have, out of the docs
+// directory, or into the repository at another version than the release.
 //
-//	go run ./cmd/doclinks docs
+//	go run ./cmd/doclinks docs README.md benchmarks/README.md
+//
+// Each argument, relative to the repository's root (the working directory),
+// is a directory of pages or a single page:
+//
+//   - In a directory (docs), a relative link must lead to a page of the same
+//     directory, with or without ".md". The docs are published to the
+//     Terraform Registry, which serves docs/ alone: a link into the rest of the
+//     repository (../../README.md) works on GitHub and leads nowhere there.
+//   - From a single page (README.md, benchmarks/README.md), read on GitHub, a
+//     relative link must lead to a file or directory of the repository.
+//
+// Everywhere, a link into this repository on GitHub,
+// https://github.com/delayqueue/terraform-provider-rabbitmq/blob/<tag>/<path>
+// (tree/<tag>/<path> for a directory), must name the release tag, the
+// version of CHANGELOG.md's first "## X.Y.Z" heading with a "v" before it,
+// and a <path> that the working tree holds: the Registry shows the docs of
+// that release, and their links show the files of that release. A fragment
+// (#heading) of a link to a Markdown page must name a heading or an
+// <a id="…"> of that page. Links inside code are not links.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"regexp"
-	"strings"
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: doclinks DOCS_DIR")
+	args := os.Args[1:]
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: doclinks DOCS_DIR|PAGE.md... (from the repository's root)")
 		os.Exit(2)
 	}
-	problems, err := check(os.DirFS(os.Args[1]))
+	repo := os.DirFS(".")
+	problems, err := checkRepository(repo, args)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "doclinks:", err)
 		os.Exit(1)
 	}
 	for _, p := range problems {
-		fmt.Fprintf(os.Stderr, "%s/%s\n", os.Args[1], p)
+		fmt.Fprintln(os.Stderr, p)
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(os.Stderr, "doclinks: %d links that do not work on the Registry; link to the repository with an absolute URL\n", len(problems))
+		fmt.Fprintf(os.Stderr, "doclinks: %d links lead nowhere, or nowhere on the Registry\n", len(problems))
 		os.Exit(1)
 	}
 }
 
-// link matches the target of an inline Markdown link, "](target)" with an
-// optional title, and of a reference definition, "[label]: target".
-var link = regexp.MustCompile(`\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)|(?m)^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)`)
+// changelog is the file whose first version heading names the release tag.
+const changelog = "CHANGELOG.md"
 
-// check lists, as "file: problem", each relative link of the Markdown files
-// in docs that leads outside docs or to no page of it.
-func check(docs fs.FS) ([]string, error) {
-	var problems []string
-	err := fs.WalkDir(docs, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(name, ".md") {
-			return err
-		}
-		text, err := fs.ReadFile(docs, name)
-		if err != nil {
-			return err
-		}
-		for _, m := range link.FindAllStringSubmatch(string(text), -1) {
-			target := m[1] + m[2]
-			if problem := targetProblem(docs, name, target); problem != "" {
-				problems = append(problems, fmt.Sprintf("%s: %s", name, problem))
-			}
-		}
-		return nil
-	})
-	return problems, err
+// checkRepository checks the pages of paths in repo against the release
+// tag of repo's changelog.
+func checkRepository(repo fs.FS, paths []string) ([]string, error) {
+	text, err := fs.ReadFile(repo, changelog)
+	if err != nil {
+		return nil, err
+	}
+	tag, err := releaseTag(text)
+	if err != nil {
+		return nil, err
+	}
+	return check(repo, tag, paths)
 }
 
-// targetProblem says what is wrong with a link to target from the page
-// name, or "" for an absolute URL, an anchor of the page, or a page of
-// docs (the Registry's links leave out ".md").
-func targetProblem(docs fs.FS, name, target string) string {
-	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") || strings.HasPrefix(target, "#") {
-		return ""
+// versionHeading matches a changelog's version heading, "## 0.1.0 (Unreleased)".
+var versionHeading = regexp.MustCompile(`(?m)^## v?(\d+\.\d+\.\d+)\b`)
+
+// releaseTag is the tag of the changelog's first version: the release the
+// docs in the tree are published with.
+func releaseTag(changelog []byte) (string, error) {
+	m := versionHeading.FindSubmatch(changelog)
+	if m == nil {
+		return "", errors.New(`the changelog has no "## X.Y.Z" heading to take the release tag from`)
 	}
-	file, _, _ := strings.Cut(target, "#")
-	if strings.HasPrefix(file, "/") {
-		return fmt.Sprintf("%s is relative to the site's root, which differs between GitHub and the Registry", target)
-	}
-	resolved := path.Join(path.Dir(name), file)
-	if resolved == ".." || strings.HasPrefix(resolved, "../") {
-		return fmt.Sprintf("%s leads outside the docs directory", target)
-	}
-	for _, candidate := range []string{resolved, resolved + ".md"} {
-		if info, err := fs.Stat(docs, candidate); err == nil && !info.IsDir() {
-			return ""
-		}
-	}
-	return fmt.Sprintf("%s leads to no page of the docs directory", target)
+	return "v" + string(m[1]), nil
 }

@@ -80,9 +80,10 @@ func delayQueueSetSchema() schema.Schema {
 }
 
 // linesRatherThanLists says why the set's objects are lines of one text.
-const linesRatherThanLists = "Lines of one text rather than a list: a plan reads and compares one value per set, so " +
-	"configurations of many sets plan fast, and `terraform plan` shows a changed text line by line, marking each line " +
-	"added or removed. `split(\"\\n\", …)` makes it a list."
+const linesRatherThanLists = "Lines of one text rather than a list: a plan reads and compares one value per set " +
+	"rather than one per object (a plan without refresh of 100 sets of 17 levels, 21,100 objects, took 0.88 s, the median of 3 runs, on " +
+	"RabbitMQ 3.10.8: [benchmarks/control-plane.md](" + benchmarksURL + "control-plane.md)), and `terraform plan` " +
+	"shows a changed text line by line, marking each line added or removed. `split(\"\\n\", …)` makes it a list."
 
 // The bounds of migration_wait.
 const (
