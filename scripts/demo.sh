@@ -7,9 +7,10 @@
 # Nothing is downloaded: terraform runs the provider through dev_overrides, without init.
 #
 # Environment: RABBITMQ_AMQP_URL (amqp://guest:guest@127.0.0.1:5672/), DEMO_ARGS (extra
-# cmd/delaydemo flags for both runs, e.g. DEMO_ARGS='-delays 0s,2s,7s'), DEMO_MARKDOWN (a results
-# file the binary set's report is also written to, with the commit, machine and versions:
-# DEMO_MARKDOWN=benchmarks/demo.md; the radix-16 set's goes beside it, benchmarks/demo-radix16.md).
+# benchmarks/cmd/delaydemo flags for both runs, e.g. DEMO_ARGS='-delays 0s,2s,7s'), DEMO_MARKDOWN
+# (a results file the binary set's report is also written to, with the commit, machine and
+# versions: DEMO_MARKDOWN=benchmarks/demo.md; the radix-16 set's goes beside it,
+# benchmarks/demo-radix16.md).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,9 +26,9 @@ scripts/rabbitmq.sh start
 
 terraform=$(scripts/terraform.sh)
 
-step "building the provider (scripts/dev-overrides.sh) and cmd/delaydemo into ${tools#"$repo"/}/bin"
+step "building the provider (scripts/dev-overrides.sh) and benchmarks/cmd/delaydemo into ${tools#"$repo"/}/bin"
 mkdir -p "$tools/bin"
-go build -o "$tools/bin/delaydemo" ./cmd/delaydemo
+go -C benchmarks build -o "$tools/bin/delaydemo" ./cmd/delaydemo
 
 # dev_overrides makes terraform use the provider built from this checkout, with no init and no registry.
 TF_CLI_CONFIG_FILE=$(scripts/dev-overrides.sh)
@@ -49,7 +50,7 @@ step "terraform outputs: $(tr -d ' \n' <"$outputs" | head -c 400)"
 # The outputs binary and radix16 of examples/demo/main.tf, one run each.
 status=0
 for set in binary radix16; do
-	step "publishing delayed messages through the $set set and waiting for them (cmd/delaydemo -tf-set $set)"
+	step "publishing delayed messages through the $set set and waiting for them (benchmarks/cmd/delaydemo -tf-set $set)"
 	report=()
 	if [ -n "${DEMO_MARKDOWN:-}" ]; then
 		markdown=$DEMO_MARKDOWN

@@ -6,7 +6,7 @@
 # Terraform then warns on every command that dev_overrides are in effect; that is expected.
 #
 # Used by scripts/demo.sh (make demo), scripts/examples.sh (make examples) and
-# cmd/benchcontrolplane (make bench-control-plane).
+# benchmarks/cmd/benchcontrolplane (make bench-control-plane).
 # Environment: DEV_OVERRIDES_DIR, where the binary and the configuration go (<repo>/.tools).
 set -euo pipefail
 

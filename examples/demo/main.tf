@@ -51,7 +51,7 @@ resource "rabbitmq_delay_queue_set" "demo16" {
   }
 }
 
-# What a publisher needs of each set, and what cmd/delaydemo reads
+# What a publisher needs of each set, and what benchmarks/cmd/delaydemo reads
 # (delaydemo -tf-output outputs.json -tf-set binary, or radix16).
 output "binary" {
   description = "The binary set: publish to ingest_exchange with routing key <key>.<levels digits in radix>."

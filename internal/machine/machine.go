@@ -1,7 +1,3 @@
-// Package machine says where a measurement comes from — the commit of the
-// checkout that was measured, when, on which computer, with which Go,
-// RabbitMQ, Erlang and Terraform — in one Provenance that every results file
-// under benchmarks/ renders the same way: figures mean little without it.
 package machine
 
 import (

@@ -206,9 +206,13 @@ func TestThreadKind(t *testing.T) {
 	for name, want := range map[string]string{
 		"erts_sched_2": "erts_sched", "erts_dios_10": "erts_dios", "erts_poll_0": "erts_poll",
 		"beam.smp": "beam.smp", "erts_ssig_disp": "erts_ssig_disp", "worker_": "worker_",
+		// Erlang before 26 (RabbitMQ 3.10's 25), and a kind already grouped.
+		"erts_sched": "erts_sched", "1_scheduler": "erts_sched", "2_scheduler": "erts_sched",
+		"10_dirty_io_sch": "erts_dios", "1_dirty_io_sche": "erts_dios", "2_dirty_cpu_sch": "erts_dcpus",
+		"1_aux": "erts_aux", "0_poller": "erts_poll", "x_scheduler": "x_scheduler",
 	} {
-		if got := threadKind(name); got != want {
-			t.Errorf("threadKind(%q) = %q, want %q", name, got, want)
+		if got := ThreadKind(name); got != want {
+			t.Errorf("ThreadKind(%q) = %q, want %q", name, got, want)
 		}
 	}
 }

@@ -115,9 +115,8 @@ func residentBytes(path string) int64 {
 }
 
 // ThreadCPU is the CPU time (user + system) of a process's threads, summed
-// by kind: the thread's name without its trailing number, so that an
-// Erlang VM's schedulers erts_sched_1 and erts_sched_2 count as
-// erts_sched. Threads that ended are not counted.
+// by [ThreadKind], so that an Erlang VM's schedulers erts_sched_1 and
+// erts_sched_2 count as erts_sched. Threads that ended are not counted.
 func ThreadCPU(pid int) (map[string]time.Duration, error) {
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
@@ -135,13 +134,34 @@ func ThreadCPU(pid int) (map[string]time.Duration, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s/stat: unexpected format", dir)
 		}
-		byKind[threadKind(strings.TrimSpace(string(name)))] += time.Duration(ticks) * time.Second / clockTicks
+		byKind[ThreadKind(strings.TrimSpace(string(name)))] += time.Duration(ticks) * time.Second / clockTicks
 	}
 	return byKind, nil
 }
 
-// threadKind is a thread's name without a trailing _N.
-func threadKind(name string) string {
+// olderThreadKinds are the names Erlang/OTP before 26 gives its threads
+// (RabbitMQ 3.10's Erlang 25: 1_scheduler, 3_dirty_io_sche, truncated by
+// Linux), by the prefix that tells their kind.
+var olderThreadKinds = []struct{ prefix, kind string }{
+	{"scheduler", "erts_sched"}, {"dirty_io_sch", "erts_dios"}, {"dirty_cpu_sch", "erts_dcpus"},
+	{"aux", "erts_aux"}, {"poller", "erts_poll"},
+}
+
+// ThreadKind is the kind of a thread, from its name, whichever Erlang named
+// it: the name without a trailing _N (erts_sched_2 is erts_sched), or for
+// Erlang before 26 the kind its name's prefix tells (1_scheduler is
+// erts_sched too); any other name is its own kind. A kind is its own kind,
+// so results that recorded older names can be grouped again.
+func ThreadKind(name string) string {
+	if number, rest, ok := strings.Cut(name, "_"); ok {
+		if _, err := strconv.Atoi(number); err == nil {
+			for _, k := range olderThreadKinds {
+				if strings.HasPrefix(rest, k.prefix) {
+					return k.kind
+				}
+			}
+		}
+	}
 	if i := strings.LastIndexByte(name, '_'); i > 0 && i < len(name)-1 {
 		if _, err := strconv.Atoi(name[i+1:]); err == nil {
 			return name[:i]

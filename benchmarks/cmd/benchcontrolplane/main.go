@@ -17,7 +17,7 @@
 // offers — the provider's bounded parallel declares, and one definitions
 // upload — so the choice between them rests on a figure.
 //
-//	go run ./cmd/benchcontrolplane -terraform "$(scripts/terraform.sh)"   # make bench-control-plane
+//	go -C benchmarks run ./cmd/benchcontrolplane -terraform "$(scripts/terraform.sh)"   # make bench-control-plane
 package main
 
 import (

@@ -12,7 +12,7 @@ import (
 func (r report) Markdown() string {
 	var b strings.Builder
 	b.WriteString(r.Provenance.Markdown())
-	b.WriteString("Written by `cmd/benchcontrolplane` (`make bench-control-plane`), with the provider built from that checkout.\n")
+	b.WriteString("Written by `benchmarks/cmd/benchcontrolplane` (`make bench-control-plane`), with the provider built from that checkout.\n")
 	fmt.Fprintf(&b, "The busy vhost also holds %s unrelated queues and %s unrelated bindings. Requests are counted by a proxy in front of the\n",
 		thousands(r.UnrelatedQueues), thousands(r.UnrelatedBindings))
 	fmt.Fprintf(&b, "management API; wall time is the whole terraform command, process start included (plan: the median of %d).\n", r.Plans)

@@ -387,7 +387,7 @@ func markdownReport(provenance machine.Provenance, cfg config, report string) st
 	var b strings.Builder
 	fmt.Fprintf(&b, "# `make demo`: delayed messages through examples/demo, radix %d\n\n", cfg.Radix)
 	b.WriteString(provenance.Markdown())
-	fmt.Fprintf(&b, "\nWritten by `cmd/delaydemo -markdown` (`make demo DEMO_MARKDOWN=…`): %d messages published with publisher confirms "+
+	fmt.Fprintf(&b, "\nWritten by `benchmarks/cmd/delaydemo -markdown` (`make demo DEMO_MARKDOWN=…`): %d messages published with publisher confirms "+
 		"to `%s` (levels %d, radix %d, resolution %s, key `%s`), consumed from `%s`; the broker on the same machine.\n\n",
 		len(cfg.Delays), cfg.Exchange, cfg.Levels, cfg.Radix, cfg.Resolution, cfg.Key, cfg.Queue)
 	b.WriteString("```text\n" + report + "```\n")

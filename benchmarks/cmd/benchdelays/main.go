@@ -17,6 +17,8 @@
 // It prints the tables and writes them to -out as delays.md, with the plot
 // delays.svg and every figure in delays.json. It exits 1 when a main trial
 // lost a message or any trial delivered one early, and 2 when it cannot run.
+// Its paths (-out, -render, the default -rabbitmqctl) are relative to the
+// working directory: make builds it and runs it from the repository's root.
 //
 //	benchdelays -quick -out /tmp/bench   # a short run to try it
 //	benchdelays -estimate                # what the run measures, and how long it takes

@@ -269,38 +269,17 @@ var threadKindNames = map[string]string{
 	"erts_poll":  "network and file-descriptor polling",
 }
 
-// olderThreadKinds are the names Erlang/OTP before 26 gives its threads
-// (RabbitMQ 3.10's Erlang 25: 1_scheduler, 3_dirty_io_sche, truncated by
-// Linux), by the prefix that tells their kind.
-var olderThreadKinds = []struct{ prefix, kind string }{
-	{"scheduler", "erts_sched"}, {"dirty_io_sch", "erts_dios"}, {"dirty_cpu_sch", "erts_dcpus"},
-	{"aux", "erts_aux"}, {"poller", "erts_poll"},
-}
-
-// erlangThreadKind is the kind of one of the VM's threads, whichever
-// Erlang named it.
-func erlangThreadKind(name string) string {
-	if number, rest, ok := strings.Cut(name, "_"); ok {
-		if _, err := strconv.Atoi(number); err == nil {
-			for _, k := range olderThreadKinds {
-				if strings.HasPrefix(rest, k.prefix) {
-					return k.kind
-				}
-			}
-		}
-	}
-	return name
-}
-
 // threadCPUMarkdown is the table of the broker's CPU by thread kind, per
-// message delivered; empty when no trial read its threads.
+// message delivered; empty when no trial read its threads. It groups the
+// kinds again with machine.ThreadKind: results written before it knew
+// Erlang 25's thread names hold them as they were (1_scheduler, …).
 func threadCPUMarkdown(trials []trialResult) string {
 	kinds := map[string]bool{}
 	byKind := make([]map[string]time.Duration, len(trials))
 	for i, t := range trials {
 		byKind[i] = map[string]time.Duration{}
 		for name, cpu := range t.BrokerWork.ThreadCPU {
-			kind := erlangThreadKind(name)
+			kind := machine.ThreadKind(name)
 			byKind[i][kind] += cpu
 			kinds[kind] = true
 		}

@@ -225,13 +225,19 @@ func cleanEnv(env []string) []string {
 	})
 }
 
-// moduleRoot is the directory of the go.mod of the working directory.
+// providerModule is the provider's module.
+const providerModule = "github.com/delayqueue/terraform-provider-rabbitmq"
+
+// moduleRoot is the directory of the provider's checkout, which holds
+// scripts/: the working directory's module when it runs from there (as make
+// does), the one the benchmarks module replaces it with when it runs from
+// benchmarks/; "." when go cannot tell.
 func moduleRoot(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "."
+	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", providerModule).Output()
+	if dir := strings.TrimSpace(string(out)); err == nil && dir != "" {
+		return dir
 	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
+	return "."
 }
 
 // createVHost creates the benchmark's vhost afresh, with the route queue.

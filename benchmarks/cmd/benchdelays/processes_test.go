@@ -93,15 +93,3 @@ func TestBrokerProfileMarkdown(t *testing.T) {
 		t.Error("a run without profiles has a table")
 	}
 }
-
-func TestErlangThreadKind(t *testing.T) {
-	for name, want := range map[string]string{
-		"erts_sched": "erts_sched", "1_scheduler": "erts_sched", "2_scheduler": "erts_sched",
-		"10_dirty_io_sch": "erts_dios", "1_dirty_io_sche": "erts_dios", "2_dirty_cpu_sch": "erts_dcpus",
-		"1_aux": "erts_aux", "0_poller": "erts_poll", "beam.smp": "beam.smp", "x_scheduler": "x_scheduler",
-	} {
-		if got := erlangThreadKind(name); got != want {
-			t.Errorf("erlangThreadKind(%q) = %q, want %q", name, got, want)
-		}
-	}
-}
