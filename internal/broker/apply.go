@@ -130,7 +130,7 @@ func (c *Client) applyChange(ctx context.Context, vhost string, change topology.
 
 func (c *Client) declareExchange(ctx context.Context, vhost string, e topology.Exchange) error {
 	settings := rabbithole.ExchangeSettings{Type: e.Type, Durable: true, Arguments: map[string]any{}}
-	setString(settings.Arguments, argAlternateExchange, e.Arguments.AlternateExchange)
+	setString(settings.Arguments, topology.ArgAlternateExchange, e.Arguments.AlternateExchange)
 	internal := false
 	properties := map[string]*bool{propertyDurable: &settings.Durable, propertyAutoDelete: &settings.AutoDelete, propertyInternal: &internal}
 	if err := addOther(settings.Arguments, properties, e.Arguments.Other); err != nil {
@@ -154,13 +154,13 @@ func (c *Client) declareQueue(ctx context.Context, vhost string, q topology.Queu
 	// that addOther sees it.
 	settings := rabbithole.QueueSettings{Type: string(a.QueueType), Durable: true, Arguments: map[string]any{}}
 	if a.MessageTTL != 0 {
-		settings.Arguments[argMessageTTL] = a.MessageTTL // int64: encodes as a JSON integer
+		settings.Arguments[topology.ArgMessageTTL] = a.MessageTTL // int64: encodes as a JSON integer
 	}
-	setString(settings.Arguments, argDeadLetterExchange, a.DeadLetterExchange)
-	setString(settings.Arguments, argQueueType, string(a.QueueType))
-	setString(settings.Arguments, argDeadLetterStrategy, string(a.DeadLetterStrategy))
-	setString(settings.Arguments, argOverflow, a.Overflow)
-	setString(settings.Arguments, argLeaderLocator, string(a.LeaderLocator))
+	setString(settings.Arguments, topology.ArgDeadLetterExchange, a.DeadLetterExchange)
+	setString(settings.Arguments, topology.ArgQueueType, string(a.QueueType))
+	setString(settings.Arguments, topology.ArgDeadLetterStrategy, string(a.DeadLetterStrategy))
+	setString(settings.Arguments, topology.ArgOverflow, a.Overflow)
+	setString(settings.Arguments, topology.ArgLeaderLocator, string(a.LeaderLocator))
 	if _, ok := a.Other[propertyExclusive]; ok {
 		return errors.New("the management API cannot declare an exclusive queue: only an AMQP connection can own one")
 	}

@@ -300,7 +300,7 @@ func exchangeDifferences(actual, desired Exchange) []argumentChange {
 		differences = append(differences, argumentChange{"type", stringValue(actual.Type), stringValue(desired.Type)})
 	}
 	if actual.Arguments.AlternateExchange != desired.Arguments.AlternateExchange {
-		differences = append(differences, argumentChange{"alternate-exchange",
+		differences = append(differences, argumentChange{ArgAlternateExchange,
 			stringValue(actual.Arguments.AlternateExchange), stringValue(desired.Arguments.AlternateExchange)})
 	}
 	return append(differences, otherDifferences(actual.Arguments.Other, desired.Arguments.Other)...)
@@ -309,14 +309,14 @@ func exchangeDifferences(actual, desired Exchange) []argumentChange {
 func queueDifferences(actual, desired QueueArguments) []argumentChange {
 	var differences []argumentChange
 	if actual.MessageTTL != desired.MessageTTL {
-		differences = append(differences, argumentChange{"x-message-ttl", ttlValue(actual.MessageTTL), ttlValue(desired.MessageTTL)})
+		differences = append(differences, argumentChange{ArgMessageTTL, ttlValue(actual.MessageTTL), ttlValue(desired.MessageTTL)})
 	}
 	for _, field := range []struct{ argument, actual, desired string }{
-		{"x-dead-letter-exchange", actual.DeadLetterExchange, desired.DeadLetterExchange},
-		{"x-queue-type", string(actual.QueueType), string(desired.QueueType)},
-		{"x-dead-letter-strategy", string(actual.DeadLetterStrategy), string(desired.DeadLetterStrategy)},
-		{"x-overflow", actual.Overflow, desired.Overflow},
-		{"x-queue-leader-locator", string(actual.LeaderLocator), string(desired.LeaderLocator)},
+		{ArgDeadLetterExchange, actual.DeadLetterExchange, desired.DeadLetterExchange},
+		{ArgQueueType, string(actual.QueueType), string(desired.QueueType)},
+		{ArgDeadLetterStrategy, string(actual.DeadLetterStrategy), string(desired.DeadLetterStrategy)},
+		{ArgOverflow, actual.Overflow, desired.Overflow},
+		{ArgLeaderLocator, string(actual.LeaderLocator), string(desired.LeaderLocator)},
 	} {
 		if field.actual != field.desired {
 			differences = append(differences, argumentChange{field.argument, stringValue(field.actual), stringValue(field.desired)})

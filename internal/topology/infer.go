@@ -458,7 +458,7 @@ func (a sharedArgument[T]) infer(levelQueues []levelQueue) (T, []string) {
 // a set's parking lot outlives the changes of its queue type, and one of
 // another type shows as drift.
 func inferQueueType(levelQueues []levelQueue) (QueueType, []string) {
-	return sharedArgument[QueueType]{name: argQueueType, value: levelQueue.queueType, allowed: QueueTypes,
+	return sharedArgument[QueueType]{name: ArgQueueType, value: levelQueue.queueType, allowed: QueueTypes,
 		expected: "a delay set's queues are " + joinValues(QueueTypes)}.infer(levelQueues)
 }
 
@@ -476,7 +476,7 @@ func inferStrategy(queueType QueueType, levelQueues []levelQueue) (DeadLetterStr
 		return AtMostOnce, nil
 	}
 	// Quorum queues: their own, or at-most-once.
-	return sharedArgument[DeadLetterStrategy]{name: argDeadLetterStrategy, value: levelQueue.strategy, allowed: DeadLetterStrategies,
+	return sharedArgument[DeadLetterStrategy]{name: ArgDeadLetterStrategy, value: levelQueue.strategy, allowed: DeadLetterStrategies,
 		expected: "a delay set's queues use " + joinValues(DeadLetterStrategies)}.infer(levelQueues)
 }
 
@@ -484,7 +484,7 @@ func inferStrategy(queueType QueueType, levelQueues []levelQueue) (DeadLetterStr
 // none (the queues of a set made before the argument existed) or one that
 // all of them share.
 func inferLeaderLocator(levelQueues []levelQueue) (LeaderLocator, []string) {
-	return sharedArgument[LeaderLocator]{name: argLeaderLocator,
+	return sharedArgument[LeaderLocator]{name: ArgLeaderLocator,
 		value:    func(lq levelQueue) LeaderLocator { return lq.queue.Arguments.LeaderLocator },
 		allowed:  append([]LeaderLocator{""}, LeaderLocators...),
 		expected: "a delay set's queues use " + joinValues(LeaderLocators) + " or none"}.infer(levelQueues)
