@@ -155,6 +155,16 @@ func (r *DelayQueueSetResource) deleteEmptied(ctx context.Context, client *broke
 	if err != nil {
 		return nil, nil, diags, err
 	}
-	counts, err = drain.Refreshed(ctx, client, spec, still, drain.Settled(r.drainClock().Now(), switched))
+	counts, err = r.drainingCounts(ctx, client, spec, still, switched)
 	return still, counts, diags, err
+}
+
+// drainingCounts counts the messages each queue of the draining
+// generations holds, as a refresh shows them: by the statistics, and
+// exactly where they count nothing (see drain.Refreshed), the generation
+// switched from last, at switched, only once its statistics have settled.
+func (r *DelayQueueSetResource) drainingCounts(ctx context.Context, client drain.Counter, spec topology.Spec,
+	draining []topology.Generation, switched time.Time,
+) (map[string]int64, error) {
+	return drain.Refreshed(ctx, client, spec, draining, drain.Settled(r.drainClock().Now(), switched))
 }
