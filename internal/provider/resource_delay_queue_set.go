@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -32,8 +31,6 @@ func NewDelayQueueSetResource() resource.Resource {
 // queues and bindings — as one resource, planned by internal/topology.
 type DelayQueueSetResource struct {
 	data *providerData
-	// clock times the draining of generations; nil is the machine's.
-	clock drain.Clock
 }
 
 func (r *DelayQueueSetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -236,7 +233,7 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 		// changed beside a draining generation, or finishes one an apply
 		// cut off began: either way the last generation to drain may have
 		// taken messages until now.
-		switched = r.drainClock().Now()
+		switched = r.data.clock.Now()
 		resp.Diagnostics.Append(noteSwitchedAt(ctx, resp.Private, switched)...)
 	}
 	// Wait for the draining generations to empty, then delete those that did.
