@@ -41,7 +41,8 @@ type ApplyOptions struct {
 // succeeds. A queue holding messages is deleted only with
 // opts.ForceDeleteQueues; otherwise the deletion fails with a
 // *QueueNotEmptyError and the queue, messages and all, stays. How exact
-// that check is depends on the queue type: see the package documentation.
+// that check is depends on the queue type: see the package documentation,
+// "Deleting only empty queues".
 func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Change, opts ApplyOptions) (err error) {
 	ctx, report := c.observe(ctx, "apply", map[string]any{"vhost": vhost, "changes": len(changes)})
 	defer func() { report(err) }()

@@ -401,7 +401,7 @@ func (c *Client) HeldMessages(ctx context.Context, vhost string, queues []string
 // StatisticsLag bounds how long the management statistics take to count a
 // message that entered a queue: the broker samples them every 5 s by default
 // (collect_statistics_interval), and counts showed 3.5 to 9.3 s after the
-// publish (see the package documentation).
+// publish (DESIGN.md, "What the broker does").
 const StatisticsLag = 10 * time.Second
 
 // CountedMessages is HeldMessages without the peek: what the management

@@ -1,7 +1,3 @@
-// Package provider is the Terraform layer of the rabbitmq provider: it turns
-// configuration into planner specs, asks internal/topology for the plan,
-// talks to the broker through internal/broker, and reports precise
-// diagnostics.
 package provider
 
 import (
