@@ -41,7 +41,8 @@ type ApplyOptions struct {
 // succeeds. A queue holding messages is deleted only with
 // opts.ForceDeleteQueues; otherwise the deletion fails with a
 // *QueueNotEmptyError and the queue, messages and all, stays. How exact
-// that check is depends on the queue type: see the package documentation.
+// that check is depends on the queue type: see the package documentation,
+// "Deleting only empty queues".
 func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Change, opts ApplyOptions) (err error) {
 	ctx, report := c.observe(ctx, "apply", map[string]any{"vhost": vhost, "changes": len(changes)})
 	defer func() { report(err) }()
@@ -130,7 +131,7 @@ func (c *Client) applyChange(ctx context.Context, vhost string, change topology.
 
 func (c *Client) declareExchange(ctx context.Context, vhost string, e topology.Exchange) error {
 	settings := rabbithole.ExchangeSettings{Type: e.Type, Durable: true, Arguments: map[string]any{}}
-	setString(settings.Arguments, argAlternateExchange, e.Arguments.AlternateExchange)
+	setString(settings.Arguments, topology.ArgAlternateExchange, e.Arguments.AlternateExchange)
 	internal := false
 	properties := map[string]*bool{propertyDurable: &settings.Durable, propertyAutoDelete: &settings.AutoDelete, propertyInternal: &internal}
 	if err := addOther(settings.Arguments, properties, e.Arguments.Other); err != nil {
@@ -154,13 +155,13 @@ func (c *Client) declareQueue(ctx context.Context, vhost string, q topology.Queu
 	// that addOther sees it.
 	settings := rabbithole.QueueSettings{Type: string(a.QueueType), Durable: true, Arguments: map[string]any{}}
 	if a.MessageTTL != 0 {
-		settings.Arguments[argMessageTTL] = a.MessageTTL // int64: encodes as a JSON integer
+		settings.Arguments[topology.ArgMessageTTL] = a.MessageTTL // int64: encodes as a JSON integer
 	}
-	setString(settings.Arguments, argDeadLetterExchange, a.DeadLetterExchange)
-	setString(settings.Arguments, argQueueType, string(a.QueueType))
-	setString(settings.Arguments, argDeadLetterStrategy, string(a.DeadLetterStrategy))
-	setString(settings.Arguments, argOverflow, a.Overflow)
-	setString(settings.Arguments, argLeaderLocator, string(a.LeaderLocator))
+	setString(settings.Arguments, topology.ArgDeadLetterExchange, a.DeadLetterExchange)
+	setString(settings.Arguments, topology.ArgQueueType, string(a.QueueType))
+	setString(settings.Arguments, topology.ArgDeadLetterStrategy, string(a.DeadLetterStrategy))
+	setString(settings.Arguments, topology.ArgOverflow, a.Overflow)
+	setString(settings.Arguments, topology.ArgLeaderLocator, string(a.LeaderLocator))
 	if _, ok := a.Other[propertyExclusive]; ok {
 		return errors.New("the management API cannot declare an exclusive queue: only an AMQP connection can own one")
 	}

@@ -60,7 +60,7 @@ type Config struct {
 // Client talks to one RabbitMQ management API. It is safe for concurrent use.
 //
 // Most requests go through rabbit-hole; the few it cannot make are sent
-// directly, through the same transport (see the package documentation).
+// directly, through the same transport (DESIGN.md, "The client's requests").
 type Client struct {
 	endpoint  string // no trailing slash
 	username  string

@@ -45,17 +45,6 @@ const (
 	propertyInternal   = "internal"
 )
 
-// Argument names the typed fields hold.
-const (
-	argAlternateExchange  = "alternate-exchange"
-	argMessageTTL         = "x-message-ttl"
-	argDeadLetterExchange = "x-dead-letter-exchange"
-	argQueueType          = "x-queue-type"
-	argDeadLetterStrategy = "x-dead-letter-strategy"
-	argOverflow           = "x-overflow"
-	argLeaderLocator      = "x-queue-leader-locator"
-)
-
 // exchangePage is one page of a filtered exchange listing: rabbit-hole has a
 // paged listing for queues, PagedQueueInfo, but none for exchanges.
 type exchangePage struct {
@@ -299,7 +288,7 @@ func exchangeFromInfo(e rabbithole.ExchangeInfo) topology.Exchange {
 	x := topology.Exchange{Name: e.Name, Type: e.Type}
 	other := map[string]string{}
 	for name, value := range e.Arguments {
-		if name == argAlternateExchange {
+		if name == topology.ArgAlternateExchange {
 			if s, ok := nonEmptyString(value); ok {
 				x.Arguments.AlternateExchange = s
 				continue
@@ -323,21 +312,21 @@ func queueFromInfo(q rabbithole.QueueInfo) topology.Queue {
 	for name, value := range q.Arguments {
 		var typed *string
 		switch name {
-		case argMessageTTL:
+		case topology.ArgMessageTTL:
 			// A TTL the typed field cannot hold (absent is 0) stays visible in Other.
 			if ttl, ok := value.(float64); ok && ttl != 0 && ttl == math.Trunc(ttl) && math.Abs(ttl) <= 1<<53 {
 				args.MessageTTL = int64(ttl)
 				continue
 			}
-		case argQueueType:
+		case topology.ArgQueueType:
 			continue // the broker's type field says it, below, even when the argument is absent
-		case argDeadLetterExchange:
+		case topology.ArgDeadLetterExchange:
 			typed = &args.DeadLetterExchange
-		case argDeadLetterStrategy:
+		case topology.ArgDeadLetterStrategy:
 			typed = (*string)(&args.DeadLetterStrategy)
-		case argOverflow:
+		case topology.ArgOverflow:
 			typed = &args.Overflow
-		case argLeaderLocator:
+		case topology.ArgLeaderLocator:
 			typed = (*string)(&args.LeaderLocator)
 		}
 		if typed != nil {
@@ -352,7 +341,7 @@ func queueFromInfo(q rabbithole.QueueInfo) topology.Queue {
 	}
 	args.QueueType = topology.QueueType(q.Type)
 	if q.Type == "" {
-		if s, ok := nonEmptyString(q.Arguments[argQueueType]); ok {
+		if s, ok := nonEmptyString(q.Arguments[topology.ArgQueueType]); ok {
 			args.QueueType = topology.QueueType(s)
 		}
 	}
@@ -412,7 +401,7 @@ func (c *Client) HeldMessages(ctx context.Context, vhost string, queues []string
 // StatisticsLag bounds how long the management statistics take to count a
 // message that entered a queue: the broker samples them every 5 s by default
 // (collect_statistics_interval), and counts showed 3.5 to 9.3 s after the
-// publish (see the package documentation).
+// publish (DESIGN.md, "What the broker does").
 const StatisticsLag = 10 * time.Second
 
 // CountedMessages is HeldMessages without the peek: what the management

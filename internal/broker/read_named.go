@@ -152,11 +152,11 @@ func (r *namedRead) referenced(found namedFound, ofSet *regexp.Regexp) (exchange
 		}
 	}
 	for _, e := range found.exchanges {
-		ae, _ := e.Arguments[argAlternateExchange].(string)
+		ae, _ := e.Arguments[topology.ArgAlternateExchange].(string)
 		add("e", ae)
 	}
 	for _, q := range found.queues {
-		dlx, _ := q.Arguments[argDeadLetterExchange].(string)
+		dlx, _ := q.Arguments[topology.ArgDeadLetterExchange].(string)
 		add("e", dlx)
 	}
 	for _, list := range found.bindings {

@@ -6,6 +6,13 @@
 //
 //   - TestFaultBrokerRestart: persistent messages in flight through a quorum
 //     set on one node; the node is stopped and started again.
+//   - TestFaultRestartWhileDraining: the same restart while an older
+//     generation of the set drains, messages in both; the next apply waits
+//     for the old generation and deletes it.
+//   - TestFaultChecksWithStatistics and TestFaultChecksWithoutStatistics
+//     (the latter on 4.x only): plans, applies and refused destroys check a
+//     draining generation's queues again and again, with and without
+//     management metrics, and no check sends a message on early.
 //   - TestFaultClusterNodeLoss: a 3-node cluster joined with join_cluster;
 //     the node leading the most of the set's queues is killed with kill -9
 //     and started again later, once per dead-letter strategy. The cluster
@@ -21,7 +28,9 @@
 // (minutes) and start RabbitMQ nodes, so they run only with TF_ACC=1 and
 // RABBITMQ_FAULTS=1, as `make test-faults` sets them; plain `go test ./...`
 // and `make testacc` skip them. They stop every node they started, also
-// when they fail. The shared broker of scripts/rabbitmq.sh is not used.
+// when they fail. The shared broker of scripts/rabbitmq.sh is not used. The
+// package's other tests check its own helpers (the node log's errors, the
+// write-up) and run with plain `go test`.
 //
 // With FAULTS_MARKDOWN naming a file (`make test-faults
 // FAULTS_MARKDOWN=benchmarks/faults.md`), a run that passed also writes its

@@ -1,14 +1,3 @@
-// Package messaging publishes delayed messages into a delay queue set and
-// measures when they come out. It is shared by the demo
-// (benchmarks/cmd/delaydemo), the data-path acceptance test and benchmarks:
-// a [Publisher] that sends each message to a set's ingest exchange with the
-// routing key of the set's [topology.KeyFormat] (binary digits, or those of
-// its radix) and waits for the broker's publisher confirms, and a [Consumer]
-// that records every arrival, its lateness and duplicates.
-//
-// Every message body is a small JSON document ([Message]) carrying its id,
-// publish time and requested delay, so a consumer in another process can
-// measure lateness without shared state.
 package messaging
 
 import (

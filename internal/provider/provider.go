@@ -1,7 +1,3 @@
-// Package provider is the Terraform layer of the rabbitmq provider: it turns
-// configuration into planner specs, asks internal/topology for the plan,
-// talks to the broker through internal/broker, and reports precise
-// diagnostics.
 package provider
 
 import (
@@ -24,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -36,7 +33,7 @@ var (
 // New returns the provider factory providerserver.Serve expects.
 func New(version string) func() provider.Provider {
 	return func() provider.Provider {
-		return &RabbitMQProvider{version: version}
+		return &RabbitMQProvider{version: version, clock: drain.SystemClock{}}
 	}
 }
 
@@ -46,6 +43,9 @@ func New(version string) func() provider.Provider {
 // under two local names, since both have the type name rabbitmq.
 type RabbitMQProvider struct {
 	version string
+	// clock is the one the resources drain generations by, handed to
+	// them by Configure: the machine's, or a test's.
+	clock drain.Clock
 	// clientBuilt, when set, sees every management API client Configure
 	// builds: the acceptance tests count the requests of a refresh with it.
 	clientBuilt func(*broker.Client)
@@ -161,7 +161,7 @@ func (p *RabbitMQProvider) Configure(ctx context.Context, req provider.Configure
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data := &providerData{}
+	data := &providerData{clock: p.clock}
 	data.client, data.clientErr = newClient(config)
 	if data.clientErr == nil {
 		tflog.Debug(ctx, "RabbitMQ management API client configured", map[string]any{"endpoint": data.client.Endpoint()})
@@ -193,11 +193,13 @@ func (p *RabbitMQProvider) Functions(_ context.Context) []func() function.Functi
 }
 
 // providerData is what Configure hands to resources: a client, or the reason
-// there is none. The reason is reported by the first operation that needs the
-// broker, so plans that need none (validation, functions) never fail on it.
+// there is none, and the provider's clock. The reason is reported by the
+// first operation that needs the broker, so plans that need none
+// (validation, functions) never fail on it.
 type providerData struct {
 	client    *broker.Client
 	clientErr error
+	clock     drain.Clock
 
 	// created names, by library layout and vhost, the set that this
 	// provider instance (one Terraform run) has begun to create: the

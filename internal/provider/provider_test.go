@@ -1,20 +1,27 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	fwprovider "github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
 )
 
 // testAccProtoV6ProviderFactories serves the provider in-process to the
@@ -189,4 +196,83 @@ func testCleanupSet(t *testing.T, vhost, name string) {
 			t.Logf("deleted what the test left of the set %q: %s", name, strings.Join(found, ", "))
 		}
 	})
+}
+
+// testClock is the provider's clock in a test: it stands still until the
+// test moves it (Advance), and a wait on it (After) moves it by the time
+// waited and is over at once.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+var _ drain.Clock = (*testClock)(nil)
+
+func newTestClock() *testClock {
+	return &testClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) After(d time.Duration) <-chan time.Time {
+	fired := make(chan time.Time, 1)
+	fired <- c.Advance(d)
+	return fired
+}
+
+// Advance moves the clock on by d and returns the time it shows then.
+func (c *testClock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return c.now
+}
+
+// testProviderFactoriesWithClock serves the provider as
+// testAccProtoV6ProviderFactories does, with clock for its clock.
+func testProviderFactoriesWithClock(clock drain.Clock) map[string]func() (tfprotov6.ProviderServer, error) {
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"rabbitmq": providerserver.NewProtocol6WithError(&RabbitMQProvider{version: "test", clock: clock}),
+	}
+}
+
+// TestProvider_configureHandsOverItsClock checks that the resource drains
+// by the provider's clock: New gives the provider the machine's, and
+// Configure hands the provider's to the resource with the client.
+func TestProvider_configureHandsOverItsClock(t *testing.T) {
+	t.Parallel()
+	if clock := New("test")().(*RabbitMQProvider).clock; clock != (drain.SystemClock{}) {
+		t.Errorf("New gives the provider the clock %#v, want the machine's", clock)
+	}
+	ctx := context.Background()
+	clock := newTestClock()
+	p := &RabbitMQProvider{version: "test", clock: clock}
+	var schema fwprovider.SchemaResponse
+	p.Schema(ctx, fwprovider.SchemaRequest{}, &schema)
+	configType, ok := schema.Schema.Type().TerraformType(ctx).(tftypes.Object)
+	if !ok {
+		t.Fatalf("the provider's schema is a %T, not an object", schema.Schema.Type().TerraformType(ctx))
+	}
+	unset := map[string]tftypes.Value{}
+	for name, attributeType := range configType.AttributeTypes {
+		unset[name] = tftypes.NewValue(attributeType, nil)
+	}
+	var configured fwprovider.ConfigureResponse
+	p.Configure(ctx, fwprovider.ConfigureRequest{Config: tfsdk.Config{Schema: schema.Schema, Raw: tftypes.NewValue(configType, unset)}}, &configured)
+	if configured.Diagnostics.HasError() {
+		t.Fatal(configured.Diagnostics)
+	}
+	r := &DelayQueueSetResource{}
+	var resp fwresource.ConfigureResponse
+	r.Configure(ctx, fwresource.ConfigureRequest{ProviderData: configured.ResourceData}, &resp)
+	if resp.Diagnostics.HasError() {
+		t.Fatal(resp.Diagnostics)
+	}
+	if r.data == nil || r.data.clock != clock {
+		t.Errorf("the configured resource drains by %#v, want the provider's clock", r.data)
+	}
 }

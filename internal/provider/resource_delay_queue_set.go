@@ -9,10 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -33,8 +31,6 @@ func NewDelayQueueSetResource() resource.Resource {
 // queues and bindings — as one resource, planned by internal/topology.
 type DelayQueueSetResource struct {
 	data *providerData
-	// clock times the draining of generations; nil is the machine's.
-	clock drain.Clock
 }
 
 func (r *DelayQueueSetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -82,49 +78,21 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if req.Plan.Raw.IsNull() {
 		return // destroy: Delete checks the queues
 	}
-	var plan, config delayQueueSetModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	plan, config, state, diags := planModels(ctx, req)
+	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
-	}
-	var state delayQueueSetModel
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
 	}
 	// A change of layout replaces the set (requiresReplaceOfLayout): the
 	// new one is planned like a set of its own, from nothing.
 	exists := !req.State.Raw.IsNull() && layoutOf(state.Layout) == layoutOf(plan.Layout)
-	// Levels, the strategy and the leader locator are derived unless
-	// configured: start from the configuration's values, not from the prior
-	// state's.
-	plan.Levels, plan.DeadLetterStrategy, plan.QueueLeaderLocator = config.Levels, config.DeadLetterStrategy, config.QueueLeaderLocator
-	spec, unknown, diags := specFromModel(plan.delaySpecModel)
-	if diags.HasError() || len(unknown) > 0 {
-		return // ValidateConfig reports the errors; unknown values leave the computed ones unknown
-	}
-	resolved, err := topology.Resolve(spec)
-	if err != nil {
-		return // ValidateConfig has reported it
-	}
-	var current *topology.Spec // the state's, resolved once, when the set exists
-	if exists {
-		stateSpec, diags := specOf(state)
-		resp.Diagnostics.Append(diags...)
-		if diags.HasError() {
-			return
-		}
-		current = &stateSpec
-	}
-	if config.QueueLeaderLocator.IsNull() {
-		resolved.QueueLeaderLocator = topology.UnsetLeaderLocator(resolved, current)
+	resolved, current, ok, diags := resolvedPlan(&plan, config, state, exists)
+	resp.Diagnostics.Append(diags...)
+	if !ok {
+		return
 	}
 	plan.Draining = types.ListValueMust(drainingObjectType, nil)
 	if exists {
-		var ok bool
 		resolved, plan.Draining, ok, diags = r.planGeneration(ctx, req.Private, state, *current, resolved)
 		resp.Diagnostics.Append(diags...)
 		if !ok {
@@ -144,16 +112,8 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-	// What an update leaves is known after it: the placement it reads (the
-	// framework leaves the prior one planned when only the broker drifted),
-	// and, while generations drain, those it finds empty and deletes and the
-	// others' message counts.
 	if !req.State.Raw.IsNull() && !resp.Plan.Raw.Equal(req.State.Raw) {
-		plan.Placement, plan.Leaders = types.StringUnknown(), types.MapUnknown(types.Int64Type)
-		if len(state.Draining.Elements()) > 0 {
-			plan.Draining = types.ListUnknown(drainingObjectType)
-		}
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(leaveToApply(ctx, plan, state, &resp.Plan)...)
 	}
 }
 
@@ -215,6 +175,10 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 	}
 }
 
+// Read refreshes the state from the broker. The state ImportState writes
+// holds only the import ID's parts: readImportedSet reads that set and
+// infers the rest of its state from its objects, and the refresh goes on
+// from there.
 func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state delayQueueSetModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -223,99 +187,20 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	vhost, name := state.VHost.ValueString(), state.Name.ValueString()
-	// Just imported: only the name, the vhost and perhaps the layout are known.
-	importing := state.Levels.IsNull()
-	layout := layoutOf(state.Layout)
-	var actual topology.Topology
-	var err error
-	switch {
-	case importing && state.Layout.IsNull():
-		actual, err = client.ReadSetOfAnyLayout(ctx, vhost, name)
-	case importing:
-		actual, err = client.ReadSetOf(ctx, vhost, name, layout)
-	default:
-		actual, err = readKnownSet(ctx, client, state, broker.ReadOptions{ShareBindings: true})
+	read := readStateSet
+	if isImportStub(state) {
+		read = readImportedSet
 	}
-	if errors.Is(err, broker.ErrVHostNotFound) {
-		tflog.Warn(ctx, "vhost of the delay queue set is gone; removing the set from state", map[string]any{"vhost": vhost})
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.Append(brokerError("read", topology.Spec{Name: name, VHost: vhost, Layout: layout}, err, "")...)
-		return
-	}
-	if len(actual.Exchanges)+len(actual.Queues) == 0 {
-		tflog.Warn(ctx, "no object of the delay queue set exists; removing it from state", map[string]any{"vhost": vhost, "name": name})
-		resp.State.RemoveResource(ctx)
-		return
-	}
-
-	if importing && state.Layout.IsNull() {
-		// The objects tell the layout; then only that layout's count.
-		told, err := topology.Infer(name, actual)
-		if err != nil {
-			resp.Diagnostics.AddError("Cannot Import the Delay Queue Set",
-				fmt.Sprintf("The objects of %q in vhost %q do not explain a delay queue set: %s. If they are those of two "+
-					"layouts, name the one to import at the end of the import ID: %s/<layout>, one of %s.",
-					name, vhost, err, importID(vhost, name), quoted(topology.Layouts)))
-			return
-		}
-		layout = told.Layout.OrDefault()
-		if actual, err = client.ReadSetOf(ctx, vhost, name, layout); err != nil {
-			resp.Diagnostics.Append(brokerError("read", topology.Spec{Name: name, VHost: vhost, Layout: layout}, err, "")...)
-			return
-		}
-	}
-	inferred, draining, inferErr := topology.InferLayout(name, layout, actual)
-	if importing {
-		if inferErr != nil {
-			resp.Diagnostics.AddError("Cannot Import the Delay Queue Set",
-				fmt.Sprintf("The objects of %q in vhost %q do not explain a delay queue set: %s", name, vhost, inferErr))
-			return
-		}
-		setSpec(&state, inferred)
-	}
-	spec, desired, diags := planOf(state, actual)
+	actual, found, diags := read(ctx, client, &state)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if inferErr != nil {
-		// The broker's objects explain no set: drift, which the next plan
-		// shows. The state's generations stand, the draining ones too.
-		draining, _ = drainingOf(state)
-	} else if followed := topology.FollowBroker(spec, inferred); followed.Generation != spec.Generation ||
-		followed.FormatGeneration != spec.FormatGeneration {
-		// The broker holds a generation the state does not know: an apply
-		// was cut off in the middle of a change. The next plan starts from it.
-		setGeneration(&state, followed)
-		if spec, desired, diags = planOf(state, actual); diags.HasError() {
-			resp.Diagnostics.Append(diags...)
-			return
-		}
-	}
-	// Counted by the statistics, and exactly only where they count nothing
-	// (see drain.Refreshed).
-	switched, diags := switchedAt(ctx, req.Private)
-	resp.Diagnostics.Append(diags...)
-	counts, err := drain.Refreshed(ctx, client, spec, draining, drain.Settled(r.drainClock().Now(), switched))
-	if err != nil {
-		resp.Diagnostics.Append(brokerError("read", spec, err, "")...)
+	if !found {
+		resp.State.RemoveResource(ctx) // shows as a create in the next plan
 		return
 	}
-	resp.Diagnostics.Append(r.noteDriftedHolding(ctx, client, spec, desired, actual, resp.Private)...)
-	state.Draining, diags = drainingValue(name, draining, counts)
-	resp.Diagnostics.Append(diags...)
-	// Listed in the plan's order so that an unchanged set reads back exactly
-	// as planned; the draining generations show in draining instead. The
-	// delivery bindings a library made for itself do not show at all: the set
-	// leaves them to the library, so they are never drift.
-	current := topology.WithoutLibraryBindings(spec, desired, topology.CurrentObjects(spec, actual))
-	setPlanned(&state, spec, topology.Align(current, desired))
-	setPlacement(&state, client.Placements(vhost, actual.QueueNames()))
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	r.refresh(ctx, client, state, actual, req.Private, resp)
 }
 
 func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -348,7 +233,7 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 		// changed beside a draining generation, or finishes one an apply
 		// cut off began: either way the last generation to drain may have
 		// taken messages until now.
-		switched = r.drainClock().Now()
+		switched = r.data.clock.Now()
 		resp.Diagnostics.Append(noteSwitchedAt(ctx, resp.Private, switched)...)
 	}
 	// Wait for the draining generations to empty, then delete those that did.

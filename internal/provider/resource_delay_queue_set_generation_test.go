@@ -763,3 +763,131 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 		},
 	})
 }
+
+// TestAccDelayQueueSet_drainingByTheProvidersClock drives the draining
+// rules through the provider's clock, a testClock, rather than by waiting:
+//   - a switch leaves the generation before it draining, and until
+//     broker.StatisticsLag has passed on the clock since the switch, a plan
+//     does not call it empty, though it holds nothing: the statistics may
+//     not count its messages yet;
+//   - once it has passed, the plan warns that the generation is empty and
+//     the apply deletes it;
+//   - an apply waits up to migration_wait on the clock for a generation
+//     that holds a message, and then leaves it draining, with its count.
+//
+// Each step follows the one before within seconds, so a provider that
+// read the machine's clock would find the statistics unsettled at the
+// deletion step, and would wait the whole migration_wait at the last.
+func TestAccDelayQueueSet_drainingByTheProvidersClock(t *testing.T) {
+	client := testBrokerClient(t)
+	name := testSetName(t)
+	names := topology.Names(name)
+	clock := newTestClock()
+	const migrationWait = 2 * time.Minute
+	config := func(attributes string) string {
+		return testSetConfig(name, fmt.Sprintf(`  levels         = 2
+  resolution     = "1m"
+  force_destroy  = true # the last step leaves a message in a queue
+%s`, attributes))
+	}
+	quorum := config(`  queue_type = "quorum"
+  migration_wait = "0s"`)
+	// A switch from a generation that holds a message: the apply waits
+	// migration_wait on the clock, not on the machine's, and leaves the
+	// generation draining with its message, two ticks (two minutes) in
+	// generation 1's level 1, far longer than the test's steps.
+	holding := testSwitchStep(config(fmt.Sprintf(`  queue_type = "quorum"
+  dead_letter_strategy = "at-most-once"
+  migration_wait = %q`, migrationWait)), 2, 1, 1)
+	var waitedFrom, realFrom time.Time // on the provider's clock, on the machine's
+	holding.PreConfig = func() {
+		ctx := context.Background()
+		key, err := topology.EncodeKey("", 2*time.Minute, 2, time.Minute)
+		if err == nil {
+			err = testPublish(ctx, names.Ingest(), key)
+		}
+		if err == nil {
+			err = testWaitCounted(ctx, client, names.Generation(1).Queue(topology.DefaultRadix, 1, 1))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitedFrom, realFrom = clock.Now(), time.Now()
+	}
+	holding.Check = func(*terraform.State) error {
+		if waited := clock.Now().Sub(waitedFrom); waited < migrationWait {
+			return fmt.Errorf("the apply waited %s on the provider's clock, want migration_wait, %s", waited, migrationWait)
+		}
+		if took := time.Since(realFrom); took >= migrationWait/2 {
+			return fmt.Errorf("the step took %s on the machine's clock: the apply waited on it, not on the provider's", took)
+		}
+		return nil
+	}
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testProviderFactoriesWithClock(clock),
+		CheckDestroy:             testCheckSetGone(client, name),
+		Steps: []resource.TestStep{
+			{Config: config(`  queue_type = "classic"
+  migration_wait = "0s"`)},
+			// The switch: generation 0 drains, empty, switched from at the
+			// clock's time.
+			testSwitchStep(quorum, 1, 0, 0),
+			{
+				// A moment before the statistics settle: no plan calls it empty.
+				PreConfig: func() { clock.Advance(broker.StatisticsLag - time.Millisecond) },
+				Config:    quorum,
+				PlanOnly:  true,
+			},
+			{
+				// Settled: the plan warns, and the apply deletes it.
+				PreConfig: func() { clock.Advance(time.Millisecond) },
+				Config:    quorum,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(testResource, tfjsonpath.New("draining")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining"), knownvalue.ListExact(nil)),
+				},
+				Check: testCheckQueuesGone(client, name, topology.Generation{Levels: 2, Radix: topology.DefaultRadix}.Queues(name)),
+			},
+			holding,
+		},
+	})
+}
+
+// testSwitchStep applies config, an update that starts generation, and
+// checks that the generation drained is left draining with messages.
+func testSwitchStep(config string, generation, drained, messages int64) resource.TestStep {
+	draining := tfjsonpath.New("draining").AtSliceIndex(0)
+	return resource.TestStep{
+		Config: config,
+		ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
+			plancheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(generation)),
+		}},
+		ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(testResource, draining.AtMapKey("generation"), knownvalue.Int64Exact(drained)),
+			statecheck.ExpectKnownValue(testResource, draining.AtMapKey("messages"), knownvalue.Int64Exact(messages)),
+		},
+	}
+}
+
+// testCheckQueuesGone asks the broker that none of queues of set name is
+// left in vhost "/".
+func testCheckQueuesGone(client *broker.Client, name string, queues []string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		actual, err := client.ReadSet(context.Background(), "/", name)
+		if err != nil {
+			return err
+		}
+		for _, q := range actual.QueueNames() {
+			if slices.Contains(queues, q) {
+				return fmt.Errorf("%s is still on the broker", q)
+			}
+		}
+		return nil
+	}
+}

@@ -21,15 +21,6 @@ import (
 // update keeps, and the deletion of those that emptied. The decisions are
 // package drain's; here they meet the framework and the broker.
 
-// drainClock is the clock the resource drains generations by: the
-// machine's unless one is set.
-func (r *DelayQueueSetResource) drainClock() drain.Clock {
-	if r.clock == nil {
-		return drain.SystemClock{}
-	}
-	return r.clock
-}
-
 // planGeneration moves resolved, the spec an update of state plans, to the
 // generation it takes: the state's own (current, the state's resolved
 // spec: specOf), or a new one beside it, which then drains, when the
@@ -78,7 +69,7 @@ func (r *DelayQueueSetResource) plannedDraining(ctx context.Context, private pri
 		planned = types.ListUnknown(drainingObjectType)
 	}
 	switched, diags := switchedAt(ctx, private)
-	for _, g := range drain.CalledEmpty(draining, messages, drain.Settled(r.drainClock().Now(), switched)) {
+	for _, g := range drain.CalledEmpty(draining, messages, drain.Settled(r.data.clock.Now(), switched)) {
 		diags.AddWarning("A Draining Generation Is Empty",
 			fmt.Sprintf("Generation %d of the delay queue set %q held no message at the last refresh, by the queues' statistics: "+
 				"this apply deletes its %d queues and their exchanges if a look into each finds it empty.", g.Number, resolved.Name, len(g.Queues(resolved.Name))))
@@ -135,7 +126,7 @@ func (r *DelayQueueSetResource) applyGenerations(ctx context.Context, client *br
 func (r *DelayQueueSetResource) deleteEmptied(ctx context.Context, client *broker.Client, spec topology.Spec, draining []topology.Generation,
 	wait time.Duration, switched time.Time,
 ) (still []topology.Generation, counts map[string]int64, diags diag.Diagnostics, err error) {
-	counts, empty, err := drain.Empty(ctx, client, r.drainClock(), spec, draining, wait, switched)
+	counts, empty, err := drain.Empty(ctx, client, r.data.clock, spec, draining, wait, switched)
 	if err != nil || len(empty) == 0 {
 		return draining, counts, nil, err
 	}
@@ -155,6 +146,16 @@ func (r *DelayQueueSetResource) deleteEmptied(ctx context.Context, client *broke
 	if err != nil {
 		return nil, nil, diags, err
 	}
-	counts, err = drain.Refreshed(ctx, client, spec, still, drain.Settled(r.drainClock().Now(), switched))
+	counts, err = r.drainingCounts(ctx, client, spec, still, switched)
 	return still, counts, diags, err
+}
+
+// drainingCounts counts the messages each queue of the draining
+// generations holds, as a refresh shows them: by the statistics, and
+// exactly where they count nothing (see drain.Refreshed), the generation
+// switched from last, at switched, only once its statistics have settled.
+func (r *DelayQueueSetResource) drainingCounts(ctx context.Context, client drain.Counter, spec topology.Spec,
+	draining []topology.Generation, switched time.Time,
+) (map[string]int64, error) {
+	return drain.Refreshed(ctx, client, spec, draining, drain.Settled(r.data.clock.Now(), switched))
 }

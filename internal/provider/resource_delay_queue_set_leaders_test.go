@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -82,7 +83,7 @@ func TestDelayQueueSet_modifyPlanLeaderLocator(t *testing.T) {
 				}
 			}
 			resp := fwresource.ModifyPlanResponse{Plan: req.Plan}
-			(&DelayQueueSetResource{}).ModifyPlan(ctx, req, &resp)
+			(&DelayQueueSetResource{data: &providerData{clock: drain.SystemClock{}}}).ModifyPlan(ctx, req, &resp) // configured, as the framework calls it
 			if resp.Diagnostics.HasError() {
 				t.Fatal(resp.Diagnostics)
 			}

@@ -82,76 +82,90 @@ func routesOf(blocks types.List) (routes []routeModel, known bool) {
 // specFromModel builds the planner's spec from a configuration or plan. It
 // reports which fields are still unknown, by the planner's field names.
 func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	unknown := map[string]bool{}
-	str := func(v types.String, field string) string {
-		if v.IsUnknown() {
-			unknown[field] = true
-		}
-		return v.ValueString()
-	}
+	r := specReader{unknown: map[string]bool{}}
 	spec := topology.Spec{
-		Name:               str(m.Name, "name"),
-		VHost:              str(m.VHost, "vhost"),
-		Layout:             topology.Layout(str(m.Layout, "layout")),
-		QueueType:          topology.QueueType(str(m.QueueType, "queue_type")),
-		DeadLetterStrategy: topology.DeadLetterStrategy(str(m.DeadLetterStrategy, "dead_letter_strategy")),
-		QueueLeaderLocator: topology.LeaderLocator(str(m.QueueLeaderLocator, "queue_leader_locator")),
+		Name:               r.text(m.Name, "name"),
+		VHost:              r.text(m.VHost, "vhost"),
+		Layout:             topology.Layout(r.text(m.Layout, "layout")),
+		QueueType:          topology.QueueType(r.text(m.QueueType, "queue_type")),
+		DeadLetterStrategy: topology.DeadLetterStrategy(r.text(m.DeadLetterStrategy, "dead_letter_strategy")),
+		QueueLeaderLocator: topology.LeaderLocator(r.text(m.QueueLeaderLocator, "queue_leader_locator")),
+		Levels:             r.count(m.Levels, "levels"),
+		Radix:              r.count(m.Radix, "radix"),
+		MaxDelay:           r.duration(m.MaxDelay, "max_delay"),
+		Resolution:         r.duration(m.Resolution, "resolution"),
+		Routes:             r.routes(m.Routes),
 	}
 	if m.VHost.IsNull() {
 		spec.VHost = defaultVHost // the schema default, not applied to configurations
 	}
-	for field, v := range map[string]types.Int64{"levels": m.Levels, "radix": m.Radix} {
-		if v.IsUnknown() {
-			unknown[field] = true
-		}
+	return spec, r.unknown, r.diags
+}
+
+// specReader reads a model's values for the planner, noting the fields
+// whose values are unknown and the values it refuses.
+type specReader struct {
+	unknown map[string]bool
+	diags   diag.Diagnostics
+}
+
+func (r *specReader) text(v types.String, field string) string {
+	if v.IsUnknown() {
+		r.unknown[field] = true
 	}
-	// The planner reads a zero as "not set", so a configured zero is refused
-	// here, where it can still be told from an absent value, in its words.
-	explicitZero := func(field string) {
-		diags.AddAttributeError(path.Root(field), "Invalid Delay Queue Set", topology.ExplicitZero(field).Error())
+	return v.ValueString()
+}
+
+// count reads levels or radix. The planner reads a zero as "not set", so a
+// configured zero is refused here, where it can still be told from an
+// absent value, in the planner's words.
+func (r *specReader) count(v types.Int64, field string) int {
+	if v.IsUnknown() {
+		r.unknown[field] = true
 	}
-	spec.Levels = int(m.Levels.ValueInt64())
-	if !m.Levels.IsNull() && !m.Levels.IsUnknown() && spec.Levels == 0 {
-		explicitZero("levels")
+	if !v.IsNull() && !v.IsUnknown() && v.ValueInt64() == 0 {
+		r.explicitZero(field)
 	}
-	spec.Radix = int(m.Radix.ValueInt64())
-	if !m.Radix.IsNull() && !m.Radix.IsUnknown() && spec.Radix == 0 {
-		explicitZero("radix")
+	return int(v.ValueInt64())
+}
+
+// duration reads max_delay or resolution: 0 when null, unknown or refused.
+func (r *specReader) duration(v types.String, field string) time.Duration {
+	s := r.text(v, field)
+	if v.IsNull() || v.IsUnknown() {
+		return 0
 	}
-	for field, v := range map[string]types.String{"max_delay": m.MaxDelay, "resolution": m.Resolution} {
-		s := str(v, field)
-		if v.IsNull() || v.IsUnknown() {
-			continue
-		}
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			diags.AddAttributeError(path.Root(field), "Invalid Duration",
-				fmt.Sprintf("%s: %q is not a duration; write it like \"500ms\", \"30s\", \"15m\" or \"36h\"", field, s))
-			continue
-		}
-		if d == 0 {
-			explicitZero(field)
-			continue
-		}
-		if field == "max_delay" {
-			spec.MaxDelay = d
-		} else {
-			spec.Resolution = d
-		}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		r.diags.AddAttributeError(path.Root(field), "Invalid Duration",
+			fmt.Sprintf("%s: %q is not a duration; write it like \"500ms\", \"30s\", \"15m\" or \"36h\"", field, s))
+		return 0
 	}
-	routes, known := routesOf(m.Routes)
+	if d == 0 {
+		r.explicitZero(field)
+	}
+	return d
+}
+
+func (r *specReader) explicitZero(field string) {
+	r.diags.AddAttributeError(path.Root(field), "Invalid Delay Queue Set", topology.ExplicitZero(field).Error())
+}
+
+// routes reads the route blocks; while they are unknown, so is "route".
+func (r *specReader) routes(blocks types.List) []topology.Route {
+	routes, known := routesOf(blocks)
 	if !known {
-		unknown["route"] = true
+		r.unknown["route"] = true
 	}
+	var spec []topology.Route
 	for i, route := range routes {
-		spec.Routes = append(spec.Routes, topology.Route{
-			Destination:     str(route.Destination, routeField(i, "route.destination")),
-			DestinationType: topology.DestinationType(str(route.DestinationType, routeField(i, "route.destination_type"))),
-			Key:             str(route.Key, routeField(i, "route.key")),
+		spec = append(spec, topology.Route{
+			Destination:     r.text(route.Destination, routeField(i, "route.destination")),
+			DestinationType: topology.DestinationType(r.text(route.DestinationType, routeField(i, "route.destination_type"))),
+			Key:             r.text(route.Key, routeField(i, "route.key")),
 		})
 	}
-	return spec, unknown, diags
+	return spec
 }
 
 func routeField(index int, field string) string {

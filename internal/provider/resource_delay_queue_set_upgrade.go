@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
+	"maps"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -56,11 +58,41 @@ func upgradeFromObjectLists(_ context.Context, req resource.UpgradeStateRequest,
 	resp.DynamicValue = &tfprotov6.DynamicValue{JSON: state}
 }
 
+// upgradedObjectLists is the JSON state of version 1 that the version 0
+// state raw upgrades to: its object lists rewritten as texts (objectTexts),
+// the attributes added since null.
 func upgradedObjectLists(raw []byte) ([]byte, error) {
 	var state map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &state); err != nil {
 		return nil, err
 	}
+	texts, err := objectTexts(state)
+	if err != nil {
+		return nil, err
+	}
+	for name, text := range texts {
+		encoded, err := json.Marshal(text)
+		if err != nil {
+			return nil, err
+		}
+		state[name] = encoded
+	}
+	// Attributes added since the state was written are null.
+	schema := delayQueueSetSchema()
+	for _, names := range []iter.Seq[string]{maps.Keys(schema.Attributes), maps.Keys(schema.Blocks)} {
+		for name := range names {
+			if _, ok := state[name]; !ok {
+				state[name] = json.RawMessage("null")
+			}
+		}
+	}
+	return json.Marshal(state)
+}
+
+// objectTexts reads a version 0 state's exchanges, queues and bindings and
+// writes each kind as the text of lines version 1 shows; a null list (a
+// state that never got its objects) stays null.
+func objectTexts(state map[string]json.RawMessage) (map[string]*string, error) {
 	var (
 		t        topology.Topology
 		bindings []string
@@ -86,7 +118,6 @@ func upgradedObjectLists(raw []byte) ([]byte, error) {
 		}})
 	}
 	texts := map[string]*string{"exchanges": nil, "queues": nil, "bindings": nil}
-	// A null list (a state that never got its objects) stays null.
 	if v0.exchanges != nil {
 		texts["exchanges"] = ptr(topology.Lines(t.Exchanges))
 	}
@@ -96,26 +127,7 @@ func upgradedObjectLists(raw []byte) ([]byte, error) {
 	if bindings != nil {
 		texts["bindings"] = ptr(strings.Join(bindings, "\n"))
 	}
-	for name, text := range texts {
-		encoded, err := json.Marshal(text)
-		if err != nil {
-			return nil, err
-		}
-		state[name] = encoded
-	}
-	// Attributes added since the state was written are null.
-	schema := delayQueueSetSchema()
-	for name := range schema.Attributes {
-		if _, ok := state[name]; !ok {
-			state[name] = json.RawMessage("null")
-		}
-	}
-	for name := range schema.Blocks {
-		if _, ok := state[name]; !ok {
-			state[name] = json.RawMessage("null")
-		}
-	}
-	return json.Marshal(state)
+	return texts, nil
 }
 
 func orNull(raw json.RawMessage) json.RawMessage {

@@ -38,183 +38,259 @@ import (
 // desired's order, deletes actual's, so equal inputs give equal outputs;
 // topologies holding the same objects in any order give no change. Arguments
 // compare by value, a nil Other map equal to an empty one. A binding with no
-// destination type is one to a queue.
+// destination type is one to a queue. Each step is a method of diff, named
+// for it.
 func Diff(desired, actual Topology) []Change {
-	want, have := indexTopology(desired), indexTopology(actual)
-	wantRadix := topologyRadix(want)
-	var changes []Change
+	d := newDiff(desired, actual)
+	d.createMissingObjects()
+	d.createMissingBindings()
+	d.deleteUnwantedBindings()
+	d.deleteUnwantedQueues()
+	d.deleteUnwantedExchanges()
+	d.replace()
+	return d.changes
+}
 
-	// Replacements are numbered in the order step 7 performs them: exchanges,
-	// then queues, each in desired's order.
-	type replacement struct {
-		exchange, previousExchange *Exchange
-		queue, previousQueue       *Queue
-		differences                []argumentChange
-		bindings                   []Binding // desired bindings to create after it
+// diff is one Diff under way: the two topologies indexed, the replacements
+// step 7 makes, and the changes so far, in their order.
+type diff struct {
+	want, have topologyIndex
+	wantRadix  int // the desired topology's (see unwantedReason)
+	// replacements are numbered in the order step 7 performs them:
+	// exchanges, then queues, each in desired's order.
+	replacements                    []replacement
+	replacedExchange, replacedQueue map[string]int // name → its replacement
+	// parkingBindings holds back, by parking lot that goes, the deletions
+	// of its bindings, for step 5 to make just before it.
+	parkingBindings map[string][]Change
+	changes         []Change
+}
+
+// replacement is an object whose type or arguments differ: step 7 deletes
+// it, creates it again, then creates bindings.
+type replacement struct {
+	exchange, previousExchange *Exchange
+	queue, previousQueue       *Queue
+	differences                []argumentChange
+	bindings                   []Binding // desired bindings to create after it
+}
+
+// route is a binding's source and key: a binding that moves keeps them.
+type route struct{ source, key string }
+
+func newDiff(desired, actual Topology) *diff {
+	d := &diff{
+		want: indexTopology(desired), have: indexTopology(actual),
+		replacedExchange: map[string]int{}, replacedQueue: map[string]int{}, parkingBindings: map[string][]Change{},
 	}
-	var replacements []replacement
-	replacedExchange := map[string]int{}
-	replacedQueue := map[string]int{}
-	for _, e := range want.exchanges {
-		if old, ok := have.exchangeByName[e.Name]; ok {
+	d.wantRadix = topologyRadix(d.want)
+	d.findReplacements()
+	return d
+}
+
+// findReplacements lists the objects both topologies have whose type or
+// arguments differ (step 7).
+func (d *diff) findReplacements() {
+	for _, e := range d.want.exchanges {
+		if old, ok := d.have.exchangeByName[e.Name]; ok {
 			if differences := exchangeDifferences(old, e); len(differences) > 0 {
-				replacedExchange[e.Name] = len(replacements)
-				replacements = append(replacements, replacement{exchange: &e, previousExchange: &old, differences: differences})
+				d.replacedExchange[e.Name] = len(d.replacements)
+				d.replacements = append(d.replacements, replacement{exchange: &e, previousExchange: &old, differences: differences})
 			}
 		}
 	}
-	for _, q := range want.queues {
-		if old, ok := have.queueByName[q.Name]; ok {
+	for _, q := range d.want.queues {
+		if old, ok := d.have.queueByName[q.Name]; ok {
 			if differences := queueDifferences(old.Arguments, q.Arguments); len(differences) > 0 {
-				replacedQueue[q.Name] = len(replacements)
-				replacements = append(replacements, replacement{queue: &q, previousQueue: &old, differences: differences})
+				d.replacedQueue[q.Name] = len(d.replacements)
+				d.replacements = append(d.replacements, replacement{queue: &q, previousQueue: &old, differences: differences})
 			}
 		}
 	}
-	// lastReplaced is the replacement after which binding b can be created,
-	// or -1 when neither of its ends is replaced.
-	lastReplaced := func(b Binding) int {
-		last := -1
-		if i, ok := replacedExchange[b.Source]; ok {
-			last = i
-		}
-		destinations := replacedQueue
-		if b.DestinationType == DestinationExchange {
-			destinations = replacedExchange
-		}
-		if i, ok := destinations[b.Destination]; ok && i > last {
-			last = i
-		}
-		return last
-	}
+}
 
-	for _, e := range want.exchanges {
-		if _, ok := have.exchangeByName[e.Name]; !ok {
-			changes = append(changes, Change{Kind: CreateExchange, Exchange: &e, Reason: missingReason(e.Name, "exchange")})
+// lastReplaced is the replacement after which binding b can be created,
+// or -1 when neither of its ends is replaced.
+func (d *diff) lastReplaced(b Binding) int {
+	last := -1
+	if i, ok := d.replacedExchange[b.Source]; ok {
+		last = i
+	}
+	destinations := d.replacedQueue
+	if b.DestinationType == DestinationExchange {
+		destinations = d.replacedExchange
+	}
+	if i, ok := destinations[b.Destination]; ok && i > last {
+		last = i
+	}
+	return last
+}
+
+// createMissingObjects is steps 1 and 2: the exchanges, then the queues,
+// that desired has and actual lacks.
+func (d *diff) createMissingObjects() {
+	for _, e := range d.want.exchanges {
+		if _, ok := d.have.exchangeByName[e.Name]; !ok {
+			d.changes = append(d.changes, Change{Kind: CreateExchange, Exchange: &e, Reason: missingReason(e.Name, "exchange")})
 		}
 	}
-	for _, q := range want.queues {
-		if _, ok := have.queueByName[q.Name]; !ok {
-			changes = append(changes, Change{Kind: CreateQueue, Queue: &q, Reason: missingReason(q.Name, "queue")})
+	for _, q := range d.want.queues {
+		if _, ok := d.have.queueByName[q.Name]; !ok {
+			d.changes = append(d.changes, Change{Kind: CreateQueue, Queue: &q, Reason: missingReason(q.Name, "queue")})
 		}
 	}
-	// Bindings from an entry exchange (one that no binding leads to, no
-	// queue dead-letters into and no exchange has for alternate: an ingest)
-	// come last, once every path they open exists downstream, so that a
-	// message a new binding lets in never finds a chain without its bindings.
-	inner := map[string]bool{}
-	for _, e := range want.exchanges {
-		inner[e.Arguments.AlternateExchange] = true
-	}
-	for _, b := range want.bindings {
-		if b.DestinationType == DestinationExchange {
-			inner[b.Destination] = true
-		}
-	}
-	for _, q := range want.queues {
-		inner[q.Arguments.DeadLetterExchange] = true
-	}
+}
+
+// createMissingBindings is step 3: the bindings actual lacks, those from
+// entry exchanges last; a binding to or from a replaced object waits for
+// its replacement (step 7).
+func (d *diff) createMissingBindings() {
+	inner := innerExchanges(d.want)
 	var fromEntries []Change
-	for _, b := range want.bindings {
-		if i := lastReplaced(b); i >= 0 {
-			replacements[i].bindings = append(replacements[i].bindings, b)
-		} else if !have.hasBinding[b] {
+	for _, b := range d.want.bindings {
+		if i := d.lastReplaced(b); i >= 0 {
+			d.replacements[i].bindings = append(d.replacements[i].bindings, b)
+		} else if !d.have.hasBinding[b] {
 			change := Change{Kind: CreateBinding, Binding: &b, Reason: "the binding is missing"}
 			if inner[b.Source] {
-				changes = append(changes, change)
+				d.changes = append(d.changes, change)
 			} else {
 				change.Opens = true
 				fromEntries = append(fromEntries, change)
 			}
 		}
 	}
-	changes = append(changes, fromEntries...)
+	d.changes = append(d.changes, fromEntries...)
+}
 
-	deletedQueue := func(name string) bool {
-		_, had := have.queueByName[name]
-		_, wanted := want.queueByName[name]
-		return had && !wanted
+// innerExchanges are the exchanges of t that a binding leads to, a queue
+// dead-letters into or an exchange has for alternate. The others are entry
+// exchanges (an ingest): their bindings come last, once every path they
+// open exists downstream, so that a message a new binding lets in never
+// finds a chain without its bindings.
+func innerExchanges(t topologyIndex) map[string]bool {
+	inner := map[string]bool{}
+	for _, e := range t.exchanges {
+		inner[e.Arguments.AlternateExchange] = true
 	}
-	// A created binding's (source, key), for the deletions that follow it.
-	type route struct{ source, key string }
-	successor := map[route]Binding{}
-	for _, c := range changes {
+	for _, b := range t.bindings {
+		if b.DestinationType == DestinationExchange {
+			inner[b.Destination] = true
+		}
+	}
+	for _, q := range t.queues {
+		inner[q.Arguments.DeadLetterExchange] = true
+	}
+	return inner
+}
+
+// deleteUnwantedBindings is step 4, and the moves of step 3: each binding
+// desired does not have is deleted, right after its successor when it
+// moves; a parking lot's is held back for step 5.
+func (d *diff) deleteUnwantedBindings() {
+	successor := map[route]Binding{} // a created binding's, for the deletions that follow it
+	for _, c := range d.changes {
 		if c.Kind == CreateBinding {
 			successor[route{c.Binding.Source, c.Binding.RoutingKey}] = *c.Binding
 		}
 	}
 	moved := map[route][]Change{}
-	parkingBindings := map[string][]Change{} // parking lot → deletions of its bindings, held back
-	for _, b := range have.bindings {
-		if !want.hasBinding[b] {
-			change := Change{Kind: DeleteBinding, Binding: &b, Reason: unwantedBindingReason(b, want, wantRadix)}
-			if isParkingLotBinding(b) && deletedQueue(b.Destination) {
-				parkingBindings[b.Destination] = append(parkingBindings[b.Destination], change)
-				continue
-			}
-			if next, ok := successor[route{b.Source, b.RoutingKey}]; ok {
-				r := route{b.Source, b.RoutingKey}
-				change.Reason = fmt.Sprintf("moves to %s %s", next.DestinationType, next.Destination)
-				moved[r] = append(moved[r], change)
-				continue
-			}
-			changes = append(changes, change)
+	for _, b := range d.have.bindings {
+		if d.want.hasBinding[b] {
+			continue
 		}
+		change := Change{Kind: DeleteBinding, Binding: &b, Reason: unwantedBindingReason(b, d.want, d.wantRadix)}
+		if isParkingLotBinding(b) && d.deletedQueue(b.Destination) {
+			d.parkingBindings[b.Destination] = append(d.parkingBindings[b.Destination], change)
+			continue
+		}
+		r := route{b.Source, b.RoutingKey}
+		if next, ok := successor[r]; ok {
+			change.Reason = fmt.Sprintf("moves to %s %s", next.DestinationType, next.Destination)
+			moved[r] = append(moved[r], change)
+			continue
+		}
+		d.changes = append(d.changes, change)
 	}
 	if len(moved) > 0 {
-		changes = slices.Collect(func(yield func(Change) bool) {
-			for _, c := range changes {
-				yield(c)
-				if c.Kind == CreateBinding {
-					r := route{c.Binding.Source, c.Binding.RoutingKey}
-					for _, deletion := range moved[r] {
-						yield(deletion)
-					}
-					delete(moved, r)
-				}
-			}
-		})
+		d.changes = followedByMoves(d.changes, moved)
 	}
+}
+
+// deletedQueue tells whether actual has the queue name and desired has not.
+func (d *diff) deletedQueue(name string) bool {
+	_, had := d.have.queueByName[name]
+	_, wanted := d.want.queueByName[name]
+	return had && !wanted
+}
+
+// followedByMoves is changes with the deletions of the bindings that move,
+// moved by (source, key), each right after the creation of its successor.
+func followedByMoves(changes []Change, moved map[route][]Change) []Change {
+	return slices.Collect(func(yield func(Change) bool) {
+		for _, c := range changes {
+			yield(c)
+			if c.Kind == CreateBinding {
+				r := route{c.Binding.Source, c.Binding.RoutingKey}
+				for _, deletion := range moved[r] {
+					yield(deletion)
+				}
+				delete(moved, r)
+			}
+		}
+	})
+}
+
+// deleteUnwantedQueues is step 5: the queues desired does not have, each
+// parking lot last, just after the deletions of its bindings.
+func (d *diff) deleteUnwantedQueues() {
 	var parkingLots []Change
-	for _, q := range have.queues {
-		if _, ok := want.queueByName[q.Name]; !ok {
-			change := Change{Kind: DeleteQueue, Queue: &q, Reason: unwantedReason(q.Name, wantRadix)}
-			if bindings, ok := parkingBindings[q.Name]; ok {
+	for _, q := range d.have.queues {
+		if _, ok := d.want.queueByName[q.Name]; !ok {
+			change := Change{Kind: DeleteQueue, Queue: &q, Reason: unwantedReason(q.Name, d.wantRadix)}
+			if bindings, ok := d.parkingBindings[q.Name]; ok {
 				parkingLots = append(parkingLots, append(bindings, change)...)
 				continue
 			}
-			changes = append(changes, change)
+			d.changes = append(d.changes, change)
 		}
 	}
-	changes = append(changes, parkingLots...)
-	for _, e := range have.exchanges {
-		if _, ok := want.exchangeByName[e.Name]; !ok {
-			changes = append(changes, Change{Kind: DeleteExchange, Exchange: &e, Reason: unwantedReason(e.Name, wantRadix)})
-		}
-	}
+	d.changes = append(d.changes, parkingLots...)
+}
 
-	for _, r := range replacements {
+// deleteUnwantedExchanges is step 6: the exchanges desired does not have.
+func (d *diff) deleteUnwantedExchanges() {
+	for _, e := range d.have.exchanges {
+		if _, ok := d.want.exchangeByName[e.Name]; !ok {
+			d.changes = append(d.changes, Change{Kind: DeleteExchange, Exchange: &e, Reason: unwantedReason(e.Name, d.wantRadix)})
+		}
+	}
+}
+
+// replace is step 7: each replacement deleted, created again, and followed
+// by the desired bindings that waited for it.
+func (d *diff) replace() {
+	for _, r := range d.replacements {
 		var deleted string
 		if r.exchange != nil {
 			deleted = r.exchange.Name
-			changes = append(changes,
+			d.changes = append(d.changes,
 				Change{Kind: DeleteExchange, Exchange: r.previousExchange, Reason: replacementReason(r.differences, "exchange")},
 				Change{Kind: CreateExchange, Exchange: r.exchange, Reason: recreationReason(r.differences)})
 		} else {
 			deleted = r.queue.Name
-			changes = append(changes,
+			d.changes = append(d.changes,
 				Change{Kind: DeleteQueue, Queue: r.previousQueue, Reason: replacementReason(r.differences, "queue")},
 				Change{Kind: CreateQueue, Queue: r.queue, Reason: recreationReason(r.differences)})
 		}
 		for _, b := range r.bindings {
 			reason := "the binding is missing"
-			if have.hasBinding[b] {
+			if d.have.hasBinding[b] {
 				reason = "re-creating " + deleted + " dropped this binding"
 			}
-			changes = append(changes, Change{Kind: CreateBinding, Binding: &b, Reason: reason})
+			d.changes = append(d.changes, Change{Kind: CreateBinding, Binding: &b, Reason: reason})
 		}
 	}
-	return changes
 }
 
 // isParkingLotBinding tells whether b binds a set's unroutable exchange to
@@ -300,7 +376,7 @@ func exchangeDifferences(actual, desired Exchange) []argumentChange {
 		differences = append(differences, argumentChange{"type", stringValue(actual.Type), stringValue(desired.Type)})
 	}
 	if actual.Arguments.AlternateExchange != desired.Arguments.AlternateExchange {
-		differences = append(differences, argumentChange{"alternate-exchange",
+		differences = append(differences, argumentChange{ArgAlternateExchange,
 			stringValue(actual.Arguments.AlternateExchange), stringValue(desired.Arguments.AlternateExchange)})
 	}
 	return append(differences, otherDifferences(actual.Arguments.Other, desired.Arguments.Other)...)
@@ -309,14 +385,14 @@ func exchangeDifferences(actual, desired Exchange) []argumentChange {
 func queueDifferences(actual, desired QueueArguments) []argumentChange {
 	var differences []argumentChange
 	if actual.MessageTTL != desired.MessageTTL {
-		differences = append(differences, argumentChange{"x-message-ttl", ttlValue(actual.MessageTTL), ttlValue(desired.MessageTTL)})
+		differences = append(differences, argumentChange{ArgMessageTTL, ttlValue(actual.MessageTTL), ttlValue(desired.MessageTTL)})
 	}
 	for _, field := range []struct{ argument, actual, desired string }{
-		{"x-dead-letter-exchange", actual.DeadLetterExchange, desired.DeadLetterExchange},
-		{"x-queue-type", string(actual.QueueType), string(desired.QueueType)},
-		{"x-dead-letter-strategy", string(actual.DeadLetterStrategy), string(desired.DeadLetterStrategy)},
-		{"x-overflow", actual.Overflow, desired.Overflow},
-		{"x-queue-leader-locator", string(actual.LeaderLocator), string(desired.LeaderLocator)},
+		{ArgDeadLetterExchange, actual.DeadLetterExchange, desired.DeadLetterExchange},
+		{ArgQueueType, string(actual.QueueType), string(desired.QueueType)},
+		{ArgDeadLetterStrategy, string(actual.DeadLetterStrategy), string(desired.DeadLetterStrategy)},
+		{ArgOverflow, actual.Overflow, desired.Overflow},
+		{ArgLeaderLocator, string(actual.LeaderLocator), string(desired.LeaderLocator)},
 	} {
 		if field.actual != field.desired {
 			differences = append(differences, argumentChange{field.argument, stringValue(field.actual), stringValue(field.desired)})

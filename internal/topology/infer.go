@@ -101,19 +101,55 @@ func InferGenerations(name string, actual Topology) (spec Spec, draining []Gener
 	return InferLayout(name, layout, actual)
 }
 
-// inferDefaultLayout is InferGenerations of a set of the default layout.
+// inferDefaultLayout is InferGenerations of a set of the default layout,
+// in four steps:
+//
+//  1. sort the set's TTL queues and done exchanges into chains by
+//     generation, and note its ingest and out exchanges (readChains);
+//  2. drop the chains without a queue (dropQueueless);
+//  3. read the format each chain is bound to (boundFormats);
+//  4. infer each chain's generation, oldest first (inferChains): the last
+//     is current, the others drain, and the spec is the current one's with
+//     the routes of its format's out exchange (currentSpec).
 func inferDefaultLayout(name string, actual Topology) (spec Spec, draining []Generation, err error) {
 	names := Names(name)
-	chains := map[int]*chainObjects{}
-	chain := func(generation int) *chainObjects {
-		if chains[generation] == nil {
-			chains[generation] = &chainObjects{highest: map[int]int{}, byRadix: map[int][]string{}}
-		}
-		return chains[generation]
+	chains := readChains(names, actual)
+	chains.dropQueueless()
+	if len(chains.byGeneration) == 0 {
+		return Spec{}, nil, &InferError{Name: name, Reasons: []string{fmt.Sprintf(
+			"no level queue (%s …) nor done exchange (%s …) exists, so the number of levels is unknown",
+			names.Level(0), names.Done(0))}}
 	}
-	queueGeneration := map[string]int{}
-	doneGeneration := map[string]int{}
-	formatExchanges := map[string]int{} // ingest and out exchanges → their generation
+	generations, reasons := chains.infer(names, chains.boundFormats(actual.Bindings))
+	if len(reasons) > 0 {
+		return Spec{}, nil, &InferError{Name: name, Reasons: reasons}
+	}
+	current := generations[len(generations)-1]
+	draining = generations[:len(generations)-1]
+	if len(draining) == 0 {
+		draining = nil
+	}
+	resolved, err := resolveInferred(currentSpec(names, actual, current))
+	if err != nil {
+		return Spec{}, nil, err
+	}
+	return resolved, draining, nil
+}
+
+// setChains are the chains of TTL queues and done exchanges of a
+// default-layout set, by generation, and what its exchanges are.
+type setChains struct {
+	byGeneration    map[int]*chainObjects
+	queueGeneration map[string]int // a TTL queue → its generation
+	doneGeneration  map[string]int // a done exchange → its generation
+	formatExchanges map[string]int // ingest and out exchanges → their generation
+}
+
+// readChains is step 1 of inferDefaultLayout: the objects of actual named
+// for the set, each once, sorted into chains.
+func readChains(names Names, actual Topology) *setChains {
+	c := &setChains{byGeneration: map[int]*chainObjects{}, queueGeneration: map[string]int{},
+		doneGeneration: map[string]int{}, formatExchanges: map[string]int{}}
 	seenQueue := map[string]bool{}
 	for _, q := range actual.Queues {
 		if seenQueue[q.Name] {
@@ -121,58 +157,80 @@ func inferDefaultLayout(name string, actual Topology) (spec Spec, draining []Gen
 		}
 		seenQueue[q.Name] = true
 		if o := names.parse(q.Name); o.kind == kindLevel && o.level < MaxLevels {
-			chain(o.generation).add(o, q.Name, &q)
-			queueGeneration[q.Name] = o.generation
+			c.chain(o.generation).add(o, q.Name, &q)
+			c.queueGeneration[q.Name] = o.generation
 		}
 	}
 	for _, e := range actual.Exchanges {
 		switch o := names.parse(e.Name); {
 		case o.kind == kindDone && o.level < MaxLevels:
-			chain(o.generation).add(o, e.Name, nil)
-			doneGeneration[e.Name] = o.generation
+			c.chain(o.generation).add(o, e.Name, nil)
+			c.doneGeneration[e.Name] = o.generation
 		case o.kind == kindIngest || o.kind == kindOut:
-			formatExchanges[e.Name] = o.generation
+			c.formatExchanges[e.Name] = o.generation
 		}
 	}
-	// A chain of done exchanges without a single queue holds no message and
-	// says nothing of its queues: what an apply cut off before it declared
-	// them leaves. It is no generation; Diff deletes or completes it.
-	for _, c := range chains {
-		if len(c.levelQueues) > 0 {
-			maps.DeleteFunc(chains, func(_ int, c *chainObjects) bool { return len(c.levelQueues) == 0 })
-			break
+	return c
+}
+
+// chain is the chain of a generation, new when it has none yet.
+func (c *setChains) chain(generation int) *chainObjects {
+	if c.byGeneration[generation] == nil {
+		c.byGeneration[generation] = &chainObjects{highest: map[int]int{}, byRadix: map[int][]string{}}
+	}
+	return c.byGeneration[generation]
+}
+
+// dropQueueless is step 2 of inferDefaultLayout. A chain of done exchanges
+// without a single queue holds no message and says nothing of its queues:
+// what an apply cut off before it declared them leaves. It is no
+// generation; Diff deletes or completes it. When no chain has a queue, the
+// chains stay, and infer says what is missing.
+func (c *setChains) dropQueueless() {
+	for _, chain := range c.byGeneration {
+		if len(chain.levelQueues) > 0 {
+			maps.DeleteFunc(c.byGeneration, func(_ int, ch *chainObjects) bool { return len(ch.levelQueues) == 0 })
+			return
 		}
 	}
-	if len(chains) == 0 {
-		return Spec{}, nil, &InferError{Name: name, Reasons: []string{fmt.Sprintf(
-			"no level queue (%s …) nor done exchange (%s …) exists, so the number of levels is unknown",
-			names.Level(0), names.Done(0))}}
-	}
-	// The exchanges a chain is bound to say its format: an ingest bound to
-	// its queues, or an out its done exchanges are bound to.
-	boundFormat := map[int]int{} // generation → the highest format bound to it
-	for _, b := range actual.Bindings {
-		format, fromIngest := formatExchanges[b.Source]
-		generation, toQueue := queueGeneration[b.Destination]
+}
+
+// boundFormats is step 3 of inferDefaultLayout: by generation, the highest
+// format whose exchanges are bound to its chain, an ingest bound to its
+// queues or an out its done exchanges are bound to.
+func (c *setChains) boundFormats(bindings []Binding) map[int]int {
+	bound := map[int]int{}
+	for _, b := range bindings {
+		format, fromIngest := c.formatExchanges[b.Source]
+		generation, toQueue := c.queueGeneration[b.Destination]
 		if !fromIngest || !toQueue || b.DestinationType == DestinationExchange {
-			format, fromIngest = formatExchanges[b.Destination]
-			generation, toQueue = doneGeneration[b.Source]
+			format, fromIngest = c.formatExchanges[b.Destination]
+			generation, toQueue = c.doneGeneration[b.Source]
 			if !fromIngest || !toQueue || b.DestinationType != DestinationExchange {
 				continue
 			}
 		}
-		if known, ok := boundFormat[generation]; !ok || format > known {
-			boundFormat[generation] = format
+		if known, ok := bound[generation]; !ok || format > known {
+			bound[generation] = format
 		}
 	}
+	return bound
+}
 
-	numbers := slices.Sorted(maps.Keys(chains))
+// infer is step 4 of inferDefaultLayout: the generation of each chain,
+// oldest first, and the problems that keep them from being read. An older
+// chain whose queues disagree is read from those that agree
+// (inferAgreeing). A generation's format is the one bound to it, or when
+// none is, that of the generation before it when their key formats match,
+// and otherwise its own.
+func (c *setChains) infer(names Names, boundFormat map[int]int) ([]Generation, []string) {
+	numbers := slices.Sorted(maps.Keys(c.byGeneration))
 	var reasons []string
 	generations := make([]Generation, len(numbers))
 	for i, number := range numbers {
-		g, problems := chains[number].infer(names, number)
+		g, problems := c.byGeneration[number].infer(names, number)
 		if len(problems) > 0 && i < len(numbers)-1 {
-			g, problems = chains[number].inferAgreeing(names, number)
+			g, problems = c.byGeneration[number].inferAgreeing(names, number)
 		}
 		reasons = append(reasons, problems...)
 		g.Format = number
@@ -183,17 +241,15 @@ func inferDefaultLayout(name string, actual Topology) (spec Spec, draining []Gen
 		}
 		generations[i] = g
 	}
-	if len(reasons) > 0 {
-		return Spec{}, nil, &InferError{Name: name, Reasons: reasons}
-	}
-	current := generations[len(generations)-1]
-	draining = generations[:len(generations)-1]
-	if len(draining) == 0 {
-		draining = nil
-	}
+	return generations, reasons
+}
 
-	spec = Spec{
-		Name:               name,
+// currentSpec is the spec of a set whose current generation is current,
+// its routes read from the bindings of that generation's out exchange;
+// resolveInferred resolves it.
+func currentSpec(names Names, actual Topology, current Generation) Spec {
+	return Spec{
+		Name:               string(names),
 		VHost:              actual.VHost,
 		Levels:             current.Levels,
 		Radix:              current.Radix,
@@ -205,11 +261,6 @@ func inferDefaultLayout(name string, actual Topology) (spec Spec, draining []Gen
 		Generation:         current.Number,
 		FormatGeneration:   current.Format,
 	}
-	resolved, err := resolveInferred(spec)
-	if err != nil {
-		return Spec{}, nil, err
-	}
-	return resolved, draining, nil
 }
 
 // resolveInferred resolves a spec read from a topology. A route Validate
@@ -458,7 +509,7 @@ func (a sharedArgument[T]) infer(levelQueues []levelQueue) (T, []string) {
 // a set's parking lot outlives the changes of its queue type, and one of
 // another type shows as drift.
 func inferQueueType(levelQueues []levelQueue) (QueueType, []string) {
-	return sharedArgument[QueueType]{name: argQueueType, value: levelQueue.queueType, allowed: QueueTypes,
+	return sharedArgument[QueueType]{name: ArgQueueType, value: levelQueue.queueType, allowed: QueueTypes,
 		expected: "a delay set's queues are " + joinValues(QueueTypes)}.infer(levelQueues)
 }
 
@@ -476,7 +527,7 @@ func inferStrategy(queueType QueueType, levelQueues []levelQueue) (DeadLetterStr
 		return AtMostOnce, nil
 	}
 	// Quorum queues: their own, or at-most-once.
-	return sharedArgument[DeadLetterStrategy]{name: argDeadLetterStrategy, value: levelQueue.strategy, allowed: DeadLetterStrategies,
+	return sharedArgument[DeadLetterStrategy]{name: ArgDeadLetterStrategy, value: levelQueue.strategy, allowed: DeadLetterStrategies,
 		expected: "a delay set's queues use " + joinValues(DeadLetterStrategies)}.infer(levelQueues)
 }
 
@@ -484,7 +535,7 @@ func inferStrategy(queueType QueueType, levelQueues []levelQueue) (DeadLetterStr
 // none (the queues of a set made before the argument existed) or one that
 // all of them share.
 func inferLeaderLocator(levelQueues []levelQueue) (LeaderLocator, []string) {
-	return sharedArgument[LeaderLocator]{name: argLeaderLocator,
+	return sharedArgument[LeaderLocator]{name: ArgLeaderLocator,
 		value:    func(lq levelQueue) LeaderLocator { return lq.queue.Arguments.LeaderLocator },
 		allowed:  append([]LeaderLocator{""}, LeaderLocators...),
 		expected: "a delay set's queues use " + joinValues(LeaderLocators) + " or none"}.infer(levelQueues)

@@ -17,17 +17,6 @@ import (
 // they never assume the layout is complete, only name its parts when they
 // recognise them.
 
-// Argument names as RabbitMQ spells them.
-const (
-	argMessageTTL         = "x-message-ttl"
-	argDeadLetterExchange = "x-dead-letter-exchange"
-	argQueueType          = "x-queue-type"
-	argDeadLetterStrategy = "x-dead-letter-strategy"
-	argOverflow           = "x-overflow"
-	argLeaderLocator      = "x-queue-leader-locator"
-	argAlternateExchange  = "alternate-exchange"
-)
-
 // definitionsDocument is the part of RabbitMQ's definitions format that a
 // topology fills. RabbitMQ 3.10's importer (rabbit_definitions:apply_defs)
 // skips absent categories and needs no rabbit_version unless users are
@@ -123,20 +112,20 @@ func encodeIndented(v any) ([]byte, error) {
 
 func exchangeArgumentsJSON(x Exchange) (map[string]any, error) {
 	args := argumentsJSON{owner: "exchange " + strconv.Quote(x.Name), values: map[string]any{}}
-	args.setString(argAlternateExchange, x.Arguments.AlternateExchange)
+	args.setString(ArgAlternateExchange, x.Arguments.AlternateExchange)
 	return args.values, args.addOther(x.Arguments.Other)
 }
 
 func queueArgumentsJSON(q Queue) (map[string]any, error) {
 	args := argumentsJSON{owner: "queue " + strconv.Quote(q.Name), values: map[string]any{}}
 	if q.Arguments.MessageTTL != 0 {
-		args.values[argMessageTTL] = q.Arguments.MessageTTL
+		args.values[ArgMessageTTL] = q.Arguments.MessageTTL
 	}
-	args.setString(argDeadLetterExchange, q.Arguments.DeadLetterExchange)
-	args.setString(argQueueType, string(q.Arguments.QueueType))
-	args.setString(argDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
-	args.setString(argOverflow, q.Arguments.Overflow)
-	args.setString(argLeaderLocator, string(q.Arguments.LeaderLocator))
+	args.setString(ArgDeadLetterExchange, q.Arguments.DeadLetterExchange)
+	args.setString(ArgQueueType, string(q.Arguments.QueueType))
+	args.setString(ArgDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
+	args.setString(ArgOverflow, q.Arguments.Overflow)
+	args.setString(ArgLeaderLocator, string(q.Arguments.LeaderLocator))
 	return args.values, args.addOther(q.Arguments.Other)
 }
 

@@ -152,14 +152,27 @@ type Spec struct {
 	FormatGeneration int
 }
 
+// The arguments QueueArguments and ExchangeArguments type, by the names
+// RabbitMQ gives them: the one place that spells them, for the renderers,
+// Diff's reasons, inference and the broker client.
+const (
+	ArgMessageTTL         = "x-message-ttl"
+	ArgDeadLetterExchange = "x-dead-letter-exchange"
+	ArgQueueType          = "x-queue-type"
+	ArgDeadLetterStrategy = "x-dead-letter-strategy"
+	ArgOverflow           = "x-overflow"
+	ArgLeaderLocator      = "x-queue-leader-locator"
+	ArgAlternateExchange  = "alternate-exchange"
+)
+
 // QueueArguments are the x-arguments of a queue, typed. Zero values are absent.
 type QueueArguments struct {
-	MessageTTL         int64              // x-message-ttl, ms; 0 when absent
-	DeadLetterExchange string             // x-dead-letter-exchange
-	QueueType          QueueType          // x-queue-type
-	DeadLetterStrategy DeadLetterStrategy // x-dead-letter-strategy
-	Overflow           string             // x-overflow
-	LeaderLocator      LeaderLocator      // x-queue-leader-locator
+	MessageTTL         int64              // ArgMessageTTL, ms; 0 when absent
+	DeadLetterExchange string             // ArgDeadLetterExchange
+	QueueType          QueueType          // ArgQueueType
+	DeadLetterStrategy DeadLetterStrategy // ArgDeadLetterStrategy
+	Overflow           string             // ArgOverflow
+	LeaderLocator      LeaderLocator      // ArgLeaderLocator
 	// Other holds any argument the layout never sets, as its JSON text; only
 	// an actual topology read from a broker has them, and they show as drift.
 	Other map[string]string
@@ -167,7 +180,7 @@ type QueueArguments struct {
 
 // ExchangeArguments are the arguments of an exchange, typed. Zero values are absent.
 type ExchangeArguments struct {
-	AlternateExchange string // alternate-exchange
+	AlternateExchange string // ArgAlternateExchange
 	// Other holds any argument the layout never sets, as its JSON text.
 	Other map[string]string
 }
@@ -209,7 +222,7 @@ func (b Binding) String() string {
 func (x Exchange) String() string {
 	var line argumentLine
 	line.add(x.Type)
-	line.addString(argAlternateExchange, x.Arguments.AlternateExchange)
+	line.addString(ArgAlternateExchange, x.Arguments.AlternateExchange)
 	line.addOther(x.Arguments.Other)
 	return line.of(x.Name)
 }
@@ -221,14 +234,14 @@ func (x Exchange) String() string {
 //	delay.level.03: x-queue-type "classic", x-message-ttl 8000, x-dead-letter-exchange "delay.level.03.done"
 func (q Queue) String() string {
 	var line argumentLine
-	line.addString(argQueueType, string(q.Arguments.QueueType))
+	line.addString(ArgQueueType, string(q.Arguments.QueueType))
 	if q.Arguments.MessageTTL != 0 {
-		line.add(argMessageTTL + " " + strconv.FormatInt(q.Arguments.MessageTTL, 10))
+		line.add(ArgMessageTTL + " " + strconv.FormatInt(q.Arguments.MessageTTL, 10))
 	}
-	line.addString(argDeadLetterExchange, q.Arguments.DeadLetterExchange)
-	line.addString(argDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
-	line.addString(argOverflow, q.Arguments.Overflow)
-	line.addString(argLeaderLocator, string(q.Arguments.LeaderLocator))
+	line.addString(ArgDeadLetterExchange, q.Arguments.DeadLetterExchange)
+	line.addString(ArgDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
+	line.addString(ArgOverflow, q.Arguments.Overflow)
+	line.addString(ArgLeaderLocator, string(q.Arguments.LeaderLocator))
 	line.addOther(q.Arguments.Other)
 	return line.of(q.Name)
 }
@@ -245,7 +258,7 @@ func LineName(line string) string {
 // set.
 func QueueTypeInLine(line string) (name string, queueType QueueType) {
 	name, arguments, _ := strings.Cut(line, ": ")
-	quoted, found := strings.CutPrefix(arguments, argQueueType+" ")
+	quoted, found := strings.CutPrefix(arguments, ArgQueueType+" ")
 	if !found {
 		return name, ""
 	}

@@ -1,16 +1,3 @@
-// Package drain decides what becomes of the draining generations of a delay
-// queue set: the generations an update keeps beside the current one, how
-// long it waits for them to empty, which of them are empty for certain and
-// may be deleted, and which a plan may call empty from the last refresh.
-//
-// It asks a [Counter] how many messages queues hold, in two ways: by the
-// broker's statistics, which disturb no queue but lag behind the messages by
-// up to [broker.StatisticsLag], and exactly, which may peek at a queue (see
-// [broker.Client.HeldMessages]; with the reject it used before, a peek
-// delayed a 3.10 quorum queue's head). The statistics watch;
-// only the exact count decides that a generation is empty. A [Clock] tells
-// the time and waits, so the decisions are tested without a broker or a
-// sleep. *broker.Client is a Counter, [SystemClock] the machine's clock.
 package drain
 
 import (

@@ -1,0 +1,24 @@
+// Package provider is the Terraform layer of the rabbitmq provider, on the
+// terraform-plugin-framework: it turns configuration into planner specs,
+// asks internal/topology for the plan, talks to the broker through
+// internal/broker, and reports precise diagnostics.
+//
+// [New] returns the factory providerserver.Serve takes (main.go); the
+// [RabbitMQProvider] it makes serves:
+//
+//   - the resource rabbitmq_delay_queue_set ([NewDelayQueueSetResource],
+//     [DelayQueueSetResource]), which declares a whole delay set, drains
+//     its older generations and imports existing ones;
+//   - the data source rabbitmq_delay_topology ([NewDelayTopologyDataSource],
+//     [DelayTopologyDataSource]), which plans a set without a broker;
+//   - the functions delay_routing_key ([NewDelayRoutingKeyFunction],
+//     [DelayRoutingKeyFunction]) and layout_delay_routing_key
+//     ([NewLayoutDelayRoutingKeyFunction], [LayoutDelayRoutingKeyFunction]),
+//     which write a message's routing key.
+//
+// The provider connects only when an operation needs the broker: Configure
+// hands resources a client, or the reason there is none, and the provider's
+// clock, by which the resource waits for and judges its draining
+// generations (New gives it the machine's; a test builds a provider with
+// its own). Package drain holds those decisions.
+package provider
