@@ -1,6 +1,6 @@
 // Package messaging publishes delayed messages into a delay queue set over
 // AMQP and measures when they come out. The data-path acceptance tests, the
-// demo and the benchmarks share it.
+// demo and the benchmarks (benchmarks/cmd/delaydemo, benchdelays) share it.
 //
 //   - Connecting: [Dial] ([URLFromEnv]: [URLEnv], else [DefaultURL];
 //     [RedactURL] for logs).
