@@ -173,6 +173,7 @@ func (r *DelayQueueSetResource) Configure(_ context.Context, req resource.Config
 func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan delayQueueSetModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.delaySpecModel)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -218,6 +219,7 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state delayQueueSetModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, state.delaySpecModel)...)
 	client, diags := r.data.brokerClient()
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -321,6 +323,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan delayQueueSetModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.delaySpecModel)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -415,10 +418,11 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 }
 
 // ImportState takes an ID "<url-escaped vhost>/<name>", such as "%2F/delay",
-// optionally followed by "/<layout>"; Read then infers the rest of the spec
-// from the broker, and the layout when the ID names none.
+// optionally followed by "/<layout>", or an identity (importTarget); Read
+// then infers the rest of the spec from the broker, and the layout when
+// the ID names none.
 func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	vhost, name, layout, err := parseImportID(req.ID)
+	vhost, name, layout, err := importTarget(ctx, req)
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid Import ID", err.Error())
 		return
@@ -431,4 +435,5 @@ func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.Im
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("vhost"), vhost)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("migration_wait"), defaultMigrationWait.String())...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, delaySpecModel{VHost: types.StringValue(vhost), Name: types.StringValue(name)})...)
 }
