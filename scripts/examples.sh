@@ -11,7 +11,7 @@
 #   examples/quickstart                           steps 3 and 4 of the quick start (docs/index.md):
 #       a message published with curl arrives in its queue after five seconds, not before
 #   examples/resources/rabbitmq_delay_queue_set   import.sh, import-by-string-id.tf and (Terraform 1.12
-#       and later) import-by-identity.tf import the applied set again; after each the configuration
+#       and later) import-by-identity-1.12.tf import the applied set again; after each the configuration
 #       plans no change
 #   examples/scenarios/retry-backoff              the Go consumer fails four times and succeeds on
 #       the fifth, printing the waits
@@ -148,14 +148,14 @@ check_import() {
 	expect_no_changes || return 1
 
 	if ! at_least 1.12.0; then
-		step "$example: import-by-identity.tf SKIPPED (resource identities need Terraform 1.12; this is $version)"
+		step "$example: import-by-identity-1.12.tf SKIPPED (resource identities need Terraform 1.12; this is $version)"
 		return 0
 	fi
-	step "$example: import-by-identity.tf"
+	step "$example: import-by-identity-1.12.tf"
 	tf state rm "$address" >/dev/null || return 1
-	cp "$repo/$example/import-by-identity.tf" "$work/" || return 1
+	cp "$repo/$example/import-by-identity-1.12.tf" "$work/" || return 1
 	quiet_apply || return 1
-	rm "$work/import-by-identity.tf" || return 1
+	rm "$work/import-by-identity-1.12.tf" || return 1
 	expect_no_changes
 }
 
