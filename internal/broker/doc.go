@@ -14,7 +14,9 @@
 // queues hold from the statistics, and [Client.HeldMessages] tells, exactly
 // enough to refuse a change before making any, which queues hold messages.
 // The client's timeout bounds every request, and [Client.Requests] counts
-// them.
+// them. [Client.ListVHost] lists a whole vhost in three requests (its
+// exchanges, queues and bindings) and [Client.VHosts] the vhosts the user
+// sees, for finding every set (topology.Discover).
 //
 // # Rabbit-hole, and the requests it cannot make
 //

@@ -48,16 +48,7 @@ func (d *DelayQueueSetsDataSource) Schema(_ context.Context, _ datasource.Schema
 }
 
 func (d *DelayQueueSetsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return // not configured yet (validation)
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected Data Source Configure Type",
-			fmt.Sprintf("Expected *providerData, got %T. This is a bug in the provider; please report it.", req.ProviderData))
-		return
-	}
-	d.data = data
+	d.data, resp.Diagnostics = configuredData(req.ProviderData, "Data Source")
 }
 
 // Read lists the vhost, or every vhost the user sees, once per kind of

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,49 +25,18 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// adoptionRecipe is the guide's recipe: every set the data source finds,
-// adopted by one resource with for_each and one import block with the
-// same for_each (Terraform 1.7 and later). dataSource is the data
-// source's body.
-func adoptionRecipe(provider, dataSource string) string {
-	return provider + `
-data "rabbitmq_delay_queue_sets" "existing" {
-` + dataSource + `
-}
-
-locals {
-  existing = { for s in data.rabbitmq_delay_queue_sets.existing.sets : s.import_id => s }
-}
-
-import {
-  for_each = local.existing
-  to       = rabbitmq_delay_queue_set.adopted[each.key]
-  id       = each.value.import_id
-}
-
-resource "rabbitmq_delay_queue_set" "adopted" {
-  for_each = local.existing
-
-  name                 = each.value.name
-  vhost                = each.value.vhost
-  layout               = each.value.layout
-  levels               = each.value.levels
-  radix                = each.value.radix
-  resolution           = each.value.resolution
-  queue_type           = each.value.queue_type
-  dead_letter_strategy = each.value.dead_letter_strategy
-  queue_leader_locator = each.value.queue_leader_locator
-
-  dynamic "route" {
-    for_each = each.value.routes
-    content {
-      destination      = route.value.destination
-      destination_type = route.value.destination_type
-      key              = route.value.key
-    }
-  }
-}
-`
+// adoptionRecipe is the guide's recipe, the example's main.tf: every set
+// the data source finds, adopted by one resource with for_each and one
+// import block with the same for_each (Terraform 1.7 and later), after
+// provider, with the example's vhost variable null: every vhost the user
+// sees.
+func adoptionRecipe(t *testing.T, provider string) string {
+	t.Helper()
+	recipe, err := os.ReadFile("../../examples/scenarios/adopt-every-set/main.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return provider + "variable \"vhost\" {\n  type    = string\n  default = null\n}\n" + string(recipe)
 }
 
 // testProviderAs is a provider block that logs in as user.
@@ -297,7 +267,7 @@ func TestAccDelayQueueSets_adoptEverySet(t *testing.T) {
 					}
 					before = testDefinitions(t, vhost, nsbVHost)
 				},
-				Config: adoptionRecipe(provider, ""),
+				Config: adoptionRecipe(t, provider),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             expect(plancheck.ResourceActionNoop),
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
@@ -305,7 +275,7 @@ func TestAccDelayQueueSets_adoptEverySet(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{testDefinitionsUnchanged(t, &before, vhost, nsbVHost)},
 			},
 			{
-				Config:   adoptionRecipe(provider, ""),
+				Config:   adoptionRecipe(t, provider),
 				PlanOnly: true,
 			},
 			{

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -44,17 +45,21 @@ func TestDiscoveredValues(t *testing.T) {
 	}
 	var got []string
 	for _, element := range sets.Elements() {
-		a := element.(types.Object).Attributes()
+		a := objectAttributes(t, element)
 		line := a["import_id"].String() + " " + a["layout"].String() + " " + a["levels"].String() + " " + a["resolution"].String() +
 			" " + a["queue_leader_locator"].String() + " " + a["draining_generations"].String()
-		for _, route := range a["routes"].(types.List).Elements() {
-			r := route.(types.Object).Attributes()
+		routes, ok := a["routes"].(types.List)
+		if !ok {
+			t.Fatalf("routes is a %T", a["routes"])
+		}
+		for _, route := range routes.Elements() {
+			r := objectAttributes(t, route)
 			line += " | " + r["destination"].String() + " " + r["destination_type"].String() + " " + r["key"].String()
 		}
 		got = append(got, line)
 	}
 	for _, element := range unreadable.Elements() {
-		a := element.(types.Object).Attributes()
+		a := objectAttributes(t, element)
 		got = append(got, a["vhost"].String()+" "+a["name"].String()+" "+a["import_id"].String()+" "+a["reason"].String())
 	}
 	want := []string{
@@ -66,4 +71,14 @@ func TestDiscoveredValues(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("values (-want +got):\n%s", d)
 	}
+}
+
+// objectAttributes are the attributes of an object value.
+func objectAttributes(t *testing.T, v attr.Value) map[string]attr.Value {
+	t.Helper()
+	object, ok := v.(types.Object)
+	if !ok {
+		t.Fatalf("%v is a %T, not an object", v, v)
+	}
+	return object.Attributes()
 }

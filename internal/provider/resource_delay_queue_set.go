@@ -158,16 +158,7 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 }
 
 func (r *DelayQueueSetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return // not configured yet (validation)
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected Resource Configure Type",
-			fmt.Sprintf("Expected *providerData, got %T. This is a bug in the provider; please report it.", req.ProviderData))
-		return
-	}
-	r.data = data
+	r.data, resp.Diagnostics = configuredData(req.ProviderData, "Resource")
 }
 
 func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

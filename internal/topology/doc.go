@@ -38,4 +38,9 @@
 // describes it. The library binds its destinations from the delivery
 // exchange itself, so the bindings there that no route lists are its own
 // ([LibraryBindings]): a set never deletes them one by one.
+//
+// [Discover] finds every set among the objects of one vhost, in every
+// layout, each inferred as an import infers it: a [FoundSet] when its
+// objects are exactly its plan, an [UnreadableSet] with the reasons
+// otherwise.
 package topology

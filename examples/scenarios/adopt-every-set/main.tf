@@ -1,24 +1,8 @@
 # Adopts every delay queue set that already exists in a vhost: sets of this provider's layout whose state is
 # lost, chains built by hand in its names, and the NServiceBus and Celery layouts. One apply imports them all
 # and changes nothing on the broker; the plan after it is empty. prepare.sh makes such a vhost to try it on.
-#
-# Import blocks take for_each from Terraform 1.7 on. To adopt a single set and review its configuration,
+# Terraform 1.7 or later (versions.tf); the vhost is variables.tf's. To adopt a single set and review its configuration,
 # `terraform plan -generate-config-out=generated.tf` with one import block stays the route.
-
-terraform {
-  required_version = ">= 1.7"
-  required_providers {
-    rabbitmq = {
-      source = "delayqueue/rabbitmq"
-    }
-  }
-}
-
-variable "vhost" {
-  description = "The vhost whose sets to adopt; null looks in every vhost the user can read."
-  type        = string
-  default     = "adopt-example"
-}
 
 data "rabbitmq_delay_queue_sets" "existing" {
   vhost = var.vhost
