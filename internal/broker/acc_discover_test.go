@@ -68,22 +68,30 @@ func TestAccListVHost(t *testing.T) {
 	}
 
 	other := accVHostOfItsOwn(t)
-	user := uniqueName(t)
-	if _, err := admin.PutUser(user, rabbithole.UserSettings{Password: "pw", Tags: rabbithole.UserTags{"management"}}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.DeleteUser(user) })
-	if _, err := admin.UpdatePermissionsIn(other, user, rabbithole.Permissions{Configure: ".*", Write: ".*", Read: ".*"}); err != nil {
-		t.Fatal(err)
-	}
-	limited, err := broker.New(broker.Config{Endpoint: accEndpoint, Username: user, Password: "pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	limited := accUserIn(t, admin, other)
 	if _, err := limited.ListVHost(t.Context(), vhost); !errors.Is(err, broker.ErrVHostNotReadable) {
 		t.Errorf("ListVHost of a vhost the user has no permissions in: error = %v, want ErrVHostNotReadable", err)
 	}
 	if vhosts, err := limited.VHosts(t.Context()); err != nil || !slices.Equal(vhosts, []string{other}) {
 		t.Errorf("VHosts of a management user = %v, %v; want only %s, the vhost it has permissions in", vhosts, err, other)
 	}
+}
+
+// accUserIn is a client of a management user with every permission in
+// vhost and none elsewhere, deleted when the test ends.
+func accUserIn(t *testing.T, admin *rabbithole.Client, vhost string) *broker.Client {
+	t.Helper()
+	user := uniqueName(t)
+	if _, err := admin.PutUser(user, rabbithole.UserSettings{Password: "pw", Tags: rabbithole.UserTags{"management"}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.DeleteUser(user) })
+	if _, err := admin.UpdatePermissionsIn(vhost, user, rabbithole.Permissions{Configure: ".*", Write: ".*", Read: ".*"}); err != nil {
+		t.Fatal(err)
+	}
+	client, err := broker.New(broker.Config{Endpoint: accEndpoint, Username: user, Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
 }

@@ -191,16 +191,22 @@ func testCheckFound(address string, sets []string, unreadable []string) resource
 	}
 }
 
-// TestAccDelayQueueSets_adoptEverySet is issue 37's scenario: a broker with
-// three sets of this provider's layout (radix 2 and 16), a binary chain
-// built by hand and an NServiceBus layout, over two vhosts, made outside
-// Terraform. A user that sees those two vhosts alone looks in every vhost
-// it sees: the data source lists exactly those five, in one listing of the
-// vhosts and three per vhost, however many sets they hold; one apply of
-// the recipe adopts them all, changing no object on the broker; the next
-// plan is empty.
-func TestAccDelayQueueSets_adoptEverySet(t *testing.T) {
-	client := testBrokerClient(t)
+// adoptionScenario is the broker of issue 37's scenario, made outside
+// Terraform: in vhost, the sets orders.retry (radix 2, quorum) and
+// reminders (radix 16, classic) and the hand-built chain legacy.backoff;
+// in nsbVHost, the set billing (radix 16, routing to the NServiceBus
+// endpoint's exchange) and NServiceBus's delay infrastructure, replayed as
+// the transport declares it; and a management user with every permission in
+// those two vhosts, and none elsewhere.
+type adoptionScenario struct {
+	vhost, nsbVHost, user, password string
+	lc                              libraryCase
+}
+
+// adoptionBroker makes the scenario's objects and user, deleted when the
+// test ends.
+func adoptionBroker(t *testing.T, client *broker.Client) adoptionScenario {
+	t.Helper()
 	_, nsbVHost, lc, conn := librarySetUp(t, "nservicebus")
 	if err := onChannel(conn, lc.replay); err != nil {
 		t.Fatal(err)
@@ -211,34 +217,55 @@ func TestAccDelayQueueSets_adoptEverySet(t *testing.T) {
 	testDeclareSet(t, client, topology.Spec{Name: "billing", VHost: nsbVHost, Levels: 2, Radix: 16,
 		Routes: []topology.Route{{Destination: lc.destination, DestinationType: topology.DestinationExchange, Key: "invoices"}}})
 	testHandBuiltChain(t, vhost, "legacy.backoff", 3, 5*time.Second, "legacy.work")
-
 	const password = "adopt-every-set"
 	all := rabbithole.Permissions{Configure: ".*", Write: ".*", Read: ".*"}
 	user := testBrokerUser(t, password, "management", vhost, all)
 	testSetBrokerUser(t, user, password, "management", nsbVHost, all)
-	provider := testProviderAs(user, password)
+	return adoptionScenario{vhost: vhost, nsbVHost: nsbVHost, user: user, password: password, lc: lc}
+}
+
+// checkGone asks the broker that nothing of the scenario's sets remains.
+func (b adoptionScenario) checkGone(client *broker.Client) resource.TestCheckFunc {
+	return resource.ComposeTestCheckFunc(
+		testCheckSetGoneIn(client, b.vhost, "orders.retry"), testCheckSetGoneIn(client, b.vhost, "reminders"),
+		testCheckSetGoneIn(client, b.vhost, "legacy.backoff"),
+		testCheckSetGoneIn(client, b.nsbVHost, "billing"), libraryCheckGone(client, b.lc, b.nsbVHost))
+}
+
+// expectAdopted expects action for each adopted set, by import ID.
+func expectAdopted(ids []string, action plancheck.ResourceActionType) []plancheck.PlanCheck {
+	checks := make([]plancheck.PlanCheck, len(ids))
+	for i, id := range ids {
+		checks[i] = plancheck.ExpectResourceAction(fmt.Sprintf("rabbitmq_delay_queue_set.adopted[%q]", id), action)
+	}
+	return checks
+}
+
+// TestAccDelayQueueSets_adoptEverySet is issue 37's scenario: a broker with
+// three sets of this provider's layout (radix 2 and 16), a binary chain
+// built by hand and an NServiceBus layout, over two vhosts, made outside
+// Terraform. A user that sees those two vhosts alone looks in every vhost
+// it sees: the data source lists exactly those five, in one listing of the
+// vhosts and three per vhost, however many sets they hold; one apply of
+// the recipe adopts them all, changing no object on the broker; the next
+// plan is empty.
+func TestAccDelayQueueSets_adoptEverySet(t *testing.T) {
+	client := testBrokerClient(t)
+	b := adoptionBroker(t, client)
+	vhost, nsbVHost := b.vhost, b.nsbVHost
+	provider := testProviderAs(b.user, b.password)
 	counter := &requestCounter{}
 	want := []string{vhost + "/legacy.backoff", vhost + "/orders.retry", vhost + "/reminders", nsbVHost + "/billing", nsbVHost + "/nservicebus/nservicebus"}
 	slices.Sort(want) // the vhosts' order is their names'
 	var before []string
-	adopted := func(key string) string { return fmt.Sprintf("rabbitmq_delay_queue_set.adopted[%q]", key) }
-	expect := func(action plancheck.ResourceActionType) []plancheck.PlanCheck {
-		var checks []plancheck.PlanCheck
-		for _, id := range want {
-			checks = append(checks, plancheck.ExpectResourceAction(adopted(id), action))
-		}
-		return checks
-	}
+	expect := func(action plancheck.ResourceActionType) []plancheck.PlanCheck { return expectAdopted(want, action) }
 	dataSourceOnly := provider + "data \"rabbitmq_delay_queue_sets\" \"existing\" {}\n"
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_7_0)},
 		ProtoV6ProviderFactories: counter.factories(),
-		CheckDestroy: resource.ComposeTestCheckFunc(
-			testCheckSetGoneIn(client, vhost, "orders.retry"), testCheckSetGoneIn(client, vhost, "reminders"),
-			testCheckSetGoneIn(client, vhost, "legacy.backoff"),
-			testCheckSetGoneIn(client, nsbVHost, "billing"), libraryCheckGone(client, lc, nsbVHost)),
+		CheckDestroy:             b.checkGone(client),
 		Steps: []resource.TestStep{
 			{
 				Config: dataSourceOnly,
@@ -313,38 +340,33 @@ func testTeardownSet(t *testing.T, client *broker.Client, vhost, name string) {
 	}
 }
 
-// TestAccDelayQueueSets_notWholeSets looks in a vhost that holds a whole
-// set, one that exists only in part, objects named as a set's levels
-// without a TTL, a set with a drifted queue and exchanges named like a
-// set's entry and exit: the data source lists the whole set, reports the
-// three others with what is missing or wrong, ignores the exchanges, costs
-// three requests, and changes nothing on the broker.
-func TestAccDelayQueueSets_notWholeSets(t *testing.T) {
-	client := testBrokerClient(t)
+// notWholeSetsBroker makes, in a vhost of its own, the set whole, the set
+// partial without its level 01 queue and its out exchange, the set drifted
+// whose level 01 queue was declared again by hand with x-max-length, two
+// queues named as the levels of the set lookalike without a TTL, and the
+// exchange billing.out.
+func notWholeSetsBroker(t *testing.T, client *broker.Client) string {
+	t.Helper()
 	vhost := testVhost(t)
 	admin, err := testAdmin()
 	if err != nil {
 		t.Fatal(err)
 	}
 	testDeclareSet(t, client, topology.Spec{Name: "whole", VHost: vhost, Levels: 2, Radix: 4})
-	partial := topology.Spec{Name: "partial", VHost: vhost, Levels: 3}
-	testDeclareSet(t, client, partial)
-	drifted := topology.Spec{Name: "drifted", VHost: vhost, Levels: 2, QueueType: topology.QueueTypeClassic}
-	testDeclareSet(t, client, drifted)
+	testDeclareSet(t, client, topology.Spec{Name: "partial", VHost: vhost, Levels: 3})
+	testDeclareSet(t, client, topology.Spec{Name: "drifted", VHost: vhost, Levels: 2, QueueType: topology.QueueTypeClassic})
+	declareQueue := func(name string, arguments map[string]any) func() (*http.Response, error) {
+		return func() (*http.Response, error) {
+			return admin.DeclareQueue(vhost, name, rabbithole.QueueSettings{Durable: true, Arguments: arguments})
+		}
+	}
 	for _, step := range []func() (*http.Response, error){
 		func() (*http.Response, error) { return admin.DeleteQueue(vhost, "partial.level.01") },
 		func() (*http.Response, error) { return admin.DeleteExchange(vhost, "partial.out") },
 		func() (*http.Response, error) { return admin.DeleteQueue(vhost, "drifted.level.01") },
-		func() (*http.Response, error) {
-			return admin.DeclareQueue(vhost, "drifted.level.01", rabbithole.QueueSettings{Durable: true, Arguments: map[string]any{
-				"x-message-ttl": 2000, "x-dead-letter-exchange": "drifted.level.01.done", "x-max-length": 100}})
-		},
-		func() (*http.Response, error) {
-			return admin.DeclareQueue(vhost, "lookalike.level.00", rabbithole.QueueSettings{Durable: true})
-		},
-		func() (*http.Response, error) {
-			return admin.DeclareQueue(vhost, "lookalike.level.01", rabbithole.QueueSettings{Durable: true})
-		},
+		declareQueue("drifted.level.01", map[string]any{"x-message-ttl": 2000, "x-dead-letter-exchange": "drifted.level.01.done", "x-max-length": 100}),
+		declareQueue("lookalike.level.00", nil),
+		declareQueue("lookalike.level.01", nil),
 		func() (*http.Response, error) {
 			return admin.DeclareExchange(vhost, "billing.out", rabbithole.ExchangeSettings{Type: "topic", Durable: true})
 		},
@@ -353,6 +375,17 @@ func TestAccDelayQueueSets_notWholeSets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return vhost
+}
+
+// TestAccDelayQueueSets_notWholeSets looks in a vhost that holds a whole
+// set, one that exists only in part, objects named as a set's levels
+// without a TTL, a set with a drifted queue and exchanges named like a
+// set's entry and exit: the data source lists the whole set, reports the
+// three others with what is missing or wrong, ignores the exchanges, costs
+// three requests, and changes nothing on the broker.
+func TestAccDelayQueueSets_notWholeSets(t *testing.T) {
+	vhost := notWholeSetsBroker(t, testBrokerClient(t))
 	before := testDefinitions(t, vhost)
 	counter := &requestCounter{}
 	config := fmt.Sprintf("data \"rabbitmq_delay_queue_sets\" \"here\" {\n  vhost = %q\n}\n", vhost)
