@@ -10,14 +10,19 @@
 # What runs beyond apply and destroy:
 #   examples/quickstart                           steps 3 and 4 of the quick start (docs/index.md):
 #       a message published with curl arrives in its queue after five seconds, not before
-#   examples/resources/rabbitmq_delay_queue_set   import.sh and import-by-string-id.tf import the
-#       applied set again; after one apply the configuration plans no change
+#   examples/resources/rabbitmq_delay_queue_set   import.sh, import-by-string-id.tf and (Terraform 1.12
+#       and later) import-by-identity-1.12.tf import the applied set again; after each the configuration
+#       plans no change
 #   examples/scenarios/retry-backoff              the Go consumer fails four times and succeeds on
 #       the fifth, printing the waits
 #   examples/scenarios/two-providers              this provider under the local name "delayq"
 #       beside the community provider (cyrilgdn/rabbitmq), which cannot be installed here: see
 #       without_community_provider
-# Examples that call provider functions are skipped below Terraform 1.8, which has none.
+#   examples/scenarios/adopt-every-set            its prepare.sh declares three sets in a vhost of their
+#       own outside Terraform; the apply adopts all three and changes no definition of the vhost (GET
+#       /api/definitions before and after), and then the configuration plans no change
+# Examples that call provider functions are skipped below Terraform 1.8, which has none; an example
+# whose terraform block says `required_version = ">= X"` below X.
 #
 # Environment:
 #   TERRAFORM             the CLI to run (default: scripts/terraform.sh's; an OpenTofu `tofu` works)
@@ -140,6 +145,17 @@ check_import() {
 	cp "$repo/$example/import-by-string-id.tf" "$work/" || return 1
 	quiet_apply || return 1
 	rm "$work/import-by-string-id.tf" || return 1
+	expect_no_changes || return 1
+
+	if ! at_least 1.12.0; then
+		step "$example: import-by-identity-1.12.tf SKIPPED (resource identities need Terraform 1.12; this is $version)"
+		return 0
+	fi
+	step "$example: import-by-identity-1.12.tf"
+	tf state rm "$address" >/dev/null || return 1
+	cp "$repo/$example/import-by-identity-1.12.tf" "$work/" || return 1
+	quiet_apply || return 1
+	rm "$work/import-by-identity-1.12.tf" || return 1
 	expect_no_changes
 }
 
@@ -198,6 +214,41 @@ check_two_providers() {
 	return 1
 }
 
+# definitions VHOST: the vhost's exchanges, queues, bindings and policies as GET /api/definitions
+# exports them, one per line with sorted keys, sorted.
+definitions() {
+	curl -fsS -u "$RABBITMQ_USERNAME:$RABBITMQ_PASSWORD" "$RABBITMQ_ENDPOINT/api/definitions/$1" |
+		jq -cS '(.exchanges, .queues, .bindings, .policies)[]' | sort
+}
+
+# prepare_adoption makes the sets adopt-every-set adopts, outside Terraform, and keeps the vhost's
+# definitions from before the apply.
+prepare_adoption() {
+	step "$example: prepare.sh (sets made outside Terraform)"
+	bash "$example/prepare.sh" || return 1
+	definitions adopt-example >"$work/definitions-before.txt"
+}
+
+# check_adoption: the apply adopted the three sets and nothing else, changed nothing on the broker, and
+# leaves nothing to change.
+check_adoption() {
+	local adopted not_adopted
+	adopted=$(tf output -json adopted | jq -c .) || return 1
+	not_adopted=$(tf output -json not_adopted | jq length) || return 1
+	step "$example: adopted $adopted; not adopted: $not_adopted"
+	[ "$adopted" = '["adopt-example/billing.retry","adopt-example/nservicebus/nservicebus","adopt-example/reminders"]' ] &&
+		[ "$not_adopted" = 0 ] || {
+		echo "examples.sh: $example adopted $adopted and left $not_adopted, not the three sets prepare.sh made" >&2
+		return 1
+	}
+	definitions adopt-example >"$work/definitions-after.txt" || return 1
+	diff "$work/definitions-before.txt" "$work/definitions-after.txt" >&2 || {
+		echo "examples.sh: the adopting apply changed the definitions of vhost adopt-example (< before, > after)" >&2
+		return 1
+	}
+	expect_no_changes
+}
+
 check_retry() {
 	step "$example: the consumer (go run ./$example/consumer)"
 	tf output -json >"$work/outputs.json" || return 1
@@ -225,12 +276,18 @@ cleanup() {
 	for queue in $(queues_for "$example"); do
 		queue_api DELETE "$queue" || status=$?
 	done
+	if [ "$example" = examples/scenarios/adopt-every-set ]; then
+		bash "$example/prepare.sh" delete || status=$?
+	fi
 	return "$status"
 }
 
 # exercise applies the example in $work and runs its checks. It is called where `set -e` does
 # not apply (its status is tested), so every step returns on failure explicitly.
 exercise() {
+	if [ "$example" = examples/scenarios/adopt-every-set ]; then
+		prepare_adoption || return 1
+	fi
 	step "$example: apply $vars"
 	quiet_apply || return 1
 	sed -n '/^Outputs:/,$p' "$work/apply.txt" >&2
@@ -239,6 +296,7 @@ exercise() {
 	examples/scenarios/retry-backoff) check_retry || return 1 ;;
 	examples/quickstart) check_quickstart || return 1 ;;
 	examples/scenarios/two-providers) check_two_providers || return 1 ;;
+	examples/scenarios/adopt-every-set) check_adoption || return 1 ;;
 	esac
 }
 
@@ -249,6 +307,13 @@ run_example() {
 	local began=$SECONDS
 	if grep -q 'provider::' "$example"/*.tf && ! at_least 1.8.0; then
 		step "$example: SKIPPED (calls provider functions, which need Terraform 1.8; this is $version)"
+		skipped+=("$example")
+		return 0
+	fi
+	local required
+	required=$(sed -n 's/^  required_version = ">= \([0-9.]*\)"$/\1/p' "$example"/*.tf | head -n 1)
+	if [ -n "$required" ] && ! at_least "$required"; then
+		step "$example: SKIPPED (needs Terraform $required; this is $version)"
 		skipped+=("$example")
 		return 0
 	fi

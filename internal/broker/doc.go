@@ -29,6 +29,9 @@
 //     [Client.ReadPlacements] reads named queues again after an apply.
 //   - A vhost that does not exist fails a read with [ErrVHostNotFound];
 //     [Client.VHostExists] asks.
+//   - [Client.ListVHost] lists a whole vhost in three requests (its
+//     exchanges, queues and bindings) and [Client.VHosts] the vhosts the user
+//     sees, for finding every set (topology.Discover).
 //
 // # Changing a set
 //

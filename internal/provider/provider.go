@@ -182,6 +182,7 @@ func (p *RabbitMQProvider) Resources(_ context.Context) []func() resource.Resour
 func (p *RabbitMQProvider) DataSources(_ context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewDelayTopologyDataSource,
+		NewDelayQueueSetsDataSource,
 	}
 }
 

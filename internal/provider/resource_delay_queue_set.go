@@ -118,21 +118,13 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 }
 
 func (r *DelayQueueSetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return // not configured yet (validation)
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected Resource Configure Type",
-			fmt.Sprintf("Expected *providerData, got %T. This is a bug in the provider; please report it.", req.ProviderData))
-		return
-	}
-	r.data = data
+	r.data, resp.Diagnostics = configuredData(req.ProviderData, "Resource")
 }
 
 func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan delayQueueSetModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.delaySpecModel)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -182,6 +174,7 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state delayQueueSetModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, state.delaySpecModel)...)
 	client, diags := r.data.brokerClient()
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -206,6 +199,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan delayQueueSetModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.delaySpecModel)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -300,10 +294,11 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 }
 
 // ImportState takes an ID "<url-escaped vhost>/<name>", such as "%2F/delay",
-// optionally followed by "/<layout>"; Read then infers the rest of the spec
-// from the broker, and the layout when the ID names none.
+// optionally followed by "/<layout>", or an identity (importTarget); Read
+// then infers the rest of the spec from the broker, and the layout when
+// the ID names none.
 func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	vhost, name, layout, err := parseImportID(req.ID)
+	vhost, name, layout, err := importTarget(ctx, req)
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid Import ID", err.Error())
 		return
@@ -316,4 +311,5 @@ func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.Im
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("vhost"), vhost)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("force_destroy"), false)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("migration_wait"), defaultMigrationWait.String())...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, delaySpecModel{VHost: types.StringValue(vhost), Name: types.StringValue(name)})...)
 }

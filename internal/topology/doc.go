@@ -106,4 +106,9 @@
 // [Queue.String] and [Binding.String] write one object a line, [Lines] a
 // list of them, and [LineName] and [QueueTypeInLine] read such a line back;
 // [FormatDuration] writes a duration without its zero units.
+//
+// [Discover] finds every set among the objects of one vhost, in every
+// layout, each inferred as an import infers it: a [FoundSet] when its
+// objects are exactly its plan, an [UnreadableSet] with the reasons
+// otherwise.
 package topology

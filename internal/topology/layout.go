@@ -99,6 +99,10 @@ type setLayout interface {
 
 	// infer is [InferLayout] in the layout.
 	infer(name string, actual Topology) (Spec, []Generation, error)
+	// owner is the set of the layout whose object the name object is, ""
+	// for none, and whether it is a level object: a TTL queue or a done or
+	// level exchange (see [Discover]).
+	owner(object string) (set string, level bool)
 }
 
 // layouts lists every layout, the default first: an unknown name is

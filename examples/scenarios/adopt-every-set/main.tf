@@ -1,0 +1,53 @@
+# Adopts every delay queue set that already exists in a vhost: sets of this provider's layout whose state is
+# lost, chains built by hand in its names, and the NServiceBus and Celery layouts. One apply imports them all
+# and changes nothing on the broker; the plan after it is empty. prepare.sh makes such a vhost to try it on.
+# Terraform 1.7 or later (versions.tf); the vhost is variables.tf's. To adopt a single set and review its configuration,
+# `terraform plan -generate-config-out=generated.tf` with one import block stays the route.
+
+data "rabbitmq_delay_queue_sets" "existing" {
+  vhost = var.vhost
+}
+
+locals {
+  # Keyed by import ID: unique among the sets found, and the same from one plan to the next.
+  existing = { for s in data.rabbitmq_delay_queue_sets.existing.sets : s.import_id => s }
+}
+
+import {
+  for_each = local.existing
+  to       = rabbitmq_delay_queue_set.adopted[each.key]
+  id       = each.value.import_id
+}
+
+resource "rabbitmq_delay_queue_set" "adopted" {
+  for_each = local.existing
+
+  name                 = each.value.name
+  vhost                = each.value.vhost
+  layout               = each.value.layout
+  levels               = each.value.levels
+  radix                = each.value.radix
+  resolution           = each.value.resolution
+  queue_type           = each.value.queue_type
+  dead_letter_strategy = each.value.dead_letter_strategy
+  queue_leader_locator = each.value.queue_leader_locator
+
+  dynamic "route" {
+    for_each = each.value.routes
+    content {
+      destination      = route.value.destination
+      destination_type = route.value.destination_type
+      key              = route.value.key
+    }
+  }
+}
+
+output "adopted" {
+  description = "The import IDs of the sets adopted."
+  value       = keys(rabbitmq_delay_queue_set.adopted)
+}
+
+output "not_adopted" {
+  description = "What is named as a set's objects but is not one whole set, and why: import such a set on its own, and review its plan."
+  value       = data.rabbitmq_delay_queue_sets.existing.unreadable
+}
