@@ -3,6 +3,7 @@ module github.com/delayqueue/terraform-provider-rabbitmq
 go 1.25.8
 
 require (
+	github.com/delayqueue/terraform-provider-rabbitmq/delaykey v0.1.0
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/terraform-plugin-framework v1.19.0
 	github.com/hashicorp/terraform-plugin-go v0.31.0
@@ -62,3 +63,7 @@ require (
 	google.golang.org/grpc v1.79.3 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )
+
+// delaykey is a module of its own, which publishers `go get` (released as delaykey/vX.Y.Z; see
+// RELEASING.md). The provider, its examples and internal/delaykeycheck use this tree's copy.
+replace github.com/delayqueue/terraform-provider-rabbitmq/delaykey => ./delaykey

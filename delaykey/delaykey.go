@@ -15,9 +15,13 @@
 // whole seconds (rounded up by NServiceBus, truncated by Celery, as each
 // library counts), then the key, which must not be empty.
 //
-// The package follows the provider's version: it is a package of the
-// provider's module, and its results are checked against the provider's own
-// encoder for every layout and radix.
+// The package is a module of its own, released by tags of its own
+// (delaykey/v0.1.0, …) apart from the provider's. It requires no other
+// module, and its go line (go 1.22) is the lowest its code builds with, so
+// `go get` of it changes nothing else in a publisher's go.mod. Each release
+// writes the keys of every layout and radix of the provider releases of its
+// time; the provider's repository checks its results against the
+// provider's own encoder for every layout and radix.
 package delaykey
 
 import (

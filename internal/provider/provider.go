@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/function"
@@ -84,7 +85,8 @@ func providerSchema() schema.Schema {
 			"type name `rabbitmq`, though: a configuration with both gives them two local names and a provider " +
 			"block each, as the guide [Using it beside the community RabbitMQ provider]" +
 			"(guides/using-the-community-rabbitmq-provider) shows. The provider connects only when an operation " +
-			"needs the broker.",
+			"needs the broker. A setting whose value is not known until apply (taken from a resource that the same " +
+			"apply creates) fails the plan, naming the setting: apply that resource first, or set the value another way.",
 		Attributes: map[string]schema.Attribute{
 			"endpoint": schema.StringAttribute{
 				MarkdownDescription: "The URL of the RabbitMQ management API, for example `http://127.0.0.1:15672`. " +
@@ -158,6 +160,10 @@ func (p *RabbitMQProvider) ValidateConfig(ctx context.Context, req provider.Vali
 func (p *RabbitMQProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
 	var config providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(unknownSettings(config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -286,8 +292,50 @@ func newClient(config providerModel) (*broker.Client, error) {
 	})
 }
 
+// providerSetting is one attribute of the provider block.
+type providerSetting struct {
+	attribute string
+	env       string     // the environment variable the attribute falls back to
+	title     string     // what it is, in a diagnostic's summary
+	value     attr.Value // as configured
+}
+
+// settings lists every attribute of the provider block with its value.
+func (m providerModel) settings() []providerSetting {
+	return []providerSetting{
+		{"endpoint", "RABBITMQ_ENDPOINT", "RabbitMQ API Endpoint", m.Endpoint},
+		{"username", "RABBITMQ_USERNAME", "RabbitMQ Username", m.Username},
+		{"password", "RABBITMQ_PASSWORD", "RabbitMQ Password", m.Password},
+		{"insecure", "RABBITMQ_INSECURE", "RabbitMQ TLS Verification Setting", m.Insecure},
+		{"cacert_file", "RABBITMQ_CACERT", "RabbitMQ CA Certificate File", m.CACertFile},
+		{"clientcert_file", "RABBITMQ_CLIENTCERT", "RabbitMQ Client Certificate File", m.ClientCertFile},
+		{"clientkey_file", "RABBITMQ_CLIENTKEY", "RabbitMQ Client Key File", m.ClientKeyFile},
+		{"proxy", "RABBITMQ_PROXY", "RabbitMQ Proxy", m.Proxy},
+		{"timeout", "RABBITMQ_TIMEOUT", "RabbitMQ Request Timeout", m.Timeout},
+	}
+}
+
+// unknownSettings reports each setting whose value is not known at plan
+// time, such as an endpoint taken from a resource not yet created. Terraform
+// still configures the provider for the plan; falling back to the
+// environment variable then would refresh and plan against another broker
+// than the one the value will name, so the plan fails instead, as the
+// scaffolding template's provider does.
+func unknownSettings(config providerModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	for _, s := range config.settings() {
+		if s.value.IsUnknown() {
+			diags.AddAttributeError(path.Root(s.attribute), "Unknown "+s.title,
+				fmt.Sprintf("The provider cannot create the RabbitMQ management API client: the value of %s is not known "+
+					"until apply. Either target apply the source of the value first, set the value statically in the "+
+					"configuration, or leave %s unset and use the %s environment variable.", s.attribute, s.attribute, s.env))
+		}
+	}
+	return diags
+}
+
 // stringSetting is the configured value, else the environment variable's.
-// An unknown value (from a resource not yet created) counts as unset.
+// Configure has refused unknown values (unknownSettings).
 func stringSetting(v types.String, env string) string {
 	if !v.IsNull() && !v.IsUnknown() {
 		return v.ValueString()

@@ -293,10 +293,11 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 	}
 }
 
-// ImportState takes an ID "<url-escaped vhost>/<name>", such as "%2F/delay",
-// optionally followed by "/<layout>", or an identity (importTarget); Read
-// then infers the rest of the spec from the broker, and the layout when
-// the ID names none.
+// ImportState takes an ID "<name>@<vhost>", such as "delay@/", or
+// "<url-escaped vhost>/<name>", such as "%2F/delay", optionally followed by
+// "/<layout>" (parseImportID), or an identity (importTarget); the state's ID
+// is always the second form. Read then infers the rest of the spec from the
+// broker, and the layout when the ID names none.
 func (r *DelayQueueSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	vhost, name, layout, err := importTarget(ctx, req)
 	if err != nil {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -45,23 +46,37 @@ func TestRequiresReplaceOfLayout(t *testing.T) {
 	}
 }
 
-// TestParseImportID reads both forms of the import ID and refuses the rest.
+// TestParseImportID reads both forms of the import ID, <url-escaped
+// vhost>/<name>[/<layout>] and <name>@<vhost>, and refuses the rest.
 func TestParseImportID(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
 		id, vhost, name, layout string
 		wantErr                 bool
 	}{
-		"default vhost":        {id: "%2F/delay", vhost: "/", name: "delay"},
-		"with a layout":        {id: "orders/nsb/nservicebus", vhost: "orders", name: "nsb", layout: "nservicebus"},
-		"escaped vhost":        {id: "a%2Fb/celery/celery", vhost: "a/b", name: "celery", layout: "celery"},
-		"unknown layout":       {id: "%2F/x/sidekiq", wantErr: true},
-		"empty layout":         {id: "%2F/x/", wantErr: true},
-		"no name":              {id: "%2F/", wantErr: true},
-		"no slash":             {id: "delay", wantErr: true},
-		"bad escape":           {id: "%zz/delay", wantErr: true},
-		"a fourth part":        {id: "%2F/x/celery/more", wantErr: true},
-		"default layout named": {id: "%2F/x/default", vhost: "/", name: "x", layout: "default"},
+		"default vhost":          {id: "%2F/delay", vhost: "/", name: "delay"},
+		"with a layout":          {id: "orders/nsb/nservicebus", vhost: "orders", name: "nsb", layout: "nservicebus"},
+		"escaped vhost":          {id: "a%2Fb/celery/celery", vhost: "a/b", name: "celery", layout: "celery"},
+		"unknown layout":         {id: "%2F/x/sidekiq", wantErr: true},
+		"empty layout":           {id: "%2F/x/", wantErr: true},
+		"no name":                {id: "%2F/", wantErr: true},
+		"no slash":               {id: "delay", wantErr: true},
+		"bad escape":             {id: "%zz/delay", wantErr: true},
+		"a fourth part":          {id: "%2F/x/celery/more", wantErr: true},
+		"default layout named":   {id: "%2F/x/default", vhost: "/", name: "x", layout: "default"},
+		"escaped @ in the vhost": {id: "a%40b/delay", vhost: "a@b", name: "delay"},
+
+		// <name>@<vhost>: the name ends at the first "@", the vhost is the rest as it is.
+		"at default vhost":       {id: "delay@/", vhost: "/", name: "delay"},
+		"at vhost":               {id: "orders.retries@billing", vhost: "billing", name: "orders.retries"},
+		"at vhost with slashes":  {id: "retries@team/a", vhost: "team/a", name: "retries"},
+		"at vhost with @":        {id: "delay@a@b", vhost: "a@b", name: "delay"},
+		"at vhost not unescaped": {id: "delay@%2F", vhost: "%2F", name: "delay"},
+		"at vhost like a layout": {id: "nsb@orders/nservicebus", vhost: "orders/nservicebus", name: "nsb"},
+		"raw @ before the slash": {id: "a@b/delay", vhost: "b/delay", name: "a"},
+		"at without a name":      {id: "@/", wantErr: true},
+		"at without a vhost":     {id: "delay@", wantErr: true},
+		"at alone":               {id: "@", wantErr: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -77,6 +92,34 @@ func TestParseImportID(t *testing.T) {
 				t.Errorf("parseImportID(%q) = %q, %q, %q, %v; want %q, %q, %q", tc.id, vhost, setName, layout, err, tc.vhost, tc.name, tc.layout)
 			}
 		})
+	}
+}
+
+// TestImportIDRoundTrips: the resource's ID of a set, and the set's
+// <name>@<vhost>, both read back as its vhost and name, whatever the vhost
+// holds.
+func TestImportIDRoundTrips(t *testing.T) {
+	t.Parallel()
+	const name = "orders.retries-v1:x"
+	for _, vhost := range []string{"/", "orders", "a@b", "team/a", "@/@", "a b", "%", "%40", "ünï/@%2F"} {
+		for _, id := range []string{importID(vhost, name), name + "@" + vhost} {
+			gotVHost, gotName, layout, err := parseImportID(id)
+			if err != nil || gotVHost != vhost || gotName != name || layout != "" {
+				t.Errorf("parseImportID(%q) = %q, %q, %q, %v; want %q, %q", id, gotVHost, gotName, layout, err, vhost, name)
+			}
+		}
+	}
+}
+
+// TestParseImportIDErrorsNameBothForms: a refused ID's error shows both
+// forms of the import ID.
+func TestParseImportIDErrorsNameBothForms(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"delay", "@/", "delay@", "%2F/", "%zz/delay", "/delay"} {
+		_, _, _, err := parseImportID(id)
+		if err == nil || !strings.Contains(err.Error(), "<name>@<vhost>") || !strings.Contains(err.Error(), "<url-escaped vhost>/<name>") {
+			t.Errorf("parseImportID(%q) = %v; want an error naming both forms", id, err)
+		}
 	}
 }
 

@@ -17,9 +17,12 @@ import (
 func delayQueueSetSchema() schema.Schema {
 	attributes, routeBlock := resourceSharedSchema()
 	attributes["id"] = schema.StringAttribute{
-		MarkdownDescription: "The URL-escaped vhost and the name, joined by `/` (for example `%2F/delay`); the import ID.",
-		Computed:            true,
-		PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		MarkdownDescription: "The URL-escaped vhost (`@` too, as `%40`) and the name, joined by `/` (for example " +
+			"`%2F/delay`), whichever form of import ID the set was imported with. Import takes this form, optionally " +
+			"followed by `/<layout>`, or `<name>@<vhost>` with the vhost as it is (for example `delay@/`, `delay@team/a`), " +
+			"the community RabbitMQ provider's form.",
+		Computed:      true,
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}
 	attributes["force_destroy"] = schema.BoolAttribute{
 		MarkdownDescription: "Delete the set's queues even when they hold messages, losing those messages. " +
