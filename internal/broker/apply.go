@@ -417,18 +417,26 @@ func (c *Client) peekReady(ctx context.Context, vhost, name string) (ready int64
 }
 
 // deleteQueueIfHoldsNothing deletes a queue that the broker cannot delete
-// only if empty, after the check of HeldMessages found no message in it:
-// neither the management statistics of that queue alone (which lag) nor a
-// peek at its head (exact for ready messages at the instant the broker
-// answers).
+// only if empty, after the check of HeldMessages found no message in it,
+// exact at this moment: the management statistics of that queue alone
+// (which lag), then either a peek at its head (exact for ready messages at
+// the instant the broker answers), or, where a peek would count as a
+// delivery (checkRule), a count sampled after the check began (countFresh),
+// which makes a deletion on RabbitMQ 4.0–4.2 wait for two statistics ticks.
+// A queue it cannot count is refused (*UncountedError), as one that holds
+// messages is (*QueueNotEmptyError).
 //
 // Only then does it send the unguarded DELETE, the next request: a message
-// reaching the queue between the peek's answer and the delete (one HTTP
-// round trip) is lost with it. Diff deletes the bindings into a queue before
-// the queue, so no message of the set arrives then.
+// reaching the queue between the check's last answer and the delete (one
+// HTTP round trip) is lost with it. Diff deletes the bindings into a queue
+// before the queue, so no message of the set arrives then.
 func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost, name string) error {
-	held, err := c.heldMessages(ctx, vhost, []string{name}, true)
-	if err != nil {
+	held, err := c.heldMessages(ctx, vhost, []string{name}, countForDeletion)
+	var uncounted *UncountedError
+	switch {
+	case IsUncounted(err) && errors.As(err, &uncounted):
+		return uncounted
+	case err != nil:
 		return fmt.Errorf("the broker cannot delete this queue only if empty, and checking it for messages failed: %w", err)
 	}
 	messages, exists := held[name]

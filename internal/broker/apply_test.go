@@ -23,7 +23,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// quorumDeletionBroker answers the requests of a quorum queue's deletion:
+// quorumDeletionBroker answers the requests of a quorum queue's deletion,
+// as RabbitMQ 4.3.6, where a peek is no delivery (brokerIdentity):
 // it refuses if-empty as RabbitMQ does, and serves canned statistics of the
 // queue and peek answers. It serves no listing: the check must read the
 // queue alone.
@@ -39,6 +40,9 @@ type quorumDeletionBroker struct {
 }
 
 func (f *quorumDeletionBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if (brokerIdentity{}).serve(w, r) {
+		return // not recorded: the client learns its broker once (TestCheckRuleLearnedOnce)
+	}
 	body, _ := io.ReadAll(r.Body)
 	path := r.URL.EscapedPath()
 	f.mu.Lock()
@@ -85,7 +89,7 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 		vhost      = "GET /api/vhosts/%2F"
 		peek       = "POST /api/queues/%2F/q/get"
 		unguarded  = "DELETE /api/queues/%2F/q"
-		emptyStats = `{"name":"q","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}`
+		emptyStats = `{"name":"q","type":"quorum","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}`
 		notFound   = `{"error":"not_found","reason":"NOT_FOUND - no queue 'q' in vhost '/'"}`
 	)
 	tests := map[string]struct {
@@ -103,7 +107,7 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 			wantRequests: []string{ifEmpty, statistics, peek, unguarded},
 		},
 		"the statistics count unacknowledged and dead-lettering messages": {
-			statistics: `{"name":"q","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":1}`,
+			statistics: `{"name":"q","type":"quorum","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":1}`,
 			peekStatus: http.StatusOK, peekAnswer: `[]`,
 			wantRequests: []string{ifEmpty, statistics}, wantMessages: 3,
 		},
@@ -113,12 +117,12 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 			wantRequests: []string{ifEmpty, statistics, peek}, wantMessages: 5,
 		},
 		"a queue the statistics count messages in is not peeked at": {
-			statistics: `{"name":"q","messages_ready":7,"messages_unacknowledged":0,"messages_dlx":0}`,
+			statistics: `{"name":"q","type":"quorum","messages_ready":7,"messages_unacknowledged":0,"messages_dlx":0}`,
 			peekStatus: http.StatusOK, peekAnswer: `[{"payload":"x","message_count":2}]`,
 			wantRequests: []string{ifEmpty, statistics}, wantMessages: 7,
 		},
 		"a queue too new for the statistics is peeked": {
-			statistics: `{"name":"q"}`, peekStatus: http.StatusOK, peekAnswer: `[]`,
+			statistics: `{"name":"q","type":"quorum"}`, peekStatus: http.StatusOK, peekAnswer: `[]`,
 			wantRequests: []string{ifEmpty, statistics, peek, unguarded},
 		},
 		"a queue gone before the check is deleted already": {

@@ -48,6 +48,9 @@ func (f *heldBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				answer = item
 			}
 		}
+		if answer["type"] == nil {
+			answer["type"] = "classic" // peeked on every version, without learning the broker
+		}
 		_ = json.NewEncoder(w).Encode(answer)
 	case r.Method == http.MethodPost && isPeek && f.peeks[queue] != "":
 		_, _ = io.WriteString(w, f.peeks[queue])

@@ -5,10 +5,11 @@
 //
 // It asks a [Counter] how many messages queues hold, in two ways: by the
 // broker's statistics, which disturb no queue but lag behind the messages by
-// up to [broker.StatisticsLag], and exactly, which may peek at a queue (see
-// [broker.Client.HeldMessages]; with the reject it used before, a peek
-// delayed a 3.10 quorum queue's head). The statistics watch;
-// only the exact count decides that a generation is empty. A [Clock] tells
+// up to [broker.StatisticsLag], and exactly, which may peek at a queue where
+// a peek is no delivery (see [broker.Client.HeldMessages]; with the reject
+// it used before, a peek delayed a 3.10 quorum queue's head). The
+// statistics watch; only the exact count decides that a generation is
+// empty, and a queue the broker cannot count holds a message for both. A [Clock] tells
 // the time and waits, so the decisions are tested without a broker or a
 // sleep. *broker.Client is a Counter, [SystemClock] the machine's clock.
 package drain
@@ -69,7 +70,13 @@ func count(ctx context.Context, method func(ctx context.Context, vhost string, q
 	if len(queues) == 0 {
 		return nil, nil
 	}
-	return method(ctx, spec.VHost, queues)
+	counts, err := method(ctx, spec.VHost, queues)
+	if broker.IsUncounted(err) {
+		// The counts hold each queue the broker cannot count as holding a
+		// message: its generation is kept, never deleted on a guess.
+		return counts, nil
+	}
+	return counts, err
 }
 
 // Refreshed counts the messages each queue of the draining generations
