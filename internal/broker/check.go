@@ -277,10 +277,11 @@ func (c *Client) readQueue(ctx context.Context, vhost, name string) (queueJSON, 
 // Timing of the no-peek check; fields of checkTiming so that unit tests
 // can shorten them.
 type checkTiming struct {
-	// poll is how often a check reads a queue again while it waits.
+	// poll is how often a check reads a queue again while it waits: the
+	// statistics change once per tick (5 s), so more often would only load
+	// the broker.
 	poll time.Duration
-	// firstStatistics bounds the wait for a new queue's first statistics:
-	// 4.0.5 gave them 6 to 9 s after the declaration.
+	// firstStatistics bounds the wait for a new queue's first statistics.
 	firstStatistics time.Duration
 	// fresh bounds the wait for statistics sampled after the check began:
 	// two ticks of the leader and two collections, 5 s each by default.
@@ -292,13 +293,13 @@ type checkTiming struct {
 }
 
 var defaultCheckTiming = checkTiming{
-	poll: 500 * time.Millisecond, firstStatistics: 3 * StatisticsLag, fresh: 3 * StatisticsLag, totals: StatisticsLag,
+	poll: time.Second, firstStatistics: 3 * StatisticsLag, fresh: 3 * StatisticsLag, totals: StatisticsLag,
 }
 
 // awaitFirstStatistics reads q again until the broker gives a count of it,
-// at most c.timing.firstStatistics: a new queue has none for some seconds,
-// and on 3.x not the policy either, which tells whether it may be peeked.
-// gone tells that it was deleted meanwhile.
+// at most c.timing.firstStatistics: a new queue has none for some seconds
+// (4.0.5: 6 to 9 s), and on 3.x not the policy either, which tells whether
+// it may be peeked. gone tells that it was deleted meanwhile.
 func (c *Client) awaitFirstStatistics(ctx context.Context, vhost string, q queueJSON) (_ queueJSON, gone bool, err error) {
 	deadline := time.Now().Add(c.timing.firstStatistics)
 	for q.source() == fromNothing && time.Now().Before(deadline) {
@@ -327,6 +328,8 @@ func (c *Client) pause(ctx context.Context) error {
 // returns a count above 0 as soon as one is read, and 0 only from a count
 // sampled after first was read, which the caller made after the queue
 // stopped taking messages (Apply deletes the bindings into a queue first).
+// first may have no count yet (a new queue): its first statistics are
+// then the first change.
 //
 // Statistics prove it: the leader samples a quorum queue's counts with the
 // reductions of its process, in one row, every tick (quorum_tick_interval),

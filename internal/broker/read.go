@@ -549,9 +549,9 @@ func (c *Client) queueHeld(ctx context.Context, vhost, name string, mode checkMo
 
 // howToCheck tells whether rule lets a check peek at q, whose statistics
 // count nothing. A classic queue is peeked at without learning the broker.
-// A quorum queue the broker has no statistics of yet is read again, for an
-// exact count (not for CountedMessages), until it has: they bring its
-// count, and on 3.x its policy, which tells whether a limit applies.
+// On 3.x, where a limit that a policy sets decides, a quorum queue the
+// broker has no statistics of yet is read again until it has (not for
+// CountedMessages): its policy comes with them.
 func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mode checkMode) (rule checkRule, peek, gone bool, err error) {
 	if q.Type == queueTypeClassic {
 		return checkRule{}, true, false, nil
@@ -559,7 +559,7 @@ func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mod
 	if rule, err = c.rule(ctx); err != nil {
 		return rule, false, false, err
 	}
-	if !rule.mayPeek(*q) && mode != countStatistics && q.source() == fromNothing {
+	if rule.quorum == quorumPeekUnlessLimited && mode != countStatistics && q.source() == fromNothing {
 		if *q, gone, err = c.awaitFirstStatistics(ctx, vhost, *q); err != nil || gone {
 			return rule, false, gone, err
 		}
@@ -568,12 +568,20 @@ func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mod
 }
 
 // countWithoutPeek counts q, which rule forbids peeking at: what the
-// statistics or the leader's totals count (rule.countOf), and for a
-// deletion only a count sampled after q was read (countFresh).
-func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode) (int64, bool, error) {
-	if mode == countForDeletion {
-		messages, gone, err := c.countFresh(ctx, vhost, rule, q)
+// statistics or the leader's totals count (rule.countOf), once the broker
+// has any, and for a deletion only a count sampled after q was read
+// (countFresh). exists is false when the queue went meanwhile.
+func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode) (_ int64, exists bool, err error) {
+	gone := false
+	switch {
+	case mode == countForDeletion:
+		var messages int64
+		messages, gone, err = c.countFresh(ctx, vhost, rule, q)
 		return messages, !gone, err
+	case mode == countHeld && q.source() == fromNothing:
+		if q, gone, err = c.awaitFirstStatistics(ctx, vhost, q); err != nil || gone {
+			return 0, false, err
+		}
 	}
 	messages, err := rule.countOf(vhost, q)
 	return messages, true, err
