@@ -26,10 +26,13 @@ import (
 const freshnessMarkdownEnv = "CHECKS_MARKDOWN"
 
 // freshnessQueues is how many quorum queues the measurement watches at
-// once; queue i gets its message i × 0.55 s later than queue 0, so that the
-// publishes fall at every point of the leaders' 5 s ticks, which run in
-// step for queues declared together.
-const freshnessQueues = 9
+// once, each read every freshnessPoll; queue i gets its message i × 1 s
+// later than queue 0, so that the publishes fall across the leaders' 5 s
+// ticks, which run in step for queues declared together.
+const (
+	freshnessQueues = 5
+	freshnessPoll   = 250 * time.Millisecond
+)
 
 // TestAccStatisticsFreshness measures on the test broker (with management
 // metrics) what the no-peek check of a quorum queue relies on (checkRule,
@@ -56,7 +59,7 @@ func TestAccStatisticsFreshness(t *testing.T) {
 	var mu sync.Mutex
 	for i, q := range queues {
 		wg.Go(func() {
-			offset := time.Duration(i) * 550 * time.Millisecond
+			offset := time.Duration(i) * time.Second
 			w, err := watchQueue(t.Context(), q.Name, declared, offset, func() error { return publishTo(t.Context(), ch, q.Name) })
 			mu.Lock()
 			defer mu.Unlock()
@@ -94,14 +97,14 @@ type watch struct {
 	violations      int             // count changes without a reductions change
 }
 
-// watchQueue reads queue every 100 ms: until its first statistics, then
+// watchQueue reads queue every freshnessPoll: until its first statistics, then
 // for 12 s and offset, when it publishes once (publish), then until the
 // count shows the message and 12 s more.
 func watchQueue(ctx context.Context, queue string, declared time.Time, offset time.Duration, publish func() error) (watch, error) {
 	var w watch
 	var last freshnessSample
 	var published, lastChange, counted time.Time
-	for started := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+	for started := time.Now(); ; time.Sleep(freshnessPoll) {
 		s, err := readFreshness(ctx, queue)
 		now := time.Now()
 		switch {
@@ -253,9 +256,9 @@ func writeFreshness(t *testing.T, client *broker.Client, f freshnessFigures) {
 	provenance.RabbitMQ, provenance.Erlang, provenance.MetadataStore = node.RabbitMQVersion, node.ErlangVersion, node.MetadataStore
 	text := "# Statistics freshness on RabbitMQ " + node.RabbitMQVersion + "\n\n" + provenance.Markdown() +
 		"Written by `TestAccStatisticsFreshness` (internal/broker, `" + freshnessMarkdownEnv + "=…`), with management metrics on: " +
-		fmt.Sprintf("%d quorum queues declared at once, each read every 100 ms until its first statistics, for 12 s more, "+
-			"then (queue i later by i × 0.55 s, across a tick) one message published to it, read on until the count showed it "+
-			"and 12 s more.\n\n", freshnessQueues) + f.markdown()
+		fmt.Sprintf("%d quorum queues declared at once, each read every %s until its first statistics, for 12 s more, "+
+			"then (queue i later by i × 1 s, across a tick) one message published to it, read on until the count showed it "+
+			"and 12 s more.\n\n", freshnessQueues, freshnessPoll) + f.markdown()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
