@@ -160,19 +160,22 @@ const (
 	// fromNothing: the answer has no count, as for a queue too new for
 	// statistics on a broker that collects them.
 	fromNothing countSource = iota
-	// fromStatistics: the management statistics (messages_dlx among them).
+	// fromStatistics: the management statistics. The counts come with the
+	// reductions, from the same row (countFresh); messages_dlx and the
+	// policy come from another table, collected apart, maybe later.
 	fromStatistics
 	// fromTotals: a 4.x broker without management metrics gives the totals
 	// of its own node's metrics table, which only the leader's node fills:
-	// another node answers 0 whatever the queue holds.
+	// another node answers 0 whatever the queue holds. No reductions, no
+	// messages_dlx (messages counts those).
 	fromTotals
 )
 
 func (q queueJSON) source() countSource {
 	switch {
-	case q.MessagesDLX != nil:
+	case q.Reductions != nil:
 		return fromStatistics
-	case q.Messages != nil:
+	case q.Messages != nil && q.MessagesDLX == nil:
 		return fromTotals
 	}
 	return fromNothing
@@ -296,13 +299,14 @@ var defaultCheckTiming = checkTiming{
 	poll: time.Second, firstStatistics: 3 * StatisticsLag, fresh: 3 * StatisticsLag, totals: StatisticsLag,
 }
 
-// awaitFirstStatistics reads q again until the broker gives a count of it,
-// at most c.timing.firstStatistics: a new queue has none for some seconds
-// (4.0.5: 6 to 9 s), and on 3.x not the policy either, which tells whether
-// it may be peeked. gone tells that it was deleted meanwhile.
-func (c *Client) awaitFirstStatistics(ctx context.Context, vhost string, q queueJSON) (_ queueJSON, gone bool, err error) {
+// awaitFirstStatistics reads q again until it has what the check needs
+// (has), at most c.timing.firstStatistics: a new queue has no statistics
+// for some seconds (benchmarks/checks-4.0.md), and its policy, which on 3.x
+// tells whether it may be peeked, comes with them. gone tells that it was
+// deleted meanwhile.
+func (c *Client) awaitFirstStatistics(ctx context.Context, vhost string, q queueJSON, has func(queueJSON) bool) (_ queueJSON, gone bool, err error) {
 	deadline := time.Now().Add(c.timing.firstStatistics)
-	for q.source() == fromNothing && time.Now().Before(deadline) {
+	for !has(q) && time.Now().Before(deadline) {
 		if err := c.pause(ctx); err != nil {
 			return q, false, err
 		}
@@ -379,3 +383,7 @@ func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, f
 func sameReductions(a, b *int64) bool {
 	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
+
+// hasCount and hasPolicy are what awaitFirstStatistics may wait for.
+func hasCount(q queueJSON) bool  { return q.source() != fromNothing }
+func hasPolicy(q queueJSON) bool { return len(q.EffectivePolicy) > 0 }

@@ -84,10 +84,16 @@ func TestCountOf(t *testing.T) {
 		want          int64
 		wantUncounted string // part of the reason; "": counted
 	}{
-		"statistics count":     {answer: `{"messages_ready":1,"messages_unacknowledged":2,"messages_dlx":3,"messages":6}`, want: 6},
-		"statistics count 0":   {answer: `{"messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0,"messages":0}`, want: 0},
-		"dead-lettering only":  {answer: `{"messages_ready":0,"messages_unacknowledged":0,"messages_dlx":4}`, want: 4},
-		"totals of the leader": {answer: `{"leader":"rabbit@a","messages":3,"messages_ready":3,"messages_unacknowledged":0}`, want: 3},
+		"statistics count": {answer: `{"messages_ready":1,"messages_unacknowledged":2,"messages_dlx":3,"messages":6,"reductions":9}`, want: 6},
+		"statistics count 0": {
+			answer: `{"messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0,"messages":0,"reductions":9}`, want: 0,
+		},
+		"dead-lettering only": {answer: `{"messages_ready":0,"messages_unacknowledged":0,"messages_dlx":4,"reductions":9}`, want: 4},
+		"statistics without messages_dlx yet": {
+			answer: `{"leader":"rabbit@b","messages_ready":1,"messages_unacknowledged":0,"messages":1,"reductions":9}`, want: 1,
+		},
+		"messages_dlx before the counts": {answer: `{"leader":"rabbit@a","messages_dlx":0}`, wantUncounted: "no statistics of the queue yet"},
+		"totals of the leader":           {answer: `{"leader":"rabbit@a","messages":3,"messages_ready":3,"messages_unacknowledged":0}`, want: 3},
 		"totals of the leader, 0": {
 			answer: `{"leader":"rabbit@a","messages":0,"messages_ready":0,"messages_unacknowledged":0}`, want: 0,
 		},

@@ -100,10 +100,9 @@ func PeeksAtQuorumQueues(ctx context.Context, c *Client) (bool, error) {
 	return rule.mayPeek(queueJSON{Type: queueTypeQuorum, EffectivePolicy: json.RawMessage(`{}`)}), err
 }
 
-// HasStatistics tells whether the broker gives a count of queue yet: a
-// new queue has none for some seconds, and until then the policy of a
-// quorum queue is not in its answer either.
+// HasStatistics tells whether the broker gives a count of queue yet and,
+// for a quorum queue, its policy: a new queue has neither for some seconds.
 func HasStatistics(ctx context.Context, c *Client, vhost, queue string) (bool, error) {
 	q, err := c.readQueue(ctx, vhost, queue)
-	return q.source() != fromNothing, err
+	return hasCount(q) && (q.Type == queueTypeClassic || hasPolicy(q)), err
 }

@@ -549,9 +549,9 @@ func (c *Client) queueHeld(ctx context.Context, vhost, name string, mode checkMo
 
 // howToCheck tells whether rule lets a check peek at q, whose statistics
 // count nothing. A classic queue is peeked at without learning the broker.
-// On 3.x, where a limit that a policy sets decides, a quorum queue the
-// broker has no statistics of yet is read again until it has (not for
-// CountedMessages): its policy comes with them.
+// On 3.x, where a limit that a policy sets decides, a quorum queue whose
+// policy the answer lacks (a new queue's comes with its statistics) is
+// read again until it has it (not for CountedMessages).
 func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mode checkMode) (rule checkRule, peek, gone bool, err error) {
 	if q.Type == queueTypeClassic {
 		return checkRule{}, true, false, nil
@@ -559,8 +559,8 @@ func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mod
 	if rule, err = c.rule(ctx); err != nil {
 		return rule, false, false, err
 	}
-	if rule.quorum == quorumPeekUnlessLimited && mode != countStatistics && q.source() == fromNothing {
-		if *q, gone, err = c.awaitFirstStatistics(ctx, vhost, *q); err != nil || gone {
+	if rule.quorum == quorumPeekUnlessLimited && mode != countStatistics && !hasPolicy(*q) {
+		if *q, gone, err = c.awaitFirstStatistics(ctx, vhost, *q, hasPolicy); err != nil || gone {
 			return rule, false, gone, err
 		}
 	}
@@ -578,8 +578,8 @@ func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkR
 		var messages int64
 		messages, gone, err = c.countFresh(ctx, vhost, rule, q)
 		return messages, !gone, err
-	case mode == countHeld && q.source() == fromNothing:
-		if q, gone, err = c.awaitFirstStatistics(ctx, vhost, q); err != nil || gone {
+	case mode == countHeld && !hasCount(q):
+		if q, gone, err = c.awaitFirstStatistics(ctx, vhost, q, hasCount); err != nil || gone {
 			return 0, false, err
 		}
 	}
