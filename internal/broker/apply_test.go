@@ -504,3 +504,74 @@ func TestApplyDeclaresBalancedQueuesOneAtATime(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletionWithoutPeek checks Apply's deletion of a quorum queue where a
+// peek would count as a delivery: it deletes only on a count of 0 sampled
+// after its check began — statistics whose reductions changed twice since
+// its first read (the first change may bring a sample taken before), or the
+// totals of the leader's node after their wait — and refuses on a count
+// above 0 or on none it can trust.
+func TestDeletionWithoutPeek(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		answers      []string
+		wantMessages int64 // of a *QueueNotEmptyError
+		wantReason   string
+		wantDeleted  bool
+	}{
+		"fresh 0": {
+			answers:     []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30")},
+			wantDeleted: true,
+		},
+		"stale 0": {
+			// The first change still counts nothing: that sample was taken
+			// before the check; the next one counts the message.
+			answers:      []string{statistics("0", "10"), statistics("0", "20"), statistics("1", "30")},
+			wantMessages: 1,
+		},
+		"no fresh sample": {
+			answers:    []string{statistics("0", "10"), statistics("0", "20")},
+			wantReason: "did not show a sample taken after the check began",
+		},
+		"a new queue's first statistics": {
+			// They are the first change: one more proves a fresh sample.
+			answers:     []string{noCountYet, statistics("0", "10"), statistics("0", "20")},
+			wantDeleted: true,
+		},
+		"a new queue's first statistics alone": {
+			answers:    []string{noCountYet, statistics("0", "10")},
+			wantReason: "did not show a sample taken after the check began",
+		},
+		"totals of the leader's node": {answers: []string{totals("0", "rabbit@a")}, wantDeleted: true},
+		"totals count a message":      {answers: []string{totals("0", "rabbit@a"), totals("1", "rabbit@a")}, wantMessages: 1},
+		"totals of another node":      {answers: []string{totals("0", "rabbit@b")}, wantReason: "does not lead the queue"},
+		"the leader moves away": {
+			answers:    []string{totals("0", "rabbit@a"), totals("0", "rabbit@b")},
+			wantReason: "does not lead the queue",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake, client := steppedClient(t, rabbit405, tt.answers...)
+			queue := topology.Queue{Name: "q"}
+			err := client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{})
+			var notEmpty *broker.QueueNotEmptyError
+			var uncounted *broker.UncountedError
+			switch {
+			case tt.wantDeleted && err != nil:
+				t.Errorf("Apply() error = %v, want the queue deleted", err)
+			case tt.wantMessages > 0 && (!errors.As(err, &notEmpty) || notEmpty.Messages != tt.wantMessages):
+				t.Errorf("Apply() error = %v, want a *QueueNotEmptyError with %d messages", err, tt.wantMessages)
+			case tt.wantReason != "" && (!errors.As(err, &uncounted) || !strings.Contains(err.Error(), tt.wantReason)):
+				t.Errorf("Apply() error = %v, want an *UncountedError saying %q", err, tt.wantReason)
+			}
+			if deleted := fake.sent(deleteQ) == 1; deleted != tt.wantDeleted {
+				t.Errorf("deleted = %v, want %v: %v", deleted, tt.wantDeleted, fake.requests)
+			}
+			if n := fake.sent(peekAtQ); n > 0 {
+				t.Errorf("the deletion peeked %d times at a queue where a peek counts as a delivery", n)
+			}
+		})
+	}
+}

@@ -2,8 +2,10 @@ package broker_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
@@ -57,4 +59,58 @@ func (b brokerIdentity) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// steppedBroker serves queue q of vhost "/" as a broker of identity: each
+// read of q answers the next of answers (the last one again once they run
+// out), as statistics that change between reads. A peek answers that the
+// queue is empty: a check that peeks where it must not is seen in requests,
+// not in its count. It refuses if-empty for q, as for a quorum queue.
+type steppedBroker struct {
+	identity brokerIdentity
+	answers  []string
+
+	mu       sync.Mutex
+	reads    int
+	requests []string // "METHOD path", the identity's requests included, a DELETE's query too
+}
+
+func (f *steppedBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	request := r.Method + " " + r.URL.EscapedPath()
+	if r.Method == http.MethodDelete && r.URL.RawQuery != "" {
+		request += "?" + r.URL.RawQuery // the guarded attempt is not the deletion
+	}
+	f.requests = append(f.requests, request)
+	if f.identity.serve(w, r) {
+		return
+	}
+	switch path := r.URL.EscapedPath(); {
+	case r.Method == http.MethodGet && path == "/api/queues/%2F/q":
+		_, _ = io.WriteString(w, f.answers[min(f.reads, len(f.answers)-1)])
+		f.reads++
+	case r.Method == http.MethodPost && path == "/api/queues/%2F/q/get":
+		_, _ = io.WriteString(w, `[]`)
+	case r.Method == http.MethodDelete && r.URL.Query().Get("if-empty") == "true":
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"bad_request","reason":"queue.delete operations with if-empty flag set are not supported by quorum queues"}`)
+	case r.Method == http.MethodDelete && path == "/api/queues/%2F/q":
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":"Object Not Found","reason":"Not Found"}`)
+	}
+}
+
+func (f *steppedBroker) sent(request string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.requests {
+		if r == request {
+			n++
+		}
+	}
+	return n
 }

@@ -1,9 +1,7 @@
 package faults
 
 import (
-	"encoding/json"
 	"errors"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -96,35 +95,22 @@ func checkThrough(t *testing.T, client *broker.Client, queue string, want int64,
 // totalsOf reads queue through a node's management API as the check does.
 func totalsOf(t *testing.T, endpoint, queue string) map[string]any {
 	t.Helper()
-	query := url.Values{"columns": {"leader,messages,messages_ready,messages_dlx"}, "enable_queue_totals": {"true"}}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, endpoint+"/api/queues/%2F/"+url.PathEscape(queue)+"?"+query.Encode(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("guest", "guest")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var answer map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		t.Fatal(err)
-	}
-	return answer
+	return queueAnswer(t, endpoint, queue, url.Values{
+		"columns": {"leader,messages,messages_ready,messages_dlx"}, "enable_queue_totals": {"true"}})
 }
 
-// nodeChannel opens a channel on a node, closed when the test ends.
+// nodeChannel opens a channel on a node, closed with its connection when
+// the test ends.
 func nodeChannel(t *testing.T, amqpURL string) *amqp.Channel {
 	t.Helper()
-	conn, err := amqp.Dial(amqpURL)
-	if err != nil {
-		t.Fatal(err)
+	conn, err := messaging.Dial(amqpURL, 10*time.Second)
+	if err == nil {
+		t.Cleanup(func() { _ = conn.Close() })
+		var ch *amqp.Channel
+		if ch, err = conn.Channel(); err == nil {
+			return ch
+		}
 	}
-	t.Cleanup(func() { conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
+	t.Fatal(err)
+	return nil
 }
