@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -151,6 +152,34 @@ func TestAccQuorumQueueDeletion(t *testing.T) {
 		}
 	})
 
+	t.Run("a queue still bound keeps its bindings when refused", func(t *testing.T) {
+		// As a replacement's deletion finds it: Diff leaves its bindings for
+		// the deletion to drop. Where the check may not peek, it unbinds the
+		// queue while it waits, and binds it again when it refuses.
+		t.Parallel()
+		base := uniqueName(t)
+		source := topology.Exchange{Name: base + ".x", Type: topology.ExchangeTopic}
+		queue := quorumQueue(base)
+		binding := topology.Binding{Source: source.Name, Destination: queue.Name, DestinationType: topology.DestinationQueue, RoutingKey: "k.#"}
+		createObjects(t, client, []topology.Exchange{source}, []topology.Queue{queue}, []topology.Binding{binding})
+		ch := amqpChannel(t)
+		publish(t, ch, source.Name, "k.1")
+		var notEmpty *broker.QueueNotEmptyError
+		if err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{}); !errors.As(err, &notEmpty) {
+			t.Fatalf("Apply(delete) error = %v, want a *QueueNotEmptyError", err)
+		}
+		if keys := bindingKeysFrom(t, source.Name, queue.Name); !slices.Equal(keys, []string{"k.#"}) {
+			t.Errorf("after the refusal %s is bound to %s with keys %q, want [k.#]", source.Name, queue.Name, keys)
+		}
+		if _, ok, err := ch.Get(queue.Name, true); err != nil || !ok {
+			t.Fatalf("Get(%s) = %v, %v; want the message", queue.Name, ok, err)
+		}
+		awaitStatistics(t, client, queue.Name, 0) // until then they count the message taken
+		if err := deleteQueue(t, client, queue.Name, broker.ApplyOptions{}); err != nil || queueExists(t, queue.Name) {
+			t.Errorf("Apply(delete the emptied queue) error = %v; want it gone", err)
+		}
+	})
+
 	t.Run("force deletes a queue holding messages", func(t *testing.T) {
 		t.Parallel()
 		queue := quorumQueue(uniqueName(t))
@@ -204,12 +233,21 @@ func peek(t *testing.T, queue string) []map[string]any {
 // what the client under test does not do itself, and returns the answer.
 func managementPost(t *testing.T, path, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, accEndpoint+path, strings.NewReader(body))
+	return managementRequest(t, http.MethodPost, path, strings.NewReader(body))
+}
+
+// managementRequest sends a request to path of the management API as
+// guest, with a JSON body unless body is nil, and returns the answer.
+func managementRequest(t *testing.T, method, path string, body io.Reader) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, accEndpoint+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.SetBasicAuth("guest", "guest")
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -470,4 +508,23 @@ func TestAccQuorumDeletionCheckReadsTheQueueAlone(t *testing.T) {
 		checkOnly(t, queue.Name, true, false)
 		refused(t, queue.Name, err)
 	})
+}
+
+// bindingKeysFrom is the routing keys of the bindings from exchange source
+// to queue, as the broker lists them.
+func bindingKeysFrom(t *testing.T, source, queue string) []string {
+	t.Helper()
+	resp := managementRequest(t, http.MethodGet, "/api/bindings/"+url.PathEscape(accVHost)+"/e/"+url.PathEscape(source)+"/q/"+url.PathEscape(queue), nil)
+	defer resp.Body.Close()
+	var bindings []struct {
+		RoutingKey string `json:"routing_key"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&bindings); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{}
+	for _, b := range bindings {
+		keys = append(keys, b.RoutingKey)
+	}
+	return keys
 }

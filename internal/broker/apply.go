@@ -449,6 +449,55 @@ func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost, name stri
 	return c.deleteQueue(ctx, vhost, name, true)
 }
 
+// stopArrivals makes queue stop taking messages before the no-peek check
+// of its deletion, whose 0 holds only from then on: it deletes the bindings
+// into it (not the default exchange's, which none can delete) and returns
+// the function that declares them again, for a queue the check refuses.
+// Apply has deleted them already, but for a queue it replaces: topology.Diff
+// lets that queue's deletion drop them, and a message routed to it in the
+// seconds the check waits would be lost with it. Meanwhile such messages
+// go where their exchange sends what it cannot route (a set's exchanges:
+// its parking lot).
+func (c *Client) stopArrivals(ctx context.Context, vhost, queue string) (restore func(context.Context) error, err error) {
+	var bindings []rabbithole.BindingInfo
+	err = c.viaRabbitHole(ctx, http.MethodGet, apiPath("queues", vhost, queue, "bindings"), func() (err error) {
+		bindings, err = c.rabbit.ListQueueBindings(vhost, queue)
+		return err
+	})
+	if err != nil && !isNotFound(err) {
+		return nil, fmt.Errorf("listing the bindings into queue %q of vhost %q: %w", queue, vhost, err)
+	}
+	var stopped []rabbithole.BindingInfo
+	restore = func(ctx context.Context) error { return c.declareBindingInfos(ctx, vhost, stopped) }
+	for _, b := range bindings {
+		if b.Source == "" {
+			continue
+		}
+		path := bindingPath(vhost, topology.Binding{Source: b.Source, Destination: queue, DestinationType: topology.DestinationQueue})
+		if err := c.deleteBindingByKeys(ctx, path, []string{b.PropertiesKey}); err != nil && !isGone(err) {
+			return nil, errors.Join(fmt.Errorf("deleting the bindings into queue %q of vhost %q: %w", queue, vhost, err), restore(ctx))
+		}
+		stopped = append(stopped, b)
+	}
+	return restore, nil
+}
+
+// declareBindingInfos declares bindings as the broker listed them, with
+// their arguments.
+func (c *Client) declareBindingInfos(ctx context.Context, vhost string, bindings []rabbithole.BindingInfo) error {
+	var errs []error
+	for _, b := range bindings {
+		path := bindingPath(vhost, topology.Binding{Source: b.Source, Destination: b.Destination, DestinationType: topology.DestinationQueue})
+		errs = append(errs, c.viaRabbitHole(ctx, http.MethodPost, path, func() error {
+			return closeAnswer(c.rabbit.DeclareBinding(vhost, b))
+		}))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("declaring again the bindings the check deleted: %w", err)
+	}
+	return nil
+}
+
 // isGone tells whether err is a 404 for the object itself, not for its vhost.
 func isGone(err error) bool {
 	return isNotFound(err) && !errors.Is(err, ErrVHostNotFound)

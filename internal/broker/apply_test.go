@@ -508,9 +508,11 @@ func TestApplyDeclaresBalancedQueuesOneAtATime(t *testing.T) {
 // TestDeletionWithoutPeek checks Apply's deletion of a quorum queue where a
 // peek would count as a delivery: it deletes only on a count of 0 sampled
 // after its check began — statistics whose reductions changed twice since
-// its first read (the first change may bring a sample taken before), or the
-// totals of the leader's node after their wait — and refuses on a count
-// above 0 or on none it can trust.
+// its first read after the queue stopped taking messages (the first change
+// may bring a sample taken before), or the totals of the leader's node
+// after their wait — and refuses on a count above 0 or on none it can
+// trust. (Each answer list starts with the read before the check decides
+// not to peek.)
 func TestDeletionWithoutPeek(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
@@ -535,7 +537,7 @@ func TestDeletionWithoutPeek(t *testing.T) {
 		},
 		"a new queue's first statistics": {
 			// They are the first change: one more proves a fresh sample.
-			answers:     []string{noCountYet, statistics("0", "10"), statistics("0", "20")},
+			answers:     []string{noCountYet, noCountYet, statistics("0", "10"), statistics("0", "20")},
 			wantDeleted: true,
 		},
 		"a new queue's first statistics alone": {
@@ -571,6 +573,43 @@ func TestDeletionWithoutPeek(t *testing.T) {
 			}
 			if n := fake.sent(peekAtQ); n > 0 {
 				t.Errorf("the deletion peeked %d times at a queue where a peek counts as a delivery", n)
+			}
+		})
+	}
+}
+
+// TestDeletionWithoutPeekStopsArrivals: a queue that still has bindings
+// when Apply deletes it (a replacement, whose deletion drops them) loses
+// them before the no-peek check's first read, so that no message reaches it
+// while the check waits; a queue the check refuses gets them back.
+func TestDeletionWithoutPeekStopsArrivals(t *testing.T) {
+	t.Parallel()
+	bindings := `[{"source":"","destination":"q","destination_type":"queue","routing_key":"q","properties_key":"q"},
+	              {"source":"x","destination":"q","destination_type":"queue","routing_key":"k","properties_key":"k","arguments":{"a":1}}]`
+	for name, tt := range map[string]struct {
+		answers      []string
+		wantRequests []string // after the first read of q and the overview
+	}{
+		"found empty": {
+			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30")},
+			wantRequests: []string{listQBindings, unbindXQ, readQ, readQ, readQ, deleteQ},
+		},
+		"found holding": {
+			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("1", "20")},
+			wantRequests: []string{listQBindings, unbindXQ, readQ, readQ, rebindXQ},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake, client := steppedClient(t, rabbit405, tt.answers...)
+			fake.bindings = bindings
+			queue := topology.Queue{Name: "q"}
+			_ = client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{})
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			want := append([]string{"DELETE /api/queues/%2F/q?if-empty=true", readQ, readNodeOf}, tt.wantRequests...)
+			if diff := gocmp.Diff(want, fake.requests); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
 			}
 		})
 	}

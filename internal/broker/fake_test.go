@@ -1,10 +1,12 @@
 package broker_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -69,6 +71,9 @@ func (b brokerIdentity) serve(w http.ResponseWriter, r *http.Request) bool {
 type steppedBroker struct {
 	identity brokerIdentity
 	answers  []string
+	// bindings is q's binding listing (a JSON array); "": the default
+	// exchange's alone. Deleting and declaring bindings succeeds.
+	bindings string
 
 	mu       sync.Mutex
 	reads    int
@@ -92,6 +97,10 @@ func (f *steppedBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.reads++
 	case r.Method == http.MethodPost && path == "/api/queues/%2F/q/get":
 		_, _ = io.WriteString(w, `[]`)
+	case r.Method == http.MethodGet && path == "/api/queues/%2F/q/bindings":
+		_, _ = io.WriteString(w, cmp.Or(f.bindings, `[{"source":"","vhost":"/","destination":"q","destination_type":"queue","routing_key":"q","properties_key":"q"}]`))
+	case strings.HasPrefix(path, "/api/bindings/%2F/e/") && (r.Method == http.MethodDelete || r.Method == http.MethodPost):
+		w.WriteHeader(http.StatusCreated)
 	case r.Method == http.MethodDelete && r.URL.Query().Get("if-empty") == "true":
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, `{"error":"bad_request","reason":"queue.delete operations with if-empty flag set are not supported by quorum queues"}`)

@@ -254,6 +254,10 @@ const (
 	deleteQ    = "DELETE /api/queues/%2F/q"
 	readFlags  = "GET /api/feature-flags"
 	readNodeOf = "GET /api/overview"
+	// q's bindings: the listing, and the one from exchange x with key k.
+	listQBindings = "GET /api/queues/%2F/q/bindings"
+	unbindXQ      = "DELETE /api/bindings/%2F/e/x/q/q/k"
+	rebindXQ      = "POST /api/bindings/%2F/e/x/q/q"
 )
 
 // Answers for queue q: statistics with reductions r and m ready messages,

@@ -569,15 +569,13 @@ func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mod
 
 // countWithoutPeek counts q, which rule forbids peeking at: what the
 // statistics or the leader's totals count (rule.countOf), once the broker
-// has any, and for a deletion only a count sampled after q was read
-// (countFresh). exists is false when the queue went meanwhile.
+// has any, and for a deletion countForDeletion's. exists is false when the
+// queue went meanwhile.
 func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode) (_ int64, exists bool, err error) {
 	gone := false
 	switch {
 	case mode == countForDeletion:
-		var messages int64
-		messages, gone, err = c.countFresh(ctx, vhost, rule, q)
-		return messages, !gone, err
+		return c.countForDeletion(ctx, vhost, rule, q.Name)
 	case mode == countHeld && !hasCount(q):
 		if q, gone, err = c.awaitFirstStatistics(ctx, vhost, q, hasCount); err != nil || gone {
 			return 0, false, err
@@ -585,6 +583,29 @@ func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkR
 	}
 	messages, err := rule.countOf(vhost, q)
 	return messages, true, err
+}
+
+// countForDeletion is the no-peek check of a queue about to be deleted: it
+// stops the messages that would reach it (stopArrivals), reads it, and
+// counts only what statistics sampled after that read count (countFresh).
+// A queue it does not find empty gets its bindings back.
+func (c *Client) countForDeletion(ctx context.Context, vhost string, rule checkRule, name string) (_ int64, exists bool, err error) {
+	restore, err := c.stopArrivals(ctx, vhost, name)
+	if err != nil {
+		return 0, false, err
+	}
+	q, err := c.readQueue(ctx, vhost, name)
+	var messages int64
+	gone := isNotFound(err)
+	if err == nil {
+		messages, gone, err = c.countFresh(ctx, vhost, rule, q)
+	}
+	if !gone && (err != nil || messages > 0) {
+		if restoreErr := restore(ctx); restoreErr != nil {
+			return 0, false, errors.Join(err, restoreErr)
+		}
+	}
+	return messages, !gone, err
 }
 
 // VHostExists tells whether vhost exists on the broker.
