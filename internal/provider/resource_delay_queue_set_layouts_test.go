@@ -713,7 +713,7 @@ func TestAccDelayQueueSet_celeryQueueTypeChange(t *testing.T) {
 					// Where a peek would count as a delivery (4.0–4.2) the check
 					// before the change reads the statistics alone: once they
 					// count the task, it refuses before changing anything.
-					return testWaitForCount(context.Background(), client, vhost, holding, 1)
+					return testWaitForStatistics(client, vhost, holding, 1)
 				},
 			},
 			{
@@ -730,8 +730,8 @@ func TestAccDelayQueueSet_celeryQueueTypeChange(t *testing.T) {
 						t.Fatalf("purging %s: %v", holding, err)
 					}
 					// Until they count the purge, the statistics hold the queue:
-					// without a peek (4.0–4.2) a deletion is refused meanwhile.
-					if err := testWaitForCount(context.Background(), client, vhost, holding, 0); err != nil {
+					// a deletion is refused meanwhile.
+					if err := testWaitForStatistics(client, vhost, holding, 0); err != nil {
 						t.Fatal(err)
 					}
 				},

@@ -542,6 +542,16 @@ func testWaitForCount(ctx context.Context, client *broker.Client, vhost, queue s
 	}
 }
 
+// testWaitForStatistics waits until the statistics count want messages in
+// the queue after a change to it: the statistics' lag first, then their
+// count (testWaitForCount). Before the lag has passed, they may still show
+// the queue as it was, or as it was a moment before the change, after a
+// count that showed the change already (a peek's).
+func testWaitForStatistics(client *broker.Client, vhost, queue string, want int64) error {
+	time.Sleep(broker.StatisticsLag + 2*time.Second)
+	return testWaitForCount(context.Background(), client, vhost, queue, want)
+}
+
 // testPublish publishes one persistent message with a literal routing key
 // through the local broker's AMQP listener and waits for its confirm.
 func testPublish(ctx context.Context, exchange, routingKey string) error {
