@@ -30,8 +30,9 @@ import (
 //     feature flag rabbitmq_4.3.0 enabled: the machine version 8).
 //
 // So the client learns the broker once (checkRule) and peeks only where a
-// return cannot count; every other quorum queue gets the no-peek check,
-// which trusts the statistics' 0 only when fresh (countFresh).
+// return cannot count; every other quorum queue gets the no-peek check:
+// its statistics (countOf) and, before a deletion, once it takes no more
+// messages (stopArrivals), only a 0 sampled after that (countFresh).
 
 // quorumChecks is what a check may do to a quorum queue.
 type quorumChecks int
@@ -360,7 +361,7 @@ func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, f
 		case time.Now().After(deadline):
 			if err == nil {
 				err = rule.uncounted(vhost, q.Name, fmt.Sprintf("its statistics did not show a sample taken after the check began "+
-					"within %s. Try again, or delete it with its messages", c.timing.fresh))
+					"within %s. Try again", c.timing.fresh))
 			}
 			return 0, false, err
 		}
