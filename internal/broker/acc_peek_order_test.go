@@ -120,16 +120,21 @@ func TestAccHeldMessagesKeepsQuorumOrder(t *testing.T) {
 	}
 }
 
-// TestAccPeeksAreNoDeliveries checks that the client's peek does not count
-// as a delivery. A quorum queue of RabbitMQ 4.x dead-letters a message that
-// comes back to it more often than its delivery limit (20 by default) with
-// reason delivery_limit: a peek that counted would, from the 21st check of
-// a draining generation, send its head on early (issue 23). Peeked 25
-// times, a message with a 6 s TTL dead-letters on time, as expired.
+// TestAccPeeksAreNoDeliveries records what the client's peek does to a
+// quorum queue's delivery count, the fact its check rule rests on
+// (checkRule). A quorum queue dead-letters a message that comes back to it
+// more often than its delivery limit (20 by default on 4.x) with reason
+// delivery_limit: a peek that counted would, from the 21st check of a
+// draining generation, send its head on early (issue 23). Where the client
+// peeks at quorum queues (3.10, whose limit is unset, and 4.3 with every
+// node on 4.3), a message with a 6 s TTL peeked 25 times dead-letters on
+// time, as expired. On 4.0–4.2, where the client does not peek at them,
+// every return counts: the same peeks dead-letter it early, by the limit.
 func TestAccPeeksAreNoDeliveries(t *testing.T) {
 	client := accClient(t)
 	t.Parallel()
 	const ttl, peeks = 6 * time.Second, 25
+	peeksAtQuorum := peeksAtQuorumQueues(t, client)
 	source, dead := ttlQueueDeadLettering(t, client, ttl, topology.AtMostOnce)
 	ch := amqpChannel(t)
 	published := time.Now() // before the broker takes it: its TTL runs from later
@@ -137,22 +142,105 @@ func TestAccPeeksAreNoDeliveries(t *testing.T) {
 	for i := range peeks {
 		ready, gone, err := broker.PeekReady(client, t.Context(), accVHost, source.Name)
 		if err != nil || gone || ready != 1 {
+			if !peeksAtQuorum && i > 0 && err == nil && ready == 0 {
+				break // dead-lettered by the limit, as expected
+			}
 			t.Fatalf("peek %d at %s: %d ready, gone %v, error %v; want the message", i+1, source.Name, ready, gone, err)
 		}
 	}
 	if took := time.Since(published); took > ttl/2 {
 		t.Fatalf("%d peeks took %s, too close to the TTL (%s) to tell an early message", peeks, took, ttl)
 	}
-	for queueDepth(t, ch, dead.Name) == 0 {
+	after, reason, count := deadLettered(t, ch, dead.Name, published, ttl)
+	t.Logf("RabbitMQ %s: peeked up to %d times, the message dead-lettered %s after its publish (TTL %s), reason %s, x-delivery-count %v",
+		brokerVersion(t, client), peeks, after.Round(time.Millisecond), ttl, reason, count)
+	switch {
+	case peeksAtQuorum && (after < ttl || reason != "expired"):
+		t.Errorf("the message dead-lettered %s after its publish with reason %q, want at its TTL (%s), expired: the peeks counted as deliveries",
+			after.Round(time.Millisecond), reason, ttl)
+	case !peeksAtQuorum && (after >= ttl || reason != "delivery_limit"):
+		t.Errorf("the message dead-lettered %s after its publish with reason %q, want early, by delivery_limit: this broker "+
+			"does not count a peek as a delivery, and the client could peek at its quorum queues (checkRule)", after.Round(time.Millisecond), reason)
+	}
+}
+
+// TestAccChecksAreNoDeliveries checks the provider's own checks of a quorum
+// queue that holds one message, as the provider makes them: HeldMessages
+// and CountedMessages, 25 times each, while the statistics do not count
+// the message yet — when a check that may peek does. Whatever the broker,
+// the message must dead-letter at its TTL, as expired, not early by
+// delivery_limit: on 4.0–4.2 the checks do not peek (checkRule), where 21
+// peeks would dead-letter it (TestAccPeeksAreNoDeliveries).
+func TestAccChecksAreNoDeliveries(t *testing.T) {
+	client := accClient(t)
+	t.Parallel()
+	const ttl, checks = 6 * time.Second, 25
+	peeksAtQuorum := peeksAtQuorumQueues(t, client)
+	ch := amqpChannel(t)
+	// The statistics catch a message within a second now and then: try
+	// again, on new queues, until they have not.
+	for attempt := 1; ; attempt++ {
+		source, dead := ttlQueueDeadLettering(t, client, ttl, topology.AtMostOnce)
+		awaitQueueStatistics(t, client, source.Name) // they bring its policy (checkRule)
+		published := time.Now()
+		publish(t, ch, "", source.Name)
+		found := checkRepeatedly(t, client, source.Name, checks)
+		counts, err := client.QueueMessages(t.Context(), accVHost, []string{source.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(published); took > ttl/2 {
+			t.Fatalf("%d checks took %s, too close to the TTL (%s) to tell an early message", 2*checks, took, ttl)
+		}
+		if counts[source.Name] > 0 && attempt < 3 {
+			continue // the statistics caught up during the checks, which then need no peek
+		}
+		after, reason, count := deadLettered(t, ch, dead.Name, published, ttl)
+		t.Logf("RabbitMQ %s (peeks at quorum queues: %v): %d checks found %v, the statistics then counted %d; the message dead-lettered %s "+
+			"after its publish (TTL %s), reason %s, x-delivery-count %v", brokerVersion(t, client), peeksAtQuorum, 2*checks, found,
+			counts[source.Name], after.Round(time.Millisecond), ttl, reason, count)
+		if after < ttl || reason != "expired" {
+			t.Errorf("the message dead-lettered %s after its publish with reason %q, want at its TTL (%s), expired: the checks counted as deliveries",
+				after.Round(time.Millisecond), reason, ttl)
+		}
+		return
+	}
+}
+
+// checkRepeatedly makes the provider's checks of queue n times each,
+// HeldMessages then CountedMessages, and returns how often each count of
+// HeldMessages came back.
+func checkRepeatedly(t *testing.T, client *broker.Client, queue string, n int) map[int64]int {
+	t.Helper()
+	found := map[int64]int{}
+	for range n {
+		held, err := client.HeldMessages(t.Context(), accVHost, []string{queue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found[held[queue]]++
+		if _, err := client.CountedMessages(t.Context(), accVHost, []string{queue}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return found
+}
+
+// deadLettered waits, until the TTL and 5 s past published, for the one
+// message to reach dead, and returns when (since published), the reason of
+// its death and its x-delivery-count.
+func deadLettered(t *testing.T, ch *amqp.Channel, dead string, published time.Time, ttl time.Duration) (time.Duration, string, any) {
+	t.Helper()
+	for queueDepth(t, ch, dead) == 0 {
 		if time.Since(published) > ttl+5*time.Second {
-			t.Fatalf("the message did not dead-letter into %s within its TTL and 5 s", dead.Name)
+			t.Fatalf("the message did not dead-letter into %s within its TTL and 5 s", dead)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	after := time.Since(published)
-	msg, ok, err := ch.Get(dead.Name, true)
+	msg, ok, err := ch.Get(dead, true)
 	if err != nil || !ok {
-		t.Fatalf("Get(%s) = %v, %v; want the message", dead.Name, ok, err)
+		t.Fatalf("Get(%s) = %v, %v; want the message", dead, ok, err)
 	}
 	reason := "?"
 	if deaths, _ := msg.Headers["x-death"].([]any); len(deaths) > 0 {
@@ -160,10 +248,5 @@ func TestAccPeeksAreNoDeliveries(t *testing.T) {
 			reason, _ = death["reason"].(string)
 		}
 	}
-	t.Logf("peeked %d times, the message dead-lettered %s after its publish (TTL %s), reason %s, x-delivery-count %v",
-		peeks, after.Round(time.Millisecond), ttl, reason, msg.Headers["x-delivery-count"])
-	if after < ttl || reason != "expired" {
-		t.Errorf("the message dead-lettered %s after its publish with reason %q, want at its TTL (%s), expired: the peeks counted as deliveries",
-			after.Round(time.Millisecond), reason, ttl)
-	}
+	return after, reason, msg.Headers["x-delivery-count"]
 }

@@ -418,18 +418,26 @@ func (c *Client) peekReady(ctx context.Context, vhost, name string) (ready int64
 }
 
 // deleteQueueIfHoldsNothing deletes a queue that the broker cannot delete
-// only if empty, after the check of HeldMessages found no message in it:
-// neither the management statistics of that queue alone (which lag) nor a
-// peek at its head (exact for ready messages at the instant the broker
-// answers).
+// only if empty, after the check of HeldMessages found no message in it,
+// exact at this moment: the management statistics of that queue alone
+// (which lag), then either a peek at its head (exact for ready messages at
+// the instant the broker answers), or, where a peek would count as a
+// delivery (checkRule), a count sampled after the check began (countFresh),
+// which makes a deletion on RabbitMQ 4.0–4.2 wait for two statistics ticks.
+// A queue it cannot count is refused (*UncountedError), as one that holds
+// messages is (*QueueNotEmptyError).
 //
 // Only then does it send the unguarded DELETE, the next request: a message
-// reaching the queue between the peek's answer and the delete (one HTTP
-// round trip) is lost with it. Diff deletes the bindings into a queue before
-// the queue, so no message of the set arrives then.
+// reaching the queue between the check's last answer and the delete (one
+// HTTP round trip) is lost with it. Diff deletes the bindings into a queue
+// before the queue, so no message of the set arrives then.
 func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost, name string) error {
-	held, err := c.heldMessages(ctx, vhost, []string{name}, true)
-	if err != nil {
+	held, err := c.heldMessages(ctx, vhost, []string{name}, countForDeletion)
+	var uncounted *UncountedError
+	switch {
+	case IsUncounted(err) && errors.As(err, &uncounted):
+		return uncounted
+	case err != nil:
 		return fmt.Errorf("the broker cannot delete this queue only if empty, and checking it for messages failed: %w", err)
 	}
 	messages, exists := held[name]
@@ -440,6 +448,55 @@ func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost, name stri
 		return &QueueNotEmptyError{Queue: name, Messages: messages}
 	}
 	return c.deleteQueue(ctx, vhost, name, true)
+}
+
+// stopArrivals makes queue stop taking messages before the no-peek check
+// of its deletion, whose 0 holds only from then on: it deletes the bindings
+// into it (not the default exchange's, which none can delete) and returns
+// the function that declares them again, for a queue the check refuses.
+// Apply has deleted them already, but for a queue it replaces: topology.Diff
+// lets that queue's deletion drop them, and a message routed to it in the
+// seconds the check waits would be lost with it. Meanwhile such messages
+// go where their exchange sends what it cannot route (a set's exchanges:
+// its parking lot).
+func (c *Client) stopArrivals(ctx context.Context, vhost, queue string) (restore func(context.Context) error, err error) {
+	var bindings []rabbithole.BindingInfo
+	err = c.viaRabbitHole(ctx, http.MethodGet, apiPath("queues", vhost, queue, "bindings"), func() (err error) {
+		bindings, err = c.rabbit.ListQueueBindings(vhost, queue)
+		return err
+	})
+	if err != nil && !isNotFound(err) {
+		return nil, fmt.Errorf("listing the bindings into queue %q of vhost %q: %w", queue, vhost, err)
+	}
+	var stopped []rabbithole.BindingInfo
+	restore = func(ctx context.Context) error { return c.declareBindingInfos(ctx, vhost, stopped) }
+	for _, b := range bindings {
+		if b.Source == "" {
+			continue
+		}
+		path := bindingPath(vhost, topology.Binding{Source: b.Source, Destination: queue, DestinationType: topology.DestinationQueue})
+		if err := c.deleteBindingByKeys(ctx, path, []string{b.PropertiesKey}); err != nil && !isGone(err) {
+			return nil, errors.Join(fmt.Errorf("deleting the bindings into queue %q of vhost %q: %w", queue, vhost, err), restore(ctx))
+		}
+		stopped = append(stopped, b)
+	}
+	return restore, nil
+}
+
+// declareBindingInfos declares bindings as the broker listed them, with
+// their arguments.
+func (c *Client) declareBindingInfos(ctx context.Context, vhost string, bindings []rabbithole.BindingInfo) error {
+	var errs []error
+	for _, b := range bindings {
+		path := bindingPath(vhost, topology.Binding{Source: b.Source, Destination: b.Destination, DestinationType: topology.DestinationQueue})
+		errs = append(errs, c.viaRabbitHole(ctx, http.MethodPost, path, func() error {
+			return closeAnswer(c.rabbit.DeclareBinding(vhost, b))
+		}))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("declaring again the bindings the check deleted: %w", err)
+	}
+	return nil
 }
 
 // isGone tells whether err is a 404 for the object itself, not for its vhost.

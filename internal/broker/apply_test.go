@@ -23,7 +23,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// quorumDeletionBroker answers the requests of a quorum queue's deletion:
+// quorumDeletionBroker answers the requests of a quorum queue's deletion,
+// as RabbitMQ 4.3.6, where a peek is no delivery (brokerIdentity):
 // it refuses if-empty as RabbitMQ does, and serves canned statistics of the
 // queue and peek answers. It serves no listing: the check must read the
 // queue alone.
@@ -39,6 +40,9 @@ type quorumDeletionBroker struct {
 }
 
 func (f *quorumDeletionBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if (brokerIdentity{}).serve(w, r) {
+		return // not recorded: the client learns its broker once (TestCheckRuleLearnedOnce)
+	}
 	body, _ := io.ReadAll(r.Body)
 	path := r.URL.EscapedPath()
 	f.mu.Lock()
@@ -85,7 +89,7 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 		vhost      = "GET /api/vhosts/%2F"
 		peek       = "POST /api/queues/%2F/q/get"
 		unguarded  = "DELETE /api/queues/%2F/q"
-		emptyStats = `{"name":"q","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}`
+		emptyStats = `{"name":"q","type":"quorum","messages_ready":0,"messages_unacknowledged":0,"messages_dlx":0}`
 		notFound   = `{"error":"not_found","reason":"NOT_FOUND - no queue 'q' in vhost '/'"}`
 	)
 	tests := map[string]struct {
@@ -103,7 +107,7 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 			wantRequests: []string{ifEmpty, statistics, peek, unguarded},
 		},
 		"the statistics count unacknowledged and dead-lettering messages": {
-			statistics: `{"name":"q","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":1}`,
+			statistics: `{"name":"q","type":"quorum","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":1}`,
 			peekStatus: http.StatusOK, peekAnswer: `[]`,
 			wantRequests: []string{ifEmpty, statistics}, wantMessages: 3,
 		},
@@ -113,12 +117,12 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 			wantRequests: []string{ifEmpty, statistics, peek}, wantMessages: 5,
 		},
 		"a queue the statistics count messages in is not peeked at": {
-			statistics: `{"name":"q","messages_ready":7,"messages_unacknowledged":0,"messages_dlx":0}`,
+			statistics: `{"name":"q","type":"quorum","messages_ready":7,"messages_unacknowledged":0,"messages_dlx":0}`,
 			peekStatus: http.StatusOK, peekAnswer: `[{"payload":"x","message_count":2}]`,
 			wantRequests: []string{ifEmpty, statistics}, wantMessages: 7,
 		},
 		"a queue too new for the statistics is peeked": {
-			statistics: `{"name":"q"}`, peekStatus: http.StatusOK, peekAnswer: `[]`,
+			statistics: `{"name":"q","type":"quorum"}`, peekStatus: http.StatusOK, peekAnswer: `[]`,
 			wantRequests: []string{ifEmpty, statistics, peek, unguarded},
 		},
 		"a queue gone before the check is deleted already": {
@@ -496,6 +500,116 @@ func TestApplyDeclaresBalancedQueuesOneAtATime(t *testing.T) {
 			}
 			if alone := most.Load() == 1; alone != tc.alone {
 				t.Errorf("at most %d of %d queue declarations at once; want one at a time: %t", most.Load(), len(queues), tc.alone)
+			}
+		})
+	}
+}
+
+// TestDeletionWithoutPeek checks Apply's deletion of a quorum queue where a
+// peek would count as a delivery: it deletes only on a count of 0 sampled
+// after its check began — statistics whose reductions changed twice since
+// its first read after the queue stopped taking messages (the first change
+// may bring a sample taken before), or the totals of the leader's node
+// after their wait — and refuses on a count above 0 or on none it can
+// trust. (Each answer list starts with the read before the check decides
+// not to peek.)
+func TestDeletionWithoutPeek(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		answers      []string
+		wantMessages int64 // of a *QueueNotEmptyError
+		wantReason   string
+		wantDeleted  bool
+	}{
+		"fresh 0": {
+			answers:     []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30")},
+			wantDeleted: true,
+		},
+		"stale 0": {
+			// The first change still counts nothing: that sample was taken
+			// before the check; the next one counts the message.
+			answers:      []string{statistics("0", "10"), statistics("0", "20"), statistics("1", "30")},
+			wantMessages: 1,
+		},
+		"no fresh sample": {
+			answers:    []string{statistics("0", "10"), statistics("0", "20")},
+			wantReason: "did not show a sample taken after the check began",
+		},
+		"a new queue's first statistics": {
+			// They are the first change: one more proves a fresh sample.
+			answers:     []string{noCountYet, noCountYet, statistics("0", "10"), statistics("0", "20")},
+			wantDeleted: true,
+		},
+		"a new queue's first statistics alone": {
+			answers:    []string{noCountYet, statistics("0", "10")},
+			wantReason: "did not show a sample taken after the check began",
+		},
+		"totals of the leader's node": {answers: []string{totals("0", "rabbit@a")}, wantDeleted: true},
+		"totals count a message":      {answers: []string{totals("0", "rabbit@a"), totals("1", "rabbit@a")}, wantMessages: 1},
+		"totals of another node":      {answers: []string{totals("0", "rabbit@b")}, wantReason: "does not lead the queue"},
+		"the leader moves away": {
+			answers:    []string{totals("0", "rabbit@a"), totals("0", "rabbit@b")},
+			wantReason: "does not lead the queue",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake, client := steppedClient(t, rabbit405, tt.answers...)
+			queue := topology.Queue{Name: "q"}
+			err := client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{})
+			var notEmpty *broker.QueueNotEmptyError
+			var uncounted *broker.UncountedError
+			switch {
+			case tt.wantDeleted && err != nil:
+				t.Errorf("Apply() error = %v, want the queue deleted", err)
+			case tt.wantMessages > 0 && (!errors.As(err, &notEmpty) || notEmpty.Messages != tt.wantMessages):
+				t.Errorf("Apply() error = %v, want a *QueueNotEmptyError with %d messages", err, tt.wantMessages)
+			case tt.wantReason != "" && (!errors.As(err, &uncounted) || !strings.Contains(err.Error(), tt.wantReason)):
+				t.Errorf("Apply() error = %v, want an *UncountedError saying %q", err, tt.wantReason)
+			}
+			if deleted := fake.sent(deleteQ) == 1; deleted != tt.wantDeleted {
+				t.Errorf("deleted = %v, want %v: %v", deleted, tt.wantDeleted, fake.requests)
+			}
+			if n := fake.sent(peekAtQ); n > 0 {
+				t.Errorf("the deletion peeked %d times at a queue where a peek counts as a delivery", n)
+			}
+		})
+	}
+}
+
+// TestDeletionWithoutPeekStopsArrivals: a queue that still has bindings
+// when Apply deletes it (a replacement, whose deletion drops them) loses
+// them before the no-peek check's first read, so that no message reaches it
+// while the check waits; a queue the check refuses gets them back.
+func TestDeletionWithoutPeekStopsArrivals(t *testing.T) {
+	t.Parallel()
+	bindings := `[{"source":"","destination":"q","destination_type":"queue","routing_key":"q","properties_key":"q"},
+	              {"source":"x","destination":"q","destination_type":"queue","routing_key":"k","properties_key":"k","arguments":{"a":1}}]`
+	for name, tt := range map[string]struct {
+		answers      []string
+		wantRequests []string // after the first read of q and the overview
+	}{
+		"found empty": {
+			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30")},
+			wantRequests: []string{listQBindings, unbindXQ, readQ, readQ, readQ, deleteQ},
+		},
+		"found holding": {
+			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("1", "20")},
+			wantRequests: []string{listQBindings, unbindXQ, readQ, readQ, rebindXQ},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake, client := steppedClient(t, rabbit405, tt.answers...)
+			fake.bindings = bindings
+			queue := topology.Queue{Name: "q"}
+			_ = client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{})
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			want := append([]string{"DELETE /api/queues/%2F/q?if-empty=true", readQ, readNodeOf}, tt.wantRequests...)
+			if diff := gocmp.Diff(want, fake.requests); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -76,6 +76,10 @@ type Client struct {
 	placements placements
 	// shared are the listings of bindings that set reads share.
 	shared sharedBindings
+	// learned is what the checks for messages may do on this broker.
+	learned learnedRule
+	// timing paces the checks that wait for statistics.
+	timing checkTiming
 }
 
 // New checks cfg and returns a client. It makes no request, so a broker that
@@ -129,6 +133,7 @@ func New(cfg Config) (*Client, error) {
 		http:      &http.Client{Transport: transport},
 		transport: transport,
 		logf:      cfg.Logf,
+		timing:    defaultCheckTiming,
 	}, nil
 }
 

@@ -108,6 +108,56 @@ func (e *QueueNotEmptyError) Error() string {
 	return fmt.Sprintf("queue %q is not empty, so the broker did not delete it", e.Queue)
 }
 
+// UncountedError is a queue whose messages the client cannot count without
+// a check that the broker would take for a delivery (a peek at a quorum
+// queue of RabbitMQ 4.0–4.2, or of one with a delivery limit: see
+// checkRule), and whose statistics cannot be trusted either: Reason says
+// why, and what to do. A deletion refuses such a queue, as one that holds
+// messages. HeldMessages and CountedMessages count it as holding one
+// message and return this error beside their counts (see IsUncounted).
+type UncountedError struct {
+	VHost, Queue string
+	// Version is the broker's RabbitMQ version.
+	Version string
+	Reason  string
+}
+
+func (e *UncountedError) Error() string {
+	return fmt.Sprintf("cannot tell whether queue %q of vhost %q holds messages: a peek at it would count as a delivery "+
+		"on RabbitMQ %s (and dead-letter its head past the queue's delivery limit), and %s; or delete it with whatever "+
+		"it holds (force_destroy = true)", e.Queue, e.VHost, e.Version, e.Reason)
+}
+
+// IsUncounted tells whether err is only *UncountedError: counts returned
+// with it are whole, each uncounted queue counted as holding one message.
+func IsUncounted(err error) bool {
+	return err != nil && len(Uncounted(err)) == len(joinedErrors(err))
+}
+
+// Uncounted is the *UncountedError of each queue that err, as
+// HeldMessages returns it, names.
+func Uncounted(err error) map[string]*UncountedError {
+	found := map[string]*UncountedError{}
+	for _, e := range joinedErrors(err) {
+		var uncounted *UncountedError
+		if errors.As(e, &uncounted) {
+			found[uncounted.Queue] = uncounted
+		}
+	}
+	return found
+}
+
+// joinedErrors is the errors that errors.Join joined into err, or err alone.
+func joinedErrors(err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		return joined.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
 // ChangeError is one change of Apply that failed.
 type ChangeError struct {
 	Change topology.Change

@@ -2,9 +2,11 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // PeekReady and PeekRequest let the acceptance tests make the client's own
@@ -79,4 +81,28 @@ func namePatterns(names []string) []string {
 	}
 	flush()
 	return patterns
+}
+
+// SetCheckTiming shortens the waits of c's no-peek check, for unit tests
+// that serve it statistics in steps: how often it reads again, and how long
+// it waits for a new queue's first statistics, for fresh ones, and before
+// it trusts the totals of a broker without management metrics.
+func SetCheckTiming(c *Client, poll, firstStatistics, fresh, totals time.Duration) {
+	c.timing = checkTiming{poll: poll, firstStatistics: firstStatistics, fresh: fresh, totals: totals}
+}
+
+// PeeksAtQuorumQueues learns c's broker, as its first check of a quorum
+// queue does, and tells whether its checks peek at a quorum queue that no
+// delivery limit applies to (checkRule): on 3.10–3.13, and on 4.3 with
+// every node on 4.3; never on 4.0–4.2, where every return counts.
+func PeeksAtQuorumQueues(ctx context.Context, c *Client) (bool, error) {
+	rule, err := c.rule(ctx)
+	return rule.mayPeek(queueJSON{Type: queueTypeQuorum, EffectivePolicy: json.RawMessage(`{}`)}), err
+}
+
+// HasStatistics tells whether the broker gives a count of queue yet and,
+// for a quorum queue, its policy: a new queue has neither for some seconds.
+func HasStatistics(ctx context.Context, c *Client, vhost, queue string) (bool, error) {
+	q, err := c.readQueue(ctx, vhost, queue)
+	return hasCount(q) && (q.Type == queueTypeClassic || hasPolicy(q)), err
 }

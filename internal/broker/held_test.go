@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 
@@ -47,6 +48,9 @@ func (f *heldBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if item["name"] == queue {
 				answer = item
 			}
+		}
+		if answer["type"] == nil {
+			answer["type"] = "classic" // peeked on every version, without learning the broker
 		}
 		_ = json.NewEncoder(w).Encode(answer)
 	case r.Method == http.MethodPost && isPeek && f.peeks[queue] != "":
@@ -239,6 +243,175 @@ func TestHeldMessagesMissingVHost(t *testing.T) {
 			}
 			if client.Requests() != tt.wantRequests {
 				t.Errorf("Requests() = %d, want %d: no peek once the statistics failed", client.Requests(), tt.wantRequests)
+			}
+		})
+	}
+}
+
+const (
+	peekAtQ    = "POST /api/queues/%2F/q/get"
+	readQ      = "GET /api/queues/%2F/q"
+	deleteQ    = "DELETE /api/queues/%2F/q"
+	readFlags  = "GET /api/feature-flags"
+	readNodeOf = "GET /api/overview"
+	// q's bindings: the listing, and the one from exchange x with key k.
+	listQBindings = "GET /api/queues/%2F/q/bindings"
+	unbindXQ      = "DELETE /api/bindings/%2F/e/x/q/q/k"
+	rebindXQ      = "POST /api/bindings/%2F/e/x/q/q"
+)
+
+// Answers for queue q: statistics with reductions r and m ready messages,
+// the totals of a broker without management metrics from a node where
+// leader leads it, and no count at all (a queue too new for statistics).
+func statistics(m, r string) string {
+	return `{"name":"q","type":"quorum","leader":"rabbit@a","arguments":{"x-queue-type":"quorum"},` +
+		`"effective_policy_definition":{},"messages":` + m + `,"messages_ready":` + m +
+		`,"messages_unacknowledged":0,"messages_dlx":0,"reductions":` + r + `}`
+}
+
+func totals(m, leader string) string {
+	return `{"name":"q","type":"quorum","leader":"` + leader + `","arguments":{"x-queue-type":"quorum"},` +
+		`"messages":` + m + `,"messages_ready":` + m + `,"messages_unacknowledged":0}`
+}
+
+const noCountYet = `{"name":"q","type":"quorum","leader":"rabbit@a","arguments":{"x-queue-type":"quorum"}}`
+
+var (
+	rabbit405  = brokerIdentity{version: "4.0.5", node: "rabbit@a"}
+	rabbit3108 = brokerIdentity{version: "3.10.8", node: "rabbit@a"}
+)
+
+// steppedClient serves a steppedBroker, with the no-peek check's waits
+// shortened: reads 1 ms apart, at most 300 ms for first or fresh
+// statistics, totals trusted 50 ms after the first read.
+func steppedClient(t *testing.T, identity brokerIdentity, answers ...string) (*steppedBroker, *broker.Client) {
+	t.Helper()
+	fake := &steppedBroker{identity: identity, answers: answers}
+	client := fakeClient(t, fake, broker.Config{})
+	broker.SetCheckTiming(client, time.Millisecond, 300*time.Millisecond, 300*time.Millisecond, 50*time.Millisecond)
+	return fake, client
+}
+
+// TestCheckWithoutPeek checks HeldMessages and CountedMessages of a quorum
+// queue where a peek would count as a delivery (RabbitMQ 4.0.5; 3.10.8
+// with a delivery limit): never a peek, the statistics believed, the totals
+// only from the leader's node, and a queue that cannot be counted counted
+// as holding one message, with an *UncountedError beside the counts.
+func TestCheckWithoutPeek(t *testing.T) {
+	t.Parallel()
+	limited := strings.Replace(statistics("0", "1"), `{"x-queue-type":"quorum"}`, `{"x-queue-type":"quorum","x-delivery-limit":5}`, 1)
+	tests := map[string]struct {
+		identity      brokerIdentity
+		counted       bool // CountedMessages, else HeldMessages
+		answers       []string
+		want          int64 // 0: absent from the map
+		wantUncounted bool
+		wantReads     int
+	}{
+		"statistics count a message":     {identity: rabbit405, answers: []string{statistics("1", "1")}, want: 1, wantReads: 1},
+		"statistics count none":          {identity: rabbit405, answers: []string{statistics("0", "1")}, wantReads: 1},
+		"3.10 with a delivery limit":     {identity: rabbit3108, answers: []string{limited}, wantReads: 1},
+		"totals of the leader's node":    {identity: rabbit405, answers: []string{totals("2", "rabbit@a")}, want: 2, wantReads: 1},
+		"totals of another node":         {identity: rabbit405, answers: []string{totals("0", "rabbit@b")}, want: 1, wantUncounted: true, wantReads: 1},
+		"counted: totals of another one": {identity: rabbit405, counted: true, answers: []string{totals("0", "rabbit@b")}, want: 1, wantUncounted: true, wantReads: 1},
+		"no count until the statistics come": {
+			identity: rabbit405, answers: []string{noCountYet, noCountYet, statistics("1", "1")}, want: 1, wantReads: 3,
+		},
+		"no count ever": {identity: rabbit405, answers: []string{noCountYet}, want: 1, wantUncounted: true, wantReads: -1},
+		"counted: no count, no wait": {
+			identity: rabbit405, counted: true, answers: []string{noCountYet, statistics("1", "1")}, want: 1, wantUncounted: true, wantReads: 1,
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake, client := steppedClient(t, tt.identity, tt.answers...)
+			check := client.HeldMessages
+			if tt.counted {
+				check = client.CountedMessages
+			}
+			got, err := check(t.Context(), "/", []string{"q"})
+			if tt.wantUncounted != broker.IsUncounted(err) || (err != nil && !tt.wantUncounted) {
+				t.Fatalf("error = %v, want an *UncountedError: %v", err, tt.wantUncounted)
+			}
+			want := map[string]int64{}
+			if tt.want > 0 {
+				want["q"] = tt.want
+			}
+			if diff := gocmp.Diff(want, got); diff != "" {
+				t.Errorf("counts (-want +got):\n%s", diff)
+			}
+			if n := fake.sent(peekAtQ); n > 0 {
+				t.Errorf("the check peeked %d times at a queue where a peek counts as a delivery", n)
+			}
+			if reads := fake.sent(readQ); tt.wantReads > 0 && reads != tt.wantReads || tt.wantReads < 0 && reads < 3 {
+				t.Errorf("the check read the queue %d times, want %d (-1: until it gave up)", reads, tt.wantReads)
+			}
+		})
+	}
+}
+
+// TestCheckPeeksWhereNoDelivery: the same checks peek where a peek's return
+// counts no delivery, as before: a quorum queue on RabbitMQ 4.3 with every
+// node on 4.3, or on 3.10 without a delivery limit, once the statistics
+// show its policy (a new queue's are read again until they come).
+func TestCheckPeeksWhereNoDelivery(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		identity  brokerIdentity
+		answers   []string
+		wantPeeks int
+	}{
+		"4.3.6, every node on 4.3":   {identity: brokerIdentity{}, answers: []string{statistics("0", "1")}, wantPeeks: 1},
+		"4.3.6, a new queue":         {identity: brokerIdentity{}, answers: []string{noCountYet}, wantPeeks: 1},
+		"4.3.6, flag not enabled":    {identity: brokerIdentity{version: "4.3.6", node: "rabbit@a"}, answers: []string{statistics("0", "1")}},
+		"4.3.6, flags unreadable":    {identity: brokerIdentity{version: "4.3.6", node: "rabbit@a", flags: []string{"rabbitmq_4.3.0"}, flagsStatus: http.StatusUnauthorized}, answers: []string{statistics("0", "1")}},
+		"3.10.8, no delivery limit":  {identity: rabbit3108, answers: []string{statistics("0", "1")}, wantPeeks: 1},
+		"3.10.8, a new queue":        {identity: rabbit3108, answers: []string{noCountYet, statistics("0", "1")}, wantPeeks: 1},
+		"4.0.5 never":                {identity: rabbit405, answers: []string{statistics("0", "1")}},
+		"5.0.0, a version not known": {identity: brokerIdentity{version: "5.0.0", node: "rabbit@a", flags: []string{"rabbitmq_4.3.0"}}, answers: []string{statistics("0", "1")}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake, client := steppedClient(t, tt.identity, tt.answers...)
+			if _, err := client.HeldMessages(t.Context(), "/", []string{"q"}); err != nil {
+				t.Fatal(err)
+			}
+			if n := fake.sent(peekAtQ); n != tt.wantPeeks {
+				t.Errorf("the check peeked %d times, want %d", n, tt.wantPeeks)
+			}
+		})
+	}
+}
+
+// TestCheckRuleLearnedOnce: a client asks the broker's version once, at its
+// first check of a quorum queue, and its feature flags only where they
+// matter (4.3 and later); classic queues need neither.
+func TestCheckRuleLearnedOnce(t *testing.T) {
+	t.Parallel()
+	for name, tt := range map[string]struct {
+		identity                brokerIdentity
+		answer                  string
+		wantOverview, wantFlags int
+	}{
+		"4.3.6":   {identity: brokerIdentity{}, answer: statistics("0", "1"), wantOverview: 1, wantFlags: 1},
+		"4.0.5":   {identity: rabbit405, answer: statistics("0", "1"), wantOverview: 1},
+		"classic": {identity: rabbit405, answer: strings.Replace(statistics("0", "1"), `"type":"quorum"`, `"type":"classic"`, 1)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake, client := steppedClient(t, tt.identity, tt.answer)
+			for range 3 {
+				if _, err := client.HeldMessages(t.Context(), "/", []string{"q"}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := client.CountedMessages(t.Context(), "/", []string{"q"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := []int{fake.sent(readNodeOf), fake.sent(readFlags)}; !slices.Equal(got, []int{tt.wantOverview, tt.wantFlags}) {
+				t.Errorf("overview and feature flags read %v times, want %d and %d", got, tt.wantOverview, tt.wantFlags)
 			}
 		})
 	}

@@ -385,17 +385,21 @@ func argumentJSON(value any) string {
 // exist is ErrVHostNotFound.
 //
 // It makes, for each queue, the check Apply makes before deleting a quorum
-// queue (see heldMessages and the package documentation).
+// queue, but without waiting for statistics sampled after it began (see
+// queueHeld): Apply's deletion waits, and checks again. A queue it cannot
+// count (see UncountedError) is in the map as holding one message, and the
+// error, beside the map, says why (IsUncounted tells such an error).
 func (c *Client) HeldMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
 	ctx, report := c.observe(ctx, "held messages", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()
+	return withoutEmpty(c.heldMessages(ctx, vhost, queues, countHeld))
+}
 
-	held, err := c.heldMessages(ctx, vhost, queues, true)
-	if err != nil {
-		return nil, err
-	}
+// withoutEmpty drops the queues that hold nothing from what heldMessages
+// counted.
+func withoutEmpty(held map[string]int64, err error) (map[string]int64, error) {
 	maps.DeleteFunc(held, func(_ string, n int64) bool { return n == 0 })
-	return held, nil
+	return held, err
 }
 
 // StatisticsLag bounds how long the management statistics take to count a
@@ -408,44 +412,54 @@ const StatisticsLag = 10 * time.Second
 // statistics of each named queue count, one request per queue, lagging by
 // up to a statistics interval. It disturbs no queue that has statistics, so
 // it suits watching queues that hold messages, such as a draining
-// generation's, where a reject-peek moved a 3.10 quorum queue's head behind
-// the others (the nack-peek now keeps it first; see queueHeld); it never decides that deleting a queue is
-// safe. A queue the broker gives no statistics for (a new one, or any on a
-// broker that collects none) is peeked at, as HeldMessages does: a count of
-// nothing there would call a generation that holds messages empty.
+// generation's; it never decides that deleting a queue is safe. A queue the
+// broker gives no statistics for (a new one, or any on a broker that
+// collects none) is peeked at where a peek is no delivery, as HeldMessages
+// does: a count of nothing there would call a generation that holds
+// messages empty. Where a peek would count, such a queue is counted by the
+// totals of its leader's node, or uncounted, as in HeldMessages.
 func (c *Client) CountedMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
 	ctx, report := c.observe(ctx, "counted messages", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()
-
-	counted, err := c.heldMessages(ctx, vhost, queues, false)
-	if err != nil {
-		return nil, err
-	}
-	maps.DeleteFunc(counted, func(_ string, n int64) bool { return n == 0 })
-	return counted, nil
+	return withoutEmpty(c.heldMessages(ctx, vhost, queues, countStatistics))
 }
 
-// heldMessages counts the messages each named queue of vhost holds, as
-// exactly as the broker allows, for every queue that exists (one that does
-// not is absent from the map; a vhost that does not exist is
-// ErrVHostNotFound). Each queue is read alone, four at a time, so the check
-// costs the same however many other queues the vhost holds: two requests
-// per queue, and one more if a queue is missing, to ask about the vhost
-// (the broker answers 404 alike for both).
-//
-// With peek false no queue is peeked at whose statistics the broker gives:
-// the counts are the statistics'. A queue without statistics is peeked at
-// either way, so that a broker that collects none (RabbitMQ 4.x without
-// management metrics) never has a queue that holds messages counted empty.
-func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string, peek bool) (map[string]int64, error) {
+// checkMode is how exact a count of a queue's messages must be, and so
+// what it may cost.
+type checkMode int
+
+const (
+	// countStatistics: the statistics where they count (CountedMessages).
+	countStatistics checkMode = iota
+	// countHeld: exact enough to refuse a change (HeldMessages).
+	countHeld
+	// countForDeletion: exact at the moment of a deletion (Apply).
+	countForDeletion
+)
+
+// heldMessages counts the messages each named queue of vhost holds, in
+// mode, for every queue that exists (one that does not is
+// absent from the map; a vhost that does not exist is ErrVHostNotFound).
+// Each queue is read alone, four at a time, so the check costs the same
+// however many other queues the vhost holds: one or two requests per queue
+// (more while a check waits for statistics), one more if a queue is
+// missing, to ask about the vhost (the broker answers 404 alike for both),
+// and, at the client's first check of a quorum queue, one or two to learn
+// the broker (checkRule). Uncounted queues count as holding one message,
+// and come back as the error too (see HeldMessages).
+func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string, mode checkMode) (map[string]int64, error) {
 	names := slices.Compact(slices.Sorted(slices.Values(queues)))
 	counts := make([]int64, len(names))
 	exists := make([]bool, len(names))
 	errs := runUntilUnreachable(ctx, len(names), readConcurrency, func(ctx context.Context, i int) (err error) {
-		counts[i], exists[i], err = c.queueHeld(ctx, vhost, names[i], peek)
+		counts[i], exists[i], err = c.queueHeld(ctx, vhost, names[i], mode)
+		if IsUncounted(err) {
+			counts[i] = 1
+		}
 		return err
 	})
-	if err := errors.Join(errs...); err != nil {
+	err := errors.Join(errs...)
+	if err != nil && !IsUncounted(err) {
 		return nil, err
 	}
 	held := make(map[string]int64, len(names))
@@ -454,15 +468,15 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 			held[name] = counts[i]
 		}
 	}
-	if len(held) < len(names) {
-		switch found, err := c.VHostExists(ctx, vhost); {
-		case err != nil:
-			return nil, err
+	if slices.Contains(exists, false) {
+		switch found, vhostErr := c.VHostExists(ctx, vhost); {
+		case vhostErr != nil:
+			return nil, vhostErr
 		case !found:
 			return nil, fmt.Errorf("reading queues: %w: %q", ErrVHostNotFound, vhost)
 		}
 	}
-	return held, nil
+	return held, err
 }
 
 // queueHeld counts the messages one queue holds:
@@ -471,32 +485,45 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 //     messages_dlx), the only source for messages delivered but
 //     unacknowledged and, for at-least-once dead-lettering, waiting in
 //     messages_dlx; they lag by up to a statistics interval;
-//  2. only when they count none (or the broker gives none), a peek at the
-//     queue's head that puts the message back (peekReady), exact for ready
-//     messages at the instant the broker answers; a message it finds comes
-//     back marked redelivered. Without statistics the peek is all there is:
-//     messages unacknowledged or waiting in messages_dlx go unseen.
+//  2. only when they count none (or the broker gives none), and only where
+//     a peek is no delivery (checkRule), a peek at the queue's head that
+//     puts the message back (peekReady), exact for ready messages at the
+//     instant the broker answers; a message it finds comes back marked
+//     redelivered. Without statistics the peek is all there is: messages
+//     unacknowledged or waiting in messages_dlx go unseen;
+//  3. where a peek would count as a delivery, no peek at all
+//     (countWithoutPeek): the statistics, or the totals of the leader's
+//     node, and for a deletion only a count sampled after the check began.
 //
-// The peek is kept for when the statistics count nothing because a quorum
-// queue requeues a peeked message at its back, and expires messages from
-// its head only: the peeked one then leaves after every message behind it,
-// late by up to the queue's TTL (with the reject the peek was before issue 23;
-// the nack it is now keeps the head first: TestAccPeekKeepsQuorumHeadFirst). When the
-// statistics count none, the messages the peek can move arrived within
-// their lag, and the peeked one is late by at most that. A count from
-// statistics that lag may also be too high; a caller deciding to delete
-// then keeps the queue, which errs on the safe side.
+// The peek is kept for when the statistics count nothing because each peek
+// disturbs the queue a little (it marks the message redelivered, and a
+// reject-peek, before issue 23, moved a 3.10 quorum queue's head behind the
+// others). A count from statistics that lag may also be too high; a caller
+// deciding to delete then keeps the queue, which errs on the safe side.
 //
 // exists is false when either answered 404: the queue (or its vhost) does
 // not exist.
-func (c *Client) queueHeld(ctx context.Context, vhost, name string, peek bool) (held int64, exists bool, err error) {
-	counted, known, err := c.readQueueDepth(ctx, vhost, name)
+func (c *Client) queueHeld(ctx context.Context, vhost, name string, mode checkMode) (held int64, exists bool, err error) {
+	q, err := c.readQueue(ctx, vhost, name)
 	switch {
 	case isNotFound(err):
 		return 0, false, nil
 	case err != nil:
 		return 0, false, fmt.Errorf("reading the statistics of queue %q of vhost %q: %w", name, vhost, err)
-	case counted > 0 || (!peek && known):
+	}
+	if counted, _ := q.messages(); counted > 0 {
+		return counted, true, nil
+	}
+	rule, peek, gone, err := c.howToCheck(ctx, vhost, &q, mode)
+	switch {
+	case err != nil:
+		return 0, false, fmt.Errorf("checking queue %q of vhost %q: %w", name, vhost, err)
+	case gone:
+		return 0, false, nil
+	case !peek:
+		return c.countWithoutPeek(ctx, vhost, rule, q, mode)
+	}
+	if counted, known := q.messages(); counted > 0 || (mode == countStatistics && known) {
 		return counted, true, nil
 	}
 	ready, gone, err := c.peekReady(ctx, vhost, name)
@@ -507,6 +534,67 @@ func (c *Client) queueHeld(ctx context.Context, vhost, name string, peek bool) (
 		return 0, false, nil
 	}
 	return ready, true, nil
+}
+
+// howToCheck tells whether rule lets a check peek at q, whose statistics
+// count nothing. A classic queue is peeked at without learning the broker.
+// On 3.x, where a limit that a policy sets decides, a quorum queue whose
+// policy the answer lacks (a new queue's comes with its statistics) is
+// read again until it has it (not for CountedMessages).
+func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mode checkMode) (rule checkRule, peek, gone bool, err error) {
+	if q.Type == queueTypeClassic {
+		return checkRule{}, true, false, nil
+	}
+	if rule, err = c.rule(ctx); err != nil {
+		return rule, false, false, err
+	}
+	if rule.quorum == quorumPeekUnlessLimited && mode != countStatistics && !hasPolicy(*q) {
+		if *q, gone, err = c.awaitFirstStatistics(ctx, vhost, *q, hasPolicy); err != nil || gone {
+			return rule, false, gone, err
+		}
+	}
+	return rule, rule.mayPeek(*q), false, nil
+}
+
+// countWithoutPeek counts q, which rule forbids peeking at: what the
+// statistics or the leader's totals count (rule.countOf), once the broker
+// has any, and for a deletion countForDeletion's. exists is false when the
+// queue went meanwhile.
+func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode) (_ int64, exists bool, err error) {
+	gone := false
+	switch {
+	case mode == countForDeletion:
+		return c.countForDeletion(ctx, vhost, rule, q.Name)
+	case mode == countHeld && !hasCount(q):
+		if q, gone, err = c.awaitFirstStatistics(ctx, vhost, q, hasCount); err != nil || gone {
+			return 0, false, err
+		}
+	}
+	messages, err := rule.countOf(vhost, q)
+	return messages, true, err
+}
+
+// countForDeletion is the no-peek check of a queue about to be deleted: it
+// stops the messages that would reach it (stopArrivals), reads it, and
+// counts only what statistics sampled after that read count (countFresh).
+// A queue it does not find empty gets its bindings back.
+func (c *Client) countForDeletion(ctx context.Context, vhost string, rule checkRule, name string) (_ int64, exists bool, err error) {
+	restore, err := c.stopArrivals(ctx, vhost, name)
+	if err != nil {
+		return 0, false, err
+	}
+	q, err := c.readQueue(ctx, vhost, name)
+	var messages int64
+	gone := isNotFound(err)
+	if err == nil {
+		messages, gone, err = c.countFresh(ctx, vhost, rule, q)
+	}
+	if !gone && (err != nil || messages > 0) {
+		if restoreErr := restore(ctx); restoreErr != nil {
+			return 0, false, errors.Join(err, restoreErr)
+		}
+	}
+	return messages, !gone, err
 }
 
 // VHostExists tells whether vhost exists on the broker.

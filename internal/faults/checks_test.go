@@ -208,7 +208,23 @@ func checksScenarioName(conf string) string {
 // any message count, as a broker that collects no management metrics does.
 func requireNoStatistics(t *testing.T, endpoint, queue string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, endpoint+"/api/queues/%2F/"+url.PathEscape(queue), nil)
+	info := queueAnswer(t, endpoint, queue, nil)
+	for _, field := range []string{"messages", "messages_ready"} {
+		if value, ok := info[field]; ok && value != nil {
+			t.Fatalf("the node counts %s = %v in %s: its management metrics are on, and the test proves nothing", field, value, queue)
+		}
+	}
+}
+
+// queueAnswer is the management API's answer about queue of vhost "/" at
+// endpoint, to a GET with query, as guest.
+func queueAnswer(t *testing.T, endpoint, queue string, query url.Values) map[string]any {
+	t.Helper()
+	target := endpoint + "/api/queues/%2F/" + url.PathEscape(queue)
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, target, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,9 +238,5 @@ func requireNoStatistics(t *testing.T, endpoint, queue string) {
 	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
 		t.Fatal(err)
 	}
-	for _, field := range []string{"messages", "messages_ready"} {
-		if value, ok := info[field]; ok && value != nil {
-			t.Fatalf("the node counts %s = %v in %s: its management metrics are on, and the test proves nothing", field, value, queue)
-		}
-	}
+	return info
 }

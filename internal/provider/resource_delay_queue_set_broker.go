@@ -145,12 +145,15 @@ func (r *DelayQueueSetResource) apply(ctx context.Context, client *broker.Client
 	}
 	if len(doomed) > 0 && !force {
 		counts, err := client.HeldMessages(ctx, spec.VHost, doomed)
-		if err != nil {
+		if err != nil && !broker.IsUncounted(err) {
 			return err
 		}
+		uncounted := broker.Uncounted(err)
 		refused := &queuesHoldMessagesError{}
 		for _, queue := range doomed {
-			if n := counts[queue]; n > 0 {
+			if why, ok := uncounted[queue]; ok {
+				refused.held = append(refused.held, why.Error())
+			} else if n := counts[queue]; n > 0 {
 				refused.held = append(refused.held, fmt.Sprintf("%s holds %d message(s)", queue, n))
 				if redeclared[queue] && spec.Layout.DeclaredByLibrary() {
 					refused.redeclaredIn = spec.Layout

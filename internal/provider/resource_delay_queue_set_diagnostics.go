@@ -78,12 +78,15 @@ func brokerError(action string, spec topology.Spec, err error, partly string) di
 		auth        *broker.AuthError
 		held        *queuesHoldMessagesError
 		notEmpty    *broker.QueueNotEmptyError
+		uncounted   *broker.UncountedError
 	)
 	switch {
 	case errors.As(err, &held):
 		summary, partly = "Delay Queues Hold Messages", "" // refused before any change
 	case errors.As(err, &notEmpty):
 		summary = "Delay Queues Hold Messages"
+	case errors.As(err, &uncounted):
+		summary = "Delay Queues May Hold Messages"
 	case errors.As(err, &unreachable):
 		// Every request failed alike: the first says it.
 		summary = "Cannot Reach RabbitMQ"

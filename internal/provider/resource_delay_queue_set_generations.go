@@ -137,7 +137,8 @@ func (r *DelayQueueSetResource) deleteEmptied(ctx context.Context, client *broke
 	}
 	var refused *queuesHoldMessagesError
 	var notEmpty *broker.QueueNotEmptyError
-	if errors.As(err, &refused) || errors.As(err, &notEmpty) {
+	var uncounted *broker.UncountedError
+	if errors.As(err, &refused) || errors.As(err, &notEmpty) || errors.As(err, &uncounted) {
 		diags.AddWarning("A Generation Still Drains", fmt.Sprintf("A generation the counts found empty took a message "+
 			"before it was deleted, so it was kept: it drains on, and the next apply that finds it empty deletes it. "+
 			"Nothing needs doing; its messages leave on time. The broker said: %v", err))

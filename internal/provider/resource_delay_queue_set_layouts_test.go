@@ -707,8 +707,13 @@ func TestAccDelayQueueSet_celeryQueueTypeChange(t *testing.T) {
 						return err
 					}
 					defer func() { _ = publisher.Close() }()
-					_, err = publisher.Publish(context.Background(), messaging.Delayed{ID: "kept", Key: lc.publishKey, Delay: time.Hour})
-					return err
+					if _, err = publisher.Publish(context.Background(), messaging.Delayed{ID: "kept", Key: lc.publishKey, Delay: time.Hour}); err != nil {
+						return err
+					}
+					// Where a peek would count as a delivery (4.0–4.2) the check
+					// before the change reads the statistics alone: once they
+					// count the task, it refuses before changing anything.
+					return testWaitForStatistics(client, vhost, holding, 1)
 				},
 			},
 			{
@@ -723,6 +728,11 @@ func TestAccDelayQueueSet_celeryQueueTypeChange(t *testing.T) {
 						return err
 					}); err != nil {
 						t.Fatalf("purging %s: %v", holding, err)
+					}
+					// Until they count the purge, the statistics hold the queue:
+					// a deletion is refused meanwhile.
+					if err := testWaitForStatistics(client, vhost, holding, 0); err != nil {
+						t.Fatal(err)
 					}
 				},
 				Config: classic,

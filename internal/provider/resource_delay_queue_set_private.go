@@ -36,7 +36,7 @@ func (r *DelayQueueSetResource) noteDriftedHolding(ctx context.Context, client *
 		return private.SetKey(ctx, driftedHoldingKey, nil)
 	}
 	held, err := client.HeldMessages(ctx, spec.VHost, drifted)
-	if err != nil {
+	if err != nil && !broker.IsUncounted(err) { // an uncounted queue counts as holding
 		return brokerError("read", spec, err, "")
 	}
 	var holding []string

@@ -514,23 +514,42 @@ func TestAccDelayQueueSet_destroyKeepsStrayQueueMessages(t *testing.T) {
 }
 
 // testWaitForMessages waits until CountedMessages counts want messages in
-// the queue: the statistics it reads are sampled, so they lag behind a
-// publish, and it peeks only a queue they do not count yet.
+// the queue of vhost "/" (testWaitForCount).
 func testWaitForMessages(ctx context.Context, client *broker.Client, queue string, want int64) error {
+	return testWaitForCount(ctx, client, "/", queue, want)
+}
+
+// testWaitForCount waits until CountedMessages counts want messages in the
+// queue: the statistics it reads are sampled, so they lag behind a publish,
+// and it peeks only a queue they do not count yet, where a peek is no
+// delivery; elsewhere (RabbitMQ 4.0–4.2) such a queue is uncounted until
+// its first statistics come.
+func testWaitForCount(ctx context.Context, client *broker.Client, vhost, queue string, want int64) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		counts, err := client.CountedMessages(ctx, "/", []string{queue})
-		if err != nil {
+		counts, err := client.CountedMessages(ctx, vhost, []string{queue})
+		switch {
+		case broker.IsUncounted(err):
+		case err != nil:
 			return err
-		}
-		if counts[queue] == want {
+		case counts[queue] == want:
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s holds %d messages after 30s, want %d", queue, counts[queue], want)
+			return fmt.Errorf("%s holds %d messages after 30s, want %d (%v)", queue, counts[queue], want, err)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// testWaitForStatistics waits until the statistics count want messages in
+// the queue after a change to it: the statistics' lag first, then their
+// count (testWaitForCount). Before the lag has passed, they may still show
+// the queue as it was, or as it was a moment before the change, after a
+// count that showed the change already (a peek's).
+func testWaitForStatistics(client *broker.Client, vhost, queue string, want int64) error {
+	time.Sleep(broker.StatisticsLag + 2*time.Second)
+	return testWaitForCount(context.Background(), client, vhost, queue, want)
 }
 
 // testPublish publishes one persistent message with a literal routing key

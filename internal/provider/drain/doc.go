@@ -13,8 +13,9 @@
 // It asks a [Counter] how many messages queues hold, in two ways: by the
 // broker's statistics ([Counted]), which disturb no queue but lag behind
 // the messages by up to [broker.StatisticsLag], and exactly, which may peek
-// at a queue (see [broker.Client.HeldMessages]). The statistics watch; only
-// the exact count decides that a generation is empty. A [Clock] tells the
+// at a queue where a peek is no delivery (see [broker.Client.HeldMessages]).
+// The statistics watch; only the exact count decides that a generation is
+// empty, and a queue the broker cannot count holds a message for both. A [Clock] tells the
 // time and waits, so the decisions are tested without a broker or a sleep.
 // *broker.Client is a Counter and [SystemClock] the machine's clock; the
 // provider hands the resource its clock (a test's own in tests).

@@ -92,7 +92,23 @@ type fakeCounter struct {
 	held        map[string]int64
 	countedErrs map[int]error // by call, from 0
 	heldErr     error
-	calls       []call
+	// uncounted are queues the broker cannot count: both methods count
+	// them as holding one message, and say so in an error beside the counts.
+	uncounted []string
+	calls     []call
+}
+
+// withUncounted adds f's uncounted queues among queues to counts, as
+// broker.Client does.
+func (f *fakeCounter) withUncounted(counts map[string]int64, queues []string) (map[string]int64, error) {
+	var errs []error
+	for _, q := range queues {
+		if slices.Contains(f.uncounted, q) {
+			counts[q] = 1
+			errs = append(errs, &broker.UncountedError{VHost: "/", Queue: q, Version: "4.0.5", Reason: "another node leads it"})
+		}
+	}
+	return counts, errors.Join(errs...)
 }
 
 func (f *fakeCounter) record(method string, queues []string) int {
@@ -124,9 +140,9 @@ func (f *fakeCounter) CountedMessages(_ context.Context, _ string, queues []stri
 		return nil, err
 	}
 	if len(f.counted) == 0 {
-		return answer(nil, queues), nil
+		return f.withUncounted(answer(nil, queues), queues)
 	}
-	return answer(f.counted[min(i, len(f.counted)-1)], queues), nil
+	return f.withUncounted(answer(f.counted[min(i, len(f.counted)-1)], queues), queues)
 }
 
 func (f *fakeCounter) HeldMessages(_ context.Context, _ string, queues []string) (map[string]int64, error) {
@@ -134,7 +150,7 @@ func (f *fakeCounter) HeldMessages(_ context.Context, _ string, queues []string)
 	if f.heldErr != nil {
 		return nil, f.heldErr
 	}
-	return answer(f.held, queues), nil
+	return f.withUncounted(answer(f.held, queues), queues)
 }
 
 // checkAnswer stops the test at err, and reports how got, the answer a
@@ -525,4 +541,29 @@ func mergeCounts(counts ...map[string]int64) map[string]int64 {
 		maps.Copy(merged, c)
 	}
 	return merged
+}
+
+// TestUncountedQueuesHold checks that a queue the broker cannot count (see
+// broker.UncountedError) holds a message for every decision: its
+// generation is kept, never called empty, and Empty waits for it until its
+// wait runs out.
+func TestUncountedQueuesHold(t *testing.T) {
+	t.Parallel()
+	uncounted := g1.Queues(spec.Name)[:1]
+	counter := &fakeCounter{clock: newFakeClock(), uncounted: uncounted}
+	kept, err := Keep(context.Background(), counter, spec, spec, []topology.Generation{g1, g2})
+	if err != nil || !slices.Equal(kept, []topology.Generation{g1}) {
+		t.Errorf("Keep() = %v, %v; want g1 kept, g2 not", kept, err)
+	}
+	counts, empty, err := Empty(context.Background(), counter, counter.clock, spec, []topology.Generation{g1, g2}, 5*time.Second, time.Time{})
+	if err != nil || !slices.Equal(empty, []topology.Generation{g2}) || counts[uncounted[0]] != 1 {
+		t.Errorf("Empty() = %v, %v, %v; want g2 alone empty, %s counted as 1", counts, empty, err, uncounted[0])
+	}
+	if waited := counter.clock.now.Sub(counter.clock.start); waited != 5*time.Second {
+		t.Errorf("Empty waited %s, want its whole wait, 5s: the uncounted queue holds a message", waited)
+	}
+	refreshed, err := Refreshed(context.Background(), counter, spec, []topology.Generation{g1}, true)
+	if err != nil || refreshed[uncounted[0]] != 1 {
+		t.Errorf("Refreshed() = %v, %v; want %s counted as 1", refreshed, err, uncounted[0])
+	}
 }

@@ -1,0 +1,116 @@
+package faults
+
+import (
+	"errors"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+)
+
+// uncountedNodes are the script's nodes of TestFaultUncountedWithoutMetrics.
+var uncountedNodes = []int{4, 5}
+
+// TestFaultUncountedWithoutMetrics checks the no-peek check of a quorum
+// queue on a two-node cluster that collects no management metrics, where
+// a node's totals (enable_queue_totals) come from its own metrics table,
+// which only the queue's leader fills: the leader's node counts a message
+// the other answers 0 for. Through the leader's node the checks count it
+// and a deletion is refused as non-empty; through the other node the count
+// is unknown (*broker.UncountedError): HeldMessages counts the queue as
+// holding, and a deletion is refused, never made on a guess. Once the
+// message is taken, a deletion through the leader's node goes through. On
+// brokers where a peek counts as a delivery (4.0–4.2) no check peeks: the
+// message comes out not redelivered.
+func TestFaultUncountedWithoutMetrics(t *testing.T) {
+	requireFaults(t)
+	if version := os.Getenv("RABBITMQ_VERSION"); strings.HasPrefix(version, "3.") {
+		t.Skipf("RabbitMQ %s without management metrics cannot read an exchange by name (500); this runs on 4.x", version)
+	}
+	nodes := startNodes(t, nodeConfig{Conf: "deprecated_features.permit.management_metrics_collection = false"}, uncountedNodes...)
+	leader, other := brokerClient(t, nodes[0].ManagementURL), brokerClient(t, nodes[1].ManagementURL)
+	queue := topology.Queue{Name: "faults-uncounted", Arguments: topology.QueueArguments{
+		QueueType: topology.QueueTypeQuorum, LeaderLocator: topology.LeaderLocatorClientLocal}}
+	if err := leader.Apply(t.Context(), "/", []topology.Change{{Kind: topology.CreateQueue, Queue: &queue}}, broker.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ch := nodeChannel(t, nodes[0].AMQPURL)
+	if err := ch.PublishWithContext(t.Context(), "", queue.Name, true, false, amqp.Publishing{Body: []byte("held")}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(broker.StatisticsLag) // two ticks of the leader: its totals count the message
+	onLeader, onOther := totalsOf(t, nodes[0].ManagementURL, queue.Name), totalsOf(t, nodes[1].ManagementURL, queue.Name)
+	t.Logf("totals of %s through the leader's node %s: %v; through %s: %v", queue.Name, nodes[0].Name, onLeader, nodes[1].Name, onOther)
+	if onLeader["leader"] != nodes[0].Name || onLeader["messages"] != 1.0 || onOther["messages"] != 0.0 {
+		t.Fatalf("want the leader on %s counting 1 and %s answering 0: the test proves nothing", nodes[0].Name, nodes[1].Name)
+	}
+	checkThrough(t, leader, queue.Name, 1, nil)
+	checkThrough(t, other, queue.Name, 1, new(*broker.UncountedError))
+	msg, ok, err := ch.Get(queue.Name, true)
+	if err != nil || !ok || msg.Redelivered {
+		t.Fatalf("Get(%s) = %v redelivered %v, %v; want the message, never peeked", queue.Name, ok, msg.Redelivered, err)
+	}
+	// Until its next tick the leader's totals count the message taken: a
+	// deletion would be refused, as any count above 0 is believed.
+	for deadline := time.Now().Add(3 * broker.StatisticsLag); totalsOf(t, nodes[0].ManagementURL, queue.Name)["messages"] != 0.0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader's totals still count a message in %s", queue.Name)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	started := time.Now()
+	if err := leader.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{}); err != nil {
+		t.Fatalf("deleting the emptied queue through the leader's node: %v", err)
+	}
+	t.Logf("the emptied queue deleted through the leader's node after %s", time.Since(started).Round(time.Millisecond))
+}
+
+// checkThrough makes the provider's checks of queue through client, and a
+// deletion, which must be refused: as uncounted when uncounted is not nil,
+// else as holding want messages.
+func checkThrough(t *testing.T, client *broker.Client, queue string, want int64, uncounted **broker.UncountedError) {
+	t.Helper()
+	held, err := client.HeldMessages(t.Context(), "/", []string{queue})
+	if uncounted == nil && (err != nil || held[queue] != want) || uncounted != nil && (!broker.IsUncounted(err) || held[queue] != 1) {
+		t.Errorf("HeldMessages through %s = %v, %v; want %d (uncounted: %v)", client.Endpoint(), held, err, want, uncounted != nil)
+	}
+	err = client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &topology.Queue{Name: queue}}}, broker.ApplyOptions{})
+	t.Logf("deletion through %s: %v", client.Endpoint(), err)
+	var notEmpty *broker.QueueNotEmptyError
+	switch {
+	case uncounted != nil && !errors.As(err, uncounted):
+		t.Errorf("deletion through %s: %v, want an *UncountedError", client.Endpoint(), err)
+	case uncounted == nil && (!errors.As(err, &notEmpty) || notEmpty.Messages != want):
+		t.Errorf("deletion through %s: %v, want a *QueueNotEmptyError with %d messages", client.Endpoint(), err, want)
+	}
+}
+
+// totalsOf reads queue through a node's management API as the check does.
+func totalsOf(t *testing.T, endpoint, queue string) map[string]any {
+	t.Helper()
+	return queueAnswer(t, endpoint, queue, url.Values{
+		"columns": {"leader,messages,messages_ready,messages_dlx"}, "enable_queue_totals": {"true"}})
+}
+
+// nodeChannel opens a channel on a node, closed with its connection when
+// the test ends.
+func nodeChannel(t *testing.T, amqpURL string) *amqp.Channel {
+	t.Helper()
+	conn, err := messaging.Dial(amqpURL, 10*time.Second)
+	if err == nil {
+		t.Cleanup(func() { _ = conn.Close() })
+		var ch *amqp.Channel
+		if ch, err = conn.Channel(); err == nil {
+			return ch
+		}
+	}
+	t.Fatal(err)
+	return nil
+}
