@@ -47,14 +47,19 @@
 // management statistics, which disturb no queue and lag by up to
 // [StatisticsLag]. [Client.HeldMessages] tells, exactly enough to refuse a
 // change before making any of it, which queues hold messages: for each
-// queue the statistics' count, and only when that is none a peek at its head
-// (/get with ack_requeue_true, a nack with requeue: the message stays first,
-// and RabbitMQ 4.3 does not count it against a delivery limit), so it sees a
-// message published a moment before, which the statistics do not count yet.
-// It reads each queue alone, four at a time: one or two requests per queue,
+// queue the statistics' count, and only when that is none, where a peek is
+// no delivery, a peek at its head (/get with ack_requeue_true, a nack with
+// requeue), so it sees a message published a moment before, which the
+// statistics do not count yet. Where a peek would count as a delivery (a
+// quorum queue of RabbitMQ 4.0–4.2, or one with a delivery limit on 3.x:
+// the client learns its broker once, at its first check of a quorum queue,
+// and one rule, check.go's checkRule, decides) nothing peeks: the counts are
+// the statistics', or without them the totals of the node that leads the
+// queue; a queue neither counts is uncounted ([*UncountedError],
+// [IsUncounted], [Uncounted]), which callers take as holding messages. It
+// reads each queue alone, four at a time: one or two requests per queue,
 // and one more when a queue is missing, to tell a missing vhost; never a
-// listing. A queue the broker gives no statistics for (4.x without
-// management metrics) is peeked at by both.
+// listing.
 //
 // # Deleting only empty queues
 //
@@ -65,15 +70,17 @@
 //     exact and atomic: the broker checks and deletes in one step.
 //   - A quorum queue refuses that guard, so Apply checks it itself, as
 //     HeldMessages does for one queue: its statistics (ready, unacknowledged,
-//     and messages_dlx, those waiting for at-least-once dead-lettering), then
-//     a peek at its head, exact when the broker answers; then, only when both
-//     found nothing, the delete without the guard. A message the peek cannot
-//     see is caught only if the statistics already count it: one delivered
-//     to a consumer and not yet acknowledged, or one waiting in messages_dlx.
-//     A ready message is always seen unless it arrives between the peek's
-//     answer and the delete, one HTTP round trip; since topology.Diff deletes
-//     the bindings into a queue before the queue, only a publish by the
-//     queue's name through the default exchange can.
+//     and messages_dlx, those waiting for at-least-once dead-lettering), then,
+//     where a peek is no delivery, a peek at its head, exact when the broker
+//     answers; then, only when both found nothing, the delete without the
+//     guard. A ready message is always seen unless it arrives between the
+//     peek's answer and the delete, one HTTP round trip; since topology.Diff
+//     deletes the bindings into a queue before the queue, only a publish by
+//     the queue's name through the default exchange can. Where a peek would
+//     be a delivery, Apply first deletes any binding still leading into the
+//     queue, then deletes it only on a zero from statistics sampled after
+//     that (two changes of the queue's reductions), and refuses an uncounted
+//     queue.
 //
 // With ForceDeleteQueues every queue is deleted without a check, and its
 // messages are lost. Apply checks one queue at a time, as it deletes it: a
