@@ -311,6 +311,10 @@ func queueDifferences(actual, desired QueueArguments) []argumentChange {
 	if actual.MessageTTL != desired.MessageTTL {
 		differences = append(differences, argumentChange{"x-message-ttl", ttlValue(actual.MessageTTL), ttlValue(desired.MessageTTL)})
 	}
+	if actual.QuorumInitialGroupSize != desired.QuorumInitialGroupSize {
+		differences = append(differences, argumentChange{argQuorumInitialGroupSize,
+			groupSizeValue(actual.QuorumInitialGroupSize), groupSizeValue(desired.QuorumInitialGroupSize)})
+	}
 	for _, field := range []struct{ argument, actual, desired string }{
 		{"x-dead-letter-exchange", actual.DeadLetterExchange, desired.DeadLetterExchange},
 		{"x-queue-type", string(actual.QueueType), string(desired.QueueType)},

@@ -26,6 +26,8 @@ const (
 	argOverflow           = "x-overflow"
 	argLeaderLocator      = "x-queue-leader-locator"
 	argAlternateExchange  = "alternate-exchange"
+
+	argQuorumInitialGroupSize = "x-quorum-initial-group-size"
 )
 
 // definitionsDocument is the part of RabbitMQ's definitions format that a
@@ -137,6 +139,9 @@ func queueArgumentsJSON(q Queue) (map[string]any, error) {
 	args.setString(argDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
 	args.setString(argOverflow, q.Arguments.Overflow)
 	args.setString(argLeaderLocator, string(q.Arguments.LeaderLocator))
+	if q.Arguments.QuorumInitialGroupSize != 0 {
+		args.values[argQuorumInitialGroupSize] = q.Arguments.QuorumInitialGroupSize
+	}
 	return args.values, args.addOther(q.Arguments.Other)
 }
 

@@ -141,6 +141,12 @@ type Spec struct {
 	// keeps its queues. A library's layout declares none.
 	QueueLeaderLocator LeaderLocator
 	Routes             []Route
+	// QuorumInitialGroupSize is how many nodes hold a replica of each TTL
+	// queue (x-quorum-initial-group-size), quorum queues only. Zero
+	// declares them without it: the broker's own size (its
+	// quorum_queue.initial_cluster_size, 3 by default, or every node of a
+	// smaller cluster). A library's layout declares none.
+	QuorumInitialGroupSize int
 
 	// Generation numbers the set's chain of TTL queues and done exchanges
 	// ([Names.Generation]): 0 for a set as first declared, one more for
@@ -160,6 +166,8 @@ type QueueArguments struct {
 	DeadLetterStrategy DeadLetterStrategy // x-dead-letter-strategy
 	Overflow           string             // x-overflow
 	LeaderLocator      LeaderLocator      // x-queue-leader-locator
+	// QuorumInitialGroupSize is x-quorum-initial-group-size; 0 when absent.
+	QuorumInitialGroupSize int
 	// Other holds any argument the layout never sets, as its JSON text; only
 	// an actual topology read from a broker has them, and they show as drift.
 	Other map[string]string
@@ -229,6 +237,9 @@ func (q Queue) String() string {
 	line.addString(argDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
 	line.addString(argOverflow, q.Arguments.Overflow)
 	line.addString(argLeaderLocator, string(q.Arguments.LeaderLocator))
+	if q.Arguments.QuorumInitialGroupSize != 0 {
+		line.add(argQuorumInitialGroupSize + " " + strconv.Itoa(q.Arguments.QuorumInitialGroupSize))
+	}
 	line.addOther(q.Arguments.Other)
 	return line.of(q.Name)
 }
