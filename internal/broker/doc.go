@@ -41,7 +41,12 @@
 //     such call;
 //   - declaring an internal exchange: ExchangeSettings has no internal field
 //     (the layout's exchanges are not internal; only an object read back with
-//     that property is declared so).
+//     that property is declared so);
+//   - declaring a queue through a node of the cluster it names (the body's
+//     "node"): QueueSettings has no node field. Apply spreads the quorum
+//     queues of a set with a group size smaller than the nodes its vhost
+//     runs on over those nodes so, and reads them from the vhost's
+//     cluster_state (see spread.go).
 //
 // Errors are the same whichever way a request went: *AuthError for 401
 // (rabbit-hole drops the broker's reason; the transport keeps it),

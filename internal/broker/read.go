@@ -54,6 +54,8 @@ const (
 	argDeadLetterStrategy = "x-dead-letter-strategy"
 	argOverflow           = "x-overflow"
 	argLeaderLocator      = "x-queue-leader-locator"
+
+	argQuorumInitialGroupSize = "x-quorum-initial-group-size"
 )
 
 // exchangePage is one page of a filtered exchange listing: rabbit-hole has a
@@ -339,6 +341,11 @@ func queueFromInfo(q rabbithole.QueueInfo) topology.Queue {
 			typed = &args.Overflow
 		case argLeaderLocator:
 			typed = (*string)(&args.LeaderLocator)
+		case argQuorumInitialGroupSize:
+			if size, ok := groupSize(value); ok {
+				args.QuorumInitialGroupSize = size
+				continue
+			}
 		}
 		if typed != nil {
 			// "" would read as absent, so it stays in Other: an empty
