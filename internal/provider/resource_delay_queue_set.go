@@ -143,13 +143,17 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if req.State.Raw.IsNull() {
+		plan.Members = plannedMembers(plan, delayQueueSetModel{}) // each queue known after apply
+	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	// What an update leaves is known after it: the placement it reads (the
-	// framework leaves the prior one planned when only the broker drifted),
-	// and, while generations drain, those it finds empty and deletes and the
-	// others' message counts.
+	// framework leaves the prior one planned when only the broker drifted)
+	// but the members of the queues it keeps, and, while generations drain,
+	// those it finds empty and deletes and the others' message counts.
 	if !req.State.Raw.IsNull() && !resp.Plan.Raw.Equal(req.State.Raw) {
 		plan.Placement, plan.Leaders = types.StringUnknown(), types.MapUnknown(types.Int64Type)
+		plan.Members = plannedMembers(plan, state)
 		if len(state.Draining.Elements()) > 0 {
 			plan.Draining = types.ListUnknown(drainingObjectType)
 		}

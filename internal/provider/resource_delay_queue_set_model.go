@@ -29,6 +29,8 @@ type delaySpecModel struct {
 	DeadLetterStrategy types.String `tfsdk:"dead_letter_strategy"`
 	QueueLeaderLocator types.String `tfsdk:"queue_leader_locator"`
 	Routes             types.List   `tfsdk:"route"` // unknown while a dynamic block's collection is
+	// QuorumInitialGroupSize is quorum_initial_group_size (groupsize.go).
+	QuorumInitialGroupSize types.Int64 `tfsdk:"quorum_initial_group_size"`
 
 	MaxDelayEffective types.String `tfsdk:"max_delay_effective"`
 	IngestExchange    types.String `tfsdk:"ingest_exchange"`
@@ -50,6 +52,7 @@ type delayQueueSetModel struct {
 	Queues             types.String `tfsdk:"queues"`
 	Placement          types.String `tfsdk:"placement"`
 	Leaders            types.Map    `tfsdk:"leaders"`
+	Members            types.Map    `tfsdk:"members"`
 }
 
 type routeModel struct {
@@ -101,7 +104,7 @@ func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagn
 	if m.VHost.IsNull() {
 		spec.VHost = defaultVHost // the schema default, not applied to configurations
 	}
-	for field, v := range map[string]types.Int64{"levels": m.Levels, "radix": m.Radix} {
+	for field, v := range map[string]types.Int64{"levels": m.Levels, "radix": m.Radix, groupSizeAttribute: m.QuorumInitialGroupSize} {
 		if v.IsUnknown() {
 			unknown[field] = true
 		}
@@ -119,6 +122,7 @@ func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagn
 	if !m.Radix.IsNull() && !m.Radix.IsUnknown() && spec.Radix == 0 {
 		explicitZero("radix")
 	}
+	spec.QuorumInitialGroupSize = groupSizeOf(m.QuorumInitialGroupSize, &diags)
 	for field, v := range map[string]types.String{"max_delay": m.MaxDelay, "resolution": m.Resolution} {
 		s := str(v, field)
 		if v.IsNull() || v.IsUnknown() {
@@ -214,7 +218,7 @@ func drainingOf(m delayQueueSetModel) ([]topology.Generation, []int64) {
 		resolution, _ := time.ParseDuration(text("resolution"))
 		generations = append(generations, topology.Generation{
 			Number: integer("generation"), Format: integer("exchange_generation"), Levels: integer("levels"), Radix: integer("radix"),
-			Resolution: resolution, QueueType: topology.QueueType(text("queue_type")),
+			Resolution: resolution, QueueType: topology.QueueType(text("queue_type")), QuorumInitialGroupSize: integer(groupSizeAttribute),
 			DeadLetterStrategy: topology.DeadLetterStrategy(text("dead_letter_strategy")),
 			QueueLeaderLocator: topology.LeaderLocator(text("queue_leader_locator")), // null before it existed: none
 		})
@@ -242,6 +246,7 @@ func drainingValue(name string, generations []topology.Generation, counts map[st
 			"queue_type":           types.StringValue(string(g.QueueType)),
 			"dead_letter_strategy": types.StringValue(string(g.DeadLetterStrategy)),
 			"queue_leader_locator": optionalString(string(g.QueueLeaderLocator)),
+			groupSizeAttribute:     optionalInt64(g.QuorumInitialGroupSize),
 			"messages":             types.Int64Value(g.Messages(name, counts)),
 			"queues":               types.MapValueMust(types.Int64Type, queues),
 		}))
@@ -269,6 +274,7 @@ func setDerived(m *delaySpecModel, resolved topology.Spec) {
 	m.Radix = types.Int64Value(int64(resolved.Radix))
 	m.DeadLetterStrategy = types.StringValue(string(resolved.DeadLetterStrategy))
 	m.QueueLeaderLocator = optionalString(string(resolved.QueueLeaderLocator))
+	m.QuorumInitialGroupSize = optionalInt64(resolved.QuorumInitialGroupSize)
 	m.MaxDelayEffective = types.StringValue(topology.FormatDuration(resolved.KeyFormat().MaxDelay()))
 	m.IngestExchange = types.StringValue(resolved.IngestExchange())
 	m.OutExchange = types.StringValue(resolved.OutExchange())
@@ -324,6 +330,7 @@ func setGeneration(m *delayQueueSetModel, spec topology.Spec) {
 	m.QueueType = types.StringValue(string(spec.QueueType))
 	m.DeadLetterStrategy = types.StringValue(string(spec.DeadLetterStrategy))
 	m.QueueLeaderLocator = optionalString(string(spec.QueueLeaderLocator))
+	m.QuorumInitialGroupSize = optionalInt64(spec.QuorumInitialGroupSize)
 	m.Generation = types.Int64Value(int64(spec.Generation))
 	m.ExchangeGeneration = types.Int64Value(int64(spec.FormatGeneration))
 }
