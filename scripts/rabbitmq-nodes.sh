@@ -15,7 +15,9 @@
 #
 # Node N (1–9) is rabbit-fN@localhost with
 #   AMQP 127.0.0.1:568N, management API 127.0.0.1:1568N, Erlang distribution 127.0.0.1:2568N,
-#   and 127.0.0.1:1569N kept free for a TLS management listener a caller configures
+#   and 127.0.0.1:1569N kept free for a TLS management listener a caller configures;
+# node NN (10–99) likewise with AMQP 57NN, management API 157NN, distribution 257NN and 158NN
+# kept free for TLS (the 5-node cluster of make bench-cluster is 10–14),
 # and everything it writes in $RABBITMQ_NODES_DIR/VERSION/fN (default /tmp/rabbitmq-nodes/4.3/fN):
 # rabbitmq.conf, advanced.config, enabled_plugins, env.conf, mnesia/ (data), log/; one version's
 # data is never read by the other. The directory is under /tmp because the rabbitmq user must be
@@ -78,7 +80,7 @@ if [ "$version" = 4.3 ] && [[ $base_dir != /tmp/* ]]; then
 fi
 
 check_number() {
-	[[ $1 =~ ^[1-9]$ ]] || die "node number must be 1 to 9, not '$1'"
+	[[ $1 =~ ^[1-9][0-9]?$ ]] || die "node number must be 1 to 99, not '$1'"
 }
 
 # node_vars N: sets the variables that describe node N.
@@ -86,10 +88,12 @@ node_vars() {
 	check_number "$1"
 	short=rabbit-f$1
 	node=$short@localhost
-	amqp_port=$((5680 + $1))
-	management_port=$((15680 + $1))
-	management_tls_port=$((15690 + $1))
-	dist_port=$((25680 + $1))
+	local base=5680 tls=10
+	[ "$1" -lt 10 ] || base=5700 tls=100
+	amqp_port=$((base + $1))
+	management_port=$((10000 + base + $1))
+	management_tls_port=$((10000 + base + tls + $1))
+	dist_port=$((20000 + base + $1))
 	dir=$base_dir/f$1
 	env_file=$dir/env.conf
 }
@@ -415,7 +419,7 @@ delete() {
 }
 
 usage() {
-	echo "usage: $0 start|cluster|stop|kill|status|delete N... | pid|rebalance|describe N   (N = 1…9)" >&2
+	echo "usage: $0 start|cluster|stop|kill|status|delete N... | pid|rebalance|describe N   (N = 1…99)" >&2
 	exit 2
 }
 
