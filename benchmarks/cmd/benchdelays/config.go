@@ -17,12 +17,18 @@ import (
 
 // config is everything a run needs.
 type config struct {
+	// URL is the first of URLs, the AMQP URLs the trials' clients use: one,
+	// or one per node of a cluster, which they spread over (clients.go).
 	URL      string
+	URLs     []string
 	Endpoint string
 	Username string
 	Password string
 	VHost    string
 
+	// GroupSize is the quorum initial group size of every quorum set; 0
+	// for none (the broker's).
+	GroupSize      int
 	Variants       []variant
 	Levels         int
 	Resolution     time.Duration
@@ -80,7 +86,10 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags := flag.NewFlagSet("benchdelays", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	cfg := config{}
-	flags.StringVar(&cfg.URL, "url", messaging.URLFromEnv(), "AMQP URL of the broker (default from $"+messaging.URLEnv+")")
+	flags.StringVar(&cfg.URL, "url", messaging.URLFromEnv(), "AMQP URL of the broker (default from $"+messaging.URLEnv+
+		"), or comma-separated URLs of a cluster's nodes, over which each trial spreads its publishers and consumers round-robin")
+	flags.IntVar(&cfg.GroupSize, "quorum-initial-group-size", 0, "replicas of each quorum queue of the measured sets "+
+		"(x-quorum-initial-group-size, as quorum_initial_group_size sets it); 0 for the broker's own")
 	flags.StringVar(&cfg.Endpoint, "endpoint", envOr("RABBITMQ_ENDPOINT", "http://127.0.0.1:15672"), "management API endpoint (default from $RABBITMQ_ENDPOINT)")
 	flags.StringVar(&cfg.Username, "username", envOr("RABBITMQ_USERNAME", "guest"), "management API user (default from $RABBITMQ_USERNAME)")
 	flags.StringVar(&cfg.Password, "password", envOr("RABBITMQ_PASSWORD", "guest"), "management API password (default from $RABBITMQ_PASSWORD)")
@@ -133,6 +142,18 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		}
 	}
 
+	for _, url := range strings.Split(cfg.URL, ",") {
+		if url = strings.TrimSpace(url); url != "" {
+			cfg.URLs = append(cfg.URLs, url)
+		}
+	}
+	if len(cfg.URLs) == 0 {
+		return config{}, errors.New("-url names no AMQP URL")
+	}
+	cfg.URL = cfg.URLs[0]
+	if cfg.GroupSize < 0 {
+		return config{}, fmt.Errorf("-quorum-initial-group-size must be 0 (none) or more, got %d", cfg.GroupSize)
+	}
 	var err error
 	if cfg.Variants, err = parseVariants(*variantList); err != nil {
 		return config{}, err
@@ -297,4 +318,12 @@ func parseRates(list string) ([]float64, error) {
 	}
 	slices.Sort(rates)
 	return slices.Compact(rates), nil
+}
+
+// groupSizeOf is the group size of v's sets: the run's, for quorum queues.
+func (c config) groupSizeOf(v variant) int {
+	if v.QueueType != topology.QueueTypeQuorum {
+		return 0
+	}
+	return c.GroupSize
 }

@@ -137,8 +137,13 @@ type trialResult struct {
 	NodeCPU []float64 `json:"node_cpu_s,omitempty"`
 	// BrokerWork is what the broker's processes ran during a main trial,
 	// by kind, under -broker-profile.
-	BrokerWork  *processWork           `json:"broker_work,omitempty"`
-	Leaders     map[string]int         `json:"leaders,omitempty"`
+	BrokerWork *processWork   `json:"broker_work,omitempty"`
+	Leaders    map[string]int `json:"leaders,omitempty"`
+	// Replicas counts the set's TTL queues each node holds a member of, and
+	// Queues says where each queue of the set ran and how many messages
+	// passed it; on a cluster only.
+	Replicas    map[string]int         `json:"replicas,omitempty"`
+	Queues      []queuePlacement       `json:"queues,omitempty"`
 	Pacing      messaging.PacingReport `json:"pacing"`
 	Measurement measurement            `json:"measurement"`
 	// BrokerSettled says whether the broker's CPU use had settled near its
@@ -178,6 +183,11 @@ type settings struct {
 	Prefetch       int           `json:"prefetch"`
 	MaxInFlight    int           `json:"max_in_flight"`
 	Seed           uint64        `json:"seed"`
+	// GroupSize is the quorum sets' x-quorum-initial-group-size, 0 for none;
+	// ClientURLs the AMQP URLs the clients spread over, passwords hidden,
+	// when more than one.
+	GroupSize  int      `json:"quorum_initial_group_size,omitempty"`
+	ClientURLs []string `json:"client_urls,omitempty"`
 	// Warnings say why the figures may not be what they seem, such as a
 	// duration too short for steady state.
 	Warnings []string `json:"warnings,omitempty"`
@@ -199,6 +209,9 @@ type environment struct {
 	// one, with their processes when on this machine (else 0): the broker's
 	// CPU is then theirs together, and each trial also gives each node's.
 	Nodes []clusterNode `json:"nodes,omitempty"`
+	// ClientNodes is the node each AMQP URL of the clients reached, on a
+	// cluster.
+	ClientNodes []string `json:"client_nodes,omitempty"`
 	// BrokerIdleCPU is the broker's CPU use before the first trial, in
 	// percent of one CPU: its background work, part of every trial's figure.
 	BrokerIdleCPU float64 `json:"broker_idle_cpu_percent"`
