@@ -43,6 +43,7 @@
 #   RABBITMQ_NODES_CONF             extra rabbitmq.conf lines, e.g. management.ssl.* settings (for
 #                                   4.3, the files they name must be under /tmp too)
 #   RABBITMQ_NODES_ADVANCED_CONFIG  the nodes' advanced.config (Erlang terms); default none
+#   RABBITMQ_NODES_ERL_ARGS         extra Erlang VM flags, e.g. "+sbwt none"; default none
 # and for every command RABBITMQ_VERSION (4.3), RABBITMQ_NODES_DIR, RABBITMQ_WAIT_SECONDS (180),
 # and scripts/rabbitmq.sh's RABBITMQ_CHROOT and RABBITMQ_CHROOT_EPMD_PORT.
 set -euo pipefail
@@ -190,7 +191,7 @@ ADVANCED_CONFIG_FILE=${dir}/advanced.config
 ENABLED_PLUGINS_FILE=${dir}/enabled_plugins
 MNESIA_BASE=${dir}/mnesia
 LOG_BASE=${dir}/log
-SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\"${epmd_env}
+SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}${RABBITMQ_NODES_ERL_ARGS:+ $RABBITMQ_NODES_ERL_ARGS}\"${epmd_env}
 # Sourced by the start script under su, whose soft limit of open files may be 1,024; as for the
 # shared node (scripts/rabbitmq.sh), raise it to the hard limit.
 ulimit -n \"\$(ulimit -Hn)\" 2>/dev/null || true"

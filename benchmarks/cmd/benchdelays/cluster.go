@@ -118,11 +118,16 @@ func nodeOfPID(e environment) string {
 }
 
 // clientsWhere says through which nodes the sets were declared and the
-// messages published and consumed.
+// messages published and consumed, and with which scheduler flags the
+// nodes ran when known.
 func clientsWhere(e environment, s settings) string {
+	flags := ""
+	if len(e.NodeFlags) > 0 && e.NodeFlags[0] != "" {
+		flags = fmt.Sprintf(" The nodes' Erlang VMs ran with %s (the first node's command line).", e.NodeFlags[0])
+	}
 	if len(s.ClientURLs) < 2 {
 		return fmt.Sprintf("The sets were declared, and the messages published and consumed, through one node, %s (process %d): "+
-			"its management API and its AMQP listener.", nodeOfPID(e), e.BrokerPID)
+			"its management API and its AMQP listener.%s", nodeOfPID(e), e.BrokerPID, flags)
 	}
 	declared := fmt.Sprintf("The sets were declared through the management API of %s (process %d)", nodeOfPID(e), e.BrokerPID)
 	if s.GroupSize > 0 {
@@ -130,7 +135,7 @@ func clientsWhere(e environment, s settings) string {
 	}
 	return fmt.Sprintf("%s. Each trial spread its publishers and consumers over %d AMQP URLs, one per node, round-robin (%s): message i "+
 		"was published through URL i mod %d with a route key of its own, whose queue (classic) was declared and consumed through the same URL, "+
-		"so each node published, routed and delivered its share.", declared, len(s.ClientURLs), strings.Join(s.ClientURLs, ", "), len(s.ClientURLs))
+		"so each node published, routed and delivered its share.%s", declared, len(s.ClientURLs), strings.Join(s.ClientURLs, ", "), len(s.ClientURLs), flags)
 }
 
 // scriptNodes names the nodes of scripts/rabbitmq-nodes.sh a cluster ran

@@ -123,6 +123,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		if env.ClientNodes, err = nodesOfURLs(ctx, cfg); err != nil {
 			return 2, err
 		}
+		env.NodeFlags = schedulerFlags(env.brokerPIDs())
 	}
 	brokerPIDs := env.brokerPIDs()
 	if len(brokerPIDs) > 0 {

@@ -135,6 +135,11 @@ type trialResult struct {
 	// the set's queues each node leads, as the broker said after declaring
 	// them. Both only on a cluster.
 	NodeCPU []float64 `json:"node_cpu_s,omitempty"`
+	// NodeThreads is, in the same order, the CPU seconds of each kind of
+	// each node's threads (machine.ThreadKind: erts_sched the schedulers,
+	// which run the Erlang processes and busy-wait for work, erts_dios the
+	// dirty I/O threads, which write the queues' files).
+	NodeThreads []map[string]float64 `json:"node_thread_cpu_s,omitempty"`
 	// BrokerWork is what the broker's processes ran during a main trial,
 	// by kind, under -broker-profile.
 	BrokerWork *processWork   `json:"broker_work,omitempty"`
@@ -212,6 +217,9 @@ type environment struct {
 	// ClientNodes is the node each AMQP URL of the clients reached, on a
 	// cluster.
 	ClientNodes []string `json:"client_nodes,omitempty"`
+	// NodeFlags are the scheduler flags of each node's Erlang VM (+sbwt and
+	// the like), from its command line, when any are set.
+	NodeFlags []string `json:"node_vm_flags,omitempty"`
 	// BrokerIdleCPU is the broker's CPU use before the first trial, in
 	// percent of one CPU: its background work, part of every trial's figure.
 	BrokerIdleCPU float64 `json:"broker_idle_cpu_percent"`

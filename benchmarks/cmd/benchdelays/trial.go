@@ -83,7 +83,7 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		result.MachineBusy, result.BrokerCPU = cpuBefore.cpuUse(cpuAfter)
 		result.OwnCPU = cpuBefore.selfSeconds(cpuAfter)
 		if r.cluster {
-			result.NodeCPU = cpuBefore.nodeSeconds(cpuAfter)
+			result.NodeCPU, result.NodeThreads = cpuBefore.nodeSeconds(cpuAfter), cpuBefore.nodeThreadSeconds(cpuAfter)
 		}
 	}()
 	fail := func(err error) {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -127,7 +129,7 @@ func nodesOfURLs(ctx context.Context, cfg config) ([]string, error) {
 // record where its queues ran.
 func workMarkdown(r report) string {
 	var b strings.Builder
-	rows := [][]string{{"variant", "node", "ms/msg", "clients", "leads", "leader hops/msg", "replicas", "replica hops/msg"}}
+	rows := [][]string{{"variant", "node", "ms/msg", "schedulers", "dirty I/O", "other threads", "clients", "leads", "leader hops/msg", "replicas", "replica hops/msg"}}
 	for _, v := range variants {
 		t, ok := r.mainTrial(v.Name, false)
 		if !ok || len(t.Queues) == 0 {
@@ -139,7 +141,8 @@ func workMarkdown(r report) string {
 			if i < len(t.NodeCPU) {
 				cpu = formatOptionalMs(t.perMessage(t.NodeCPU[i]))
 			}
-			rows = append(rows, []string{v.Name, shortNode(n.Name), cpu, fmt.Sprintf("%.2f", w.Clients),
+			threads := threadColumns(t, i)
+			rows = append(rows, []string{v.Name, shortNode(n.Name), cpu, threads[0], threads[1], threads[2], fmt.Sprintf("%.2f", w.Clients),
 				strconv.Itoa(t.Leaders[n.Name]), fmt.Sprintf("%.3f", w.LeaderHops),
 				strconv.Itoa(t.Replicas[n.Name]), fmt.Sprintf("%.3f", w.ReplicaHops)})
 		}
@@ -147,11 +150,67 @@ func workMarkdown(r report) string {
 	if len(rows) == 1 {
 		return ""
 	}
-	b.WriteString("\nWhat each node did per message sent, beside its CPU per message: **clients** is its share of the publishing and " +
+	b.WriteString("\nWhat each node did per message sent, beside its CPU per message and how its threads shared it (its " +
+		"**schedulers**, which run the Erlang processes, its **dirty I/O** threads, which write the queues' files, and the rest): **clients** is its share of the publishing and " +
 		"consuming (the clients' AMQP connections to it, over all of them), **leads** the set's queues it led and **replicas** its TTL " +
 		"queues it held a member of, as the broker said after declaring them; **leader hops/msg** and **replica hops/msg** weigh each " +
 		"TTL queue by the share of the messages that pass it (delays uniform over the range): a TTL queue's leader expires and " +
 		"dead-letters each message that passes it, and every member writes it.\n\n")
-	writeTable(&b, rows, "llrrrrrr")
+	writeTable(&b, rows, "llrrrrrrrrr")
 	return b.String()
+}
+
+// threadColumns are node i's CPU per message in its schedulers
+// (erts_sched), its dirty I/O threads (erts_dios) and its other threads,
+// "–" when not recorded.
+func threadColumns(t trialResult, i int) [3]string {
+	if i >= len(t.NodeThreads) || t.NodeThreads[i] == nil {
+		return [3]string{"–", "–", "–"}
+	}
+	var sched, dirtyIO, other float64
+	for kind, seconds := range t.NodeThreads[i] {
+		switch kind {
+		case "erts_sched":
+			sched += seconds
+		case "erts_dios":
+			dirtyIO += seconds
+		default:
+			other += seconds
+		}
+	}
+	ms := func(seconds float64) string { return formatOptionalMs(t.perMessage(seconds)) }
+	return [3]string{ms(sched), ms(dirtyIO), ms(other)}
+}
+
+// schedulerFlagPrefixes are the Erlang VM flags that change how its
+// schedulers wait for work and how many there are, as beam.smp's command
+// line has them (erl's +sbwt is -sbwt there; RabbitMQ sets -sbwt none,
+// -sbwtdcpu none and -sbwtdio none by default).
+var schedulerFlagPrefixes = []string{"-sbwt", "-swt", "-S", "-sbt"}
+
+// schedulerFlags are the scheduler flags on each process's command line
+// ("-sbwt none -sbwtdcpu none"), "" for a process with none; nil when no
+// process has any, or a command line is unreadable.
+func schedulerFlags(pids []int) []string {
+	flags := make([]string, len(pids))
+	anySet := false
+	for i, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			return nil
+		}
+		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		var found []string
+		for j := 0; j+1 < len(args); j++ {
+			if slices.ContainsFunc(schedulerFlagPrefixes, func(p string) bool { return strings.HasPrefix(args[j], p) }) {
+				found = append(found, args[j]+" "+args[j+1])
+			}
+		}
+		flags[i] = strings.Join(found, " ")
+		anySet = anySet || len(found) > 0
+	}
+	if !anySet {
+		return nil
+	}
+	return flags
 }
