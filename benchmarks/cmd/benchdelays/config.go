@@ -59,7 +59,11 @@ type config struct {
 	Rabbitmqctl   string
 	Out           string
 	Render        string // a delays.json to render instead of measuring
-	Estimate      bool   // print the run's estimated duration and exit
+	// ModelFit and ModelCheck are the delays.json files of cluster runs to
+	// fit the scaling model to and to check it against (model.go), instead
+	// of measuring.
+	ModelFit, ModelCheck []string
+	Estimate             bool // print the run's estimated duration and exit
 	// Warnings say why the figures may not be what they seem, such as a
 	// duration too short for steady state; printed, and kept in the report.
 	Warnings []string
@@ -122,6 +126,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.StringVar(&cfg.Rabbitmqctl, "rabbitmqctl", defaultRabbitmqctl(), "the rabbitmqctl -broker-profile runs")
 	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+jsonFile+" and the plots "+svgFile+" and "+ratesFile+"; empty to write none")
 	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and the plots again from a "+jsonFile+" a run wrote, into -out, without measuring")
+	modelFit := flags.String("model-fit", "", "comma-separated "+jsonFile+" files of cluster runs whose clients and leaders vary from node to node: fit the "+
+		"model of each node's CPU per message to them and write "+modelFile+" into -out, without measuring")
+	modelCheck := flags.String("model-check", "", "comma-separated "+jsonFile+" files of cluster runs to check the -model-fit model against")
 	flags.BoolVar(&cfg.Estimate, "estimate", false, "print what the run would measure and how long it should take, and exit without measuring")
 	quick := flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400 without 10 % steps, idle radixes 2,16 for 3s")
 	if err := flags.Parse(args); err != nil {
@@ -142,6 +149,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		}
 	}
 
+	cfg.ModelFit, cfg.ModelCheck = splitList(*modelFit), splitList(*modelCheck)
 	for _, url := range strings.Split(cfg.URL, ",") {
 		if url = strings.TrimSpace(url); url != "" {
 			cfg.URLs = append(cfg.URLs, url)
@@ -326,4 +334,15 @@ func (c config) groupSizeOf(v variant) int {
 		return 0
 	}
 	return c.GroupSize
+}
+
+// splitList splits a comma-separated list, leaving out empty items.
+func splitList(list string) []string {
+	var items []string
+	for _, item := range strings.Split(list, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }

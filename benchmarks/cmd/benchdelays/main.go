@@ -64,6 +64,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, describeRun(cfg))
 		return 0
 	}
+	if len(cfg.ModelFit) > 0 {
+		if err := writeModel(cfg.ModelFit, cfg.ModelCheck, cfg.Out); err != nil {
+			fmt.Fprintf(stderr, "benchdelays: %v\n", err)
+			return 2
+		}
+		return 0
+	}
 	if cfg.Render != "" {
 		if err := renderFromJSON(cfg.Render, cfg.Out); err != nil {
 			fmt.Fprintf(stderr, "benchdelays: %v\n", err)
