@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -96,11 +97,6 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		return result
 	}
 	defer clients.close()
-	planned, err := topology.Plan(spec)
-	if err != nil {
-		fail(err)
-		return result
-	}
 	// The routes' queues exist before the set's bindings to them, as a user's would.
 	if err := clients.declareRoutes(); err != nil {
 		fail(err)
@@ -111,47 +107,62 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 			fail(err)
 		}
 	}()
-	if err := r.client.Apply(ctx, spec.VHost, topology.Diff(planned, topology.Topology{VHost: spec.VHost}), broker.ApplyOptions{}); err != nil {
-		fail(fmt.Errorf("declare set %s: %w", spec.Name, err))
+	if err := r.declare(ctx, p, spec, &result); err != nil {
+		fail(err)
 		return result
 	}
-	if r.cluster {
-		shares := hopShares(planned, spec.Radix, spec.Resolution, r.cfg.Levels, p.baseline)
-		if result.Leaders, result.Replicas, result.Queues, err = r.placement(ctx, spec, planned, shares); err != nil {
-			fail(err)
-			return result
-		}
-	}
-
-	var mu sync.Mutex
-	var confirmations []messaging.Confirmation
-	err = clients.start(topology.Names(spec.Name).Ingest(),
-		messaging.ConsumerOptions{IDPrefix: spec.Name + "-", Prefetch: r.cfg.Prefetch},
-		messaging.StreamOptions{MaxInFlight: r.cfg.MaxInFlight, OnConfirm: func(c messaging.Confirmation) {
-			mu.Lock()
-			defer mu.Unlock()
-			confirmations = append(confirmations, c)
-		}})
+	var confirms confirmLog
+	err = clients.start(topology.Names(spec.Name).Ingest(), messaging.ConsumerOptions{IDPrefix: spec.Name + "-", Prefetch: r.cfg.Prefetch},
+		messaging.StreamOptions{MaxInFlight: r.cfg.MaxInFlight, OnConfirm: confirms.add})
 	if err != nil {
 		fail(err)
 		return result
 	}
 	start, workBefore := r.publish(ctx, p, spec, clients, &result, fail)
-
-	// Wait until every acked message has arrived, or the last one is
-	// overdue by the loss window: then the missing ones are lost.
-	mu.Lock()
-	acked, lastDue := map[string]int{}, start
-	for _, c := range confirmations {
-		if c.Acked {
-			key, _, _ := strings.Cut(c.RoutingKey, ".")
-			acked[key]++
-			lastDue = latest(lastDue, c.Message.Due())
-		}
+	r.await(ctx, clients, &confirms, start, workBefore, &result, fail)
+	unroutable, err := r.parked(spec)
+	if err != nil {
+		fail(err)
 	}
-	mu.Unlock()
+	arrivals, duplicates, foreign := clients.observed()
+	set := messaging.Set{IngestExchange: topology.Names(spec.Name).Ingest(), Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution}
+	result.Measurement = measure(observations{
+		format:        set.KeyFormat(),
+		confirmations: confirms.all(), arrivals: arrivals, duplicates: duplicates,
+		foreign: foreign, unroutable: unroutable,
+		start: start, duration: p.duration, longestDelay: r.delayRange(p, spec),
+		lossWindow: r.cfg.LossWindow,
+	})
+	return result
+}
+
+// declare declares the trial's set the provider's way (Plan, Diff, Apply)
+// and, on a cluster, records where its queues went.
+func (r *runner) declare(ctx context.Context, p trialPlan, spec topology.Spec, result *trialResult) error {
+	planned, err := topology.Plan(spec)
+	if err != nil {
+		return err
+	}
+	if err := r.client.Apply(ctx, spec.VHost, topology.Diff(planned, topology.Topology{VHost: spec.VHost}), broker.ApplyOptions{}); err != nil {
+		return fmt.Errorf("declare set %s: %w", spec.Name, err)
+	}
+	if !r.cluster {
+		return nil
+	}
+	shares := hopShares(planned, spec.Radix, spec.Resolution, r.cfg.Levels, p.baseline)
+	result.Leaders, result.Replicas, result.Queues, err = r.placement(ctx, spec, planned, shares)
+	return err
+}
+
+// await waits until every acked message has arrived, or the last one is
+// overdue by the loss window (then the missing ones are lost), takes the
+// broker profile's second sample, and lets a late duplicate show.
+func (r *runner) await(ctx context.Context, clients *trialClients, confirms *confirmLog, start time.Time, workBefore *brokerSample,
+	result *trialResult, fail func(error),
+) {
+	acked, lastDue := confirms.acked(start)
 	waitCtx, cancelWait := context.WithDeadline(ctx, lastDue.Add(r.cfg.LossWindow))
-	err = clients.waitFor(waitCtx, acked)
+	err := clients.waitFor(waitCtx, acked)
 	if err != nil && waitCtx.Err() == nil {
 		fail(err) // a consumer stopped, not the clock
 	}
@@ -164,29 +175,43 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 			result.BrokerWork = &work
 		}
 	}
-	// Give a late duplicate a moment to show.
 	settleCtx, cancelSettle := context.WithTimeout(ctx, 5*r.cfg.Settle)
+	defer cancelSettle()
 	if err := clients.settle(settleCtx, r.cfg.Settle); err != nil {
 		fail(err)
 	}
-	cancelSettle()
-	unroutable, err := r.parked(spec)
-	if err != nil {
-		fail(err)
-	}
+}
 
-	mu.Lock()
-	defer mu.Unlock()
-	arrivals, duplicates, foreign := clients.observed()
-	set := messaging.Set{IngestExchange: topology.Names(spec.Name).Ingest(), Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution}
-	result.Measurement = measure(observations{
-		format:        set.KeyFormat(),
-		confirmations: confirmations, arrivals: arrivals, duplicates: duplicates,
-		foreign: foreign, unroutable: unroutable,
-		start: start, duration: p.duration, longestDelay: r.delayRange(p, spec),
-		lossWindow: r.cfg.LossWindow,
-	})
-	return result
+// confirmLog collects a trial's publisher confirms, from every publisher.
+type confirmLog struct {
+	mu   sync.Mutex
+	list []messaging.Confirmation
+}
+
+func (l *confirmLog) add(c messaging.Confirmation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.list = append(l.list, c)
+}
+
+func (l *confirmLog) all() []messaging.Confirmation {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.list)
+}
+
+// acked counts the acked messages by route key, and says when the last of
+// them is due (start when none is).
+func (l *confirmLog) acked(start time.Time) (map[string]int, time.Time) {
+	acked, lastDue := map[string]int{}, start
+	for _, c := range l.all() {
+		if c.Acked {
+			key, _, _ := strings.Cut(c.RoutingKey, ".")
+			acked[key]++
+			lastDue = latest(lastDue, c.Message.Due())
+		}
+	}
+	return acked, lastDue
 }
 
 // publish sends the trial's messages at its paced rate through clients,
