@@ -50,7 +50,7 @@ func TestDelayQueueSet_modifyPlanMembers(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			resp := modifyPlanOf(t, tc.state, tc.config, tc.drifted)
+			_, resp := modifyPlanOf(t, tc.state, testModelOf(t, tc.config), tc.drifted)
 			var got delayQueueSetModel
 			if diags := resp.Plan.Get(context.Background(), &got); diags.HasError() {
 				t.Fatal(diags)
@@ -62,14 +62,15 @@ func TestDelayQueueSet_modifyPlanMembers(t *testing.T) {
 	}
 }
 
-// modifyPlanOf runs ModifyPlan for config over a state of spec state (nil:
-// a create) whose queues have members; drifted leaves delay.level.01 out
-// of the state's queues, as a refresh that did not find it would.
-func modifyPlanOf(t *testing.T, state *topology.Spec, spec topology.Spec, drifted bool) fwresource.ModifyPlanResponse {
+// modifyPlanOf runs ModifyPlan for config (a model of the configuration,
+// whose strategy and generation it leaves null, as written) over a state
+// of spec state (nil: a create) whose queues have a placement and members;
+// drifted leaves delay.level.01 out of the state's queues, as a refresh
+// that did not find it would.
+func modifyPlanOf(t *testing.T, state *topology.Spec, config delayQueueSetModel, drifted bool) (fwresource.ModifyPlanRequest, fwresource.ModifyPlanResponse) {
 	t.Helper()
 	ctx := context.Background()
 	schema := delayQueueSetSchema()
-	config := testModelOf(t, spec)
 	config.DeadLetterStrategy, config.Generation, config.ExchangeGeneration = types.StringNull(), types.Int64Null(), types.Int64Null()
 	plan := tfsdk.Plan{Schema: schema}
 	if diags := plan.Set(ctx, &config); diags.HasError() {
@@ -105,7 +106,7 @@ func modifyPlanOf(t *testing.T, state *topology.Spec, spec topology.Spec, drifte
 	if resp.Diagnostics.HasError() {
 		t.Fatal(resp.Diagnostics)
 	}
-	return resp
+	return req, resp
 }
 
 // membersShown is a members value as a plan shows it, unknownMembers for

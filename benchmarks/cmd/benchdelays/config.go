@@ -150,12 +150,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	}
 
 	cfg.ModelFit, cfg.ModelCheck = splitList(*modelFit), splitList(*modelCheck)
-	for _, url := range strings.Split(cfg.URL, ",") {
-		if url = strings.TrimSpace(url); url != "" {
-			cfg.URLs = append(cfg.URLs, url)
-		}
-	}
-	if len(cfg.URLs) == 0 {
+	if cfg.URLs = splitList(cfg.URL); len(cfg.URLs) == 0 {
 		return config{}, errors.New("-url names no AMQP URL")
 	}
 	cfg.URL = cfg.URLs[0]
