@@ -15,7 +15,9 @@
 #
 # Node N (1–9) is rabbit-fN@localhost with
 #   AMQP 127.0.0.1:568N, management API 127.0.0.1:1568N, Erlang distribution 127.0.0.1:2568N,
-#   and 127.0.0.1:1569N kept free for a TLS management listener a caller configures
+#   and 127.0.0.1:1569N kept free for a TLS management listener a caller configures;
+# node NN (10–99) likewise with AMQP 57NN, management API 157NN, distribution 257NN and 158NN
+# kept free for TLS (the 5-node cluster of make bench-cluster is 10–14),
 # and everything it writes in $RABBITMQ_NODES_DIR/VERSION/fN (default /tmp/rabbitmq-nodes/4.3/fN):
 # rabbitmq.conf, advanced.config, enabled_plugins, env.conf, mnesia/ (data), log/; one version's
 # data is never read by the other. The directory is under /tmp because the rabbitmq user must be
@@ -41,6 +43,7 @@
 #   RABBITMQ_NODES_CONF             extra rabbitmq.conf lines, e.g. management.ssl.* settings (for
 #                                   4.3, the files they name must be under /tmp too)
 #   RABBITMQ_NODES_ADVANCED_CONFIG  the nodes' advanced.config (Erlang terms); default none
+#   RABBITMQ_NODES_ERL_ARGS         extra Erlang VM flags, e.g. "+sbwt none"; default none
 # and for every command RABBITMQ_VERSION (4.3), RABBITMQ_NODES_DIR, RABBITMQ_WAIT_SECONDS (180),
 # and scripts/rabbitmq.sh's RABBITMQ_CHROOT and RABBITMQ_CHROOT_EPMD_PORT.
 set -euo pipefail
@@ -78,7 +81,7 @@ if [ "$version" = 4.3 ] && [[ $base_dir != /tmp/* ]]; then
 fi
 
 check_number() {
-	[[ $1 =~ ^[1-9]$ ]] || die "node number must be 1 to 9, not '$1'"
+	[[ $1 =~ ^[1-9][0-9]?$ ]] || die "node number must be 1 to 99, not '$1'"
 }
 
 # node_vars N: sets the variables that describe node N.
@@ -86,10 +89,12 @@ node_vars() {
 	check_number "$1"
 	short=rabbit-f$1
 	node=$short@localhost
-	amqp_port=$((5680 + $1))
-	management_port=$((15680 + $1))
-	management_tls_port=$((15690 + $1))
-	dist_port=$((25680 + $1))
+	local base=5680 tls=10
+	[ "$1" -lt 10 ] || base=5700 tls=100
+	amqp_port=$((base + $1))
+	management_port=$((10000 + base + $1))
+	management_tls_port=$((10000 + base + tls + $1))
+	dist_port=$((20000 + base + $1))
 	dir=$base_dir/f$1
 	env_file=$dir/env.conf
 }
@@ -186,7 +191,7 @@ ADVANCED_CONFIG_FILE=${dir}/advanced.config
 ENABLED_PLUGINS_FILE=${dir}/enabled_plugins
 MNESIA_BASE=${dir}/mnesia
 LOG_BASE=${dir}/log
-SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\"${epmd_env}
+SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}${RABBITMQ_NODES_ERL_ARGS:+ $RABBITMQ_NODES_ERL_ARGS}\"${epmd_env}
 # Sourced by the start script under su, whose soft limit of open files may be 1,024; as for the
 # shared node (scripts/rabbitmq.sh), raise it to the hard limit.
 ulimit -n \"\$(ulimit -Hn)\" 2>/dev/null || true"
@@ -415,7 +420,7 @@ delete() {
 }
 
 usage() {
-	echo "usage: $0 start|cluster|stop|kill|status|delete N... | pid|rebalance|describe N   (N = 1…9)" >&2
+	echo "usage: $0 start|cluster|stop|kill|status|delete N... | pid|rebalance|describe N   (N = 1…99)" >&2
 	exit 2
 }
 

@@ -24,6 +24,10 @@ type ApplyOptions struct {
 	// ForceDeleteQueues deletes queues even when they hold messages, which
 	// are lost. Without it a queue is deleted only if empty.
 	ForceDeleteQueues bool
+
+	// declaringNodes, set by Apply, names the node that declares a queue
+	// (see declaringNodes); the one that answers, for a queue it lacks.
+	declaringNodes map[string]string
 }
 
 // Apply makes changes in vhost, in order. Consecutive changes of the same
@@ -49,6 +53,9 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 	// No set read reuses a listing of bindings from before or during this.
 	c.shared.wrote(vhost)
 	defer c.shared.wrote(vhost)
+	if opts.declaringNodes, err = c.declaringNodes(ctx, vhost, changes); err != nil {
+		return err
+	}
 
 	for start := 0; start < len(changes); {
 		end := start + 1
@@ -116,7 +123,7 @@ func (c *Client) applyChange(ctx context.Context, vhost string, change topology.
 	case change.Kind == topology.CreateExchange && change.Exchange != nil:
 		return c.declareExchange(ctx, vhost, *change.Exchange)
 	case change.Kind == topology.CreateQueue && change.Queue != nil:
-		return c.declareQueue(ctx, vhost, *change.Queue)
+		return c.declareQueue(ctx, vhost, *change.Queue, opts.declaringNodes[change.Queue.Name])
 	case change.Kind == topology.CreateBinding && change.Binding != nil:
 		return c.declareBinding(ctx, vhost, *change.Binding)
 	case change.Kind == topology.DeleteBinding && change.Binding != nil:
@@ -149,7 +156,9 @@ func (c *Client) declareExchange(ctx context.Context, vhost string, e topology.E
 	})
 }
 
-func (c *Client) declareQueue(ctx context.Context, vhost string, q topology.Queue) error {
+// declareQueue declares q, through node when it is set (the management
+// API's "node": that node declares it, as a client connected to it would).
+func (c *Client) declareQueue(ctx context.Context, vhost string, q topology.Queue, node string) error {
 	a := q.Arguments
 	// rabbit-hole also sets x-queue-type from Type; it is set here too so
 	// that addOther sees it.
@@ -162,12 +171,19 @@ func (c *Client) declareQueue(ctx context.Context, vhost string, q topology.Queu
 	setString(settings.Arguments, topology.ArgDeadLetterStrategy, string(a.DeadLetterStrategy))
 	setString(settings.Arguments, topology.ArgOverflow, a.Overflow)
 	setString(settings.Arguments, topology.ArgLeaderLocator, string(a.LeaderLocator))
+	if a.QuorumInitialGroupSize != 0 {
+		settings.Arguments[topology.ArgQuorumInitialGroupSize] = a.QuorumInitialGroupSize
+	}
 	if _, ok := a.Other[propertyExclusive]; ok {
 		return errors.New("the management API cannot declare an exclusive queue: only an AMQP connection can own one")
 	}
 	properties := map[string]*bool{propertyDurable: &settings.Durable, propertyAutoDelete: &settings.AutoDelete}
 	if err := addOther(settings.Arguments, properties, a.Other); err != nil {
 		return err
+	}
+	if node != "" {
+		// rabbithole.QueueSettings has no node field.
+		return c.call(ctx, http.MethodPut, apiPath("queues", vhost, q.Name), nil, queueOnNode{settings, node}, nil)
 	}
 	return c.viaRabbitHole(ctx, http.MethodPut, apiPath("queues", vhost, q.Name), func() error {
 		return closeAnswer(c.rabbit.DeclareQueue(vhost, q.Name, settings))

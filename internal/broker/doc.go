@@ -40,6 +40,10 @@
 // its object ([DescribeChange] names a change for errors and logs).
 // [Client.DeleteSet] reads a whole set and deletes it in Teardown's order.
 // Deleting what is already gone succeeds.
+// A set whose quorum queues have a group size smaller than the nodes its
+// vhost runs on is declared through those nodes in turn (the declaration's
+// "node", which rabbit-hole's QueueSettings lacks; spread.go), so that no
+// node holds a replica of every queue.
 //
 // # Counting messages
 //

@@ -328,6 +328,11 @@ func queueFromInfo(q rabbithole.QueueInfo) topology.Queue {
 			typed = &args.Overflow
 		case topology.ArgLeaderLocator:
 			typed = (*string)(&args.LeaderLocator)
+		case topology.ArgQuorumInitialGroupSize:
+			if size, ok := groupSize(value); ok {
+				args.QuorumInitialGroupSize = size
+				continue
+			}
 		}
 		if typed != nil {
 			// "" would read as absent, so it stays in Other: an empty

@@ -111,6 +111,9 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if req.State.Raw.IsNull() {
+		plan.Members = plannedMembers(plan, delayQueueSetModel{}) // each queue known after apply
+	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	if !req.State.Raw.IsNull() && !resp.Plan.Raw.Equal(req.State.Raw) {
 		resp.Diagnostics.Append(leaveToApply(ctx, plan, state, &resp.Plan)...)

@@ -158,7 +158,8 @@ var sharedAttributes = map[string]sharedAttribute{
 			"queues without it, so give the broker such a policy instead (see the operating guide).",
 		onResource: "Unset, a set keeps the locator its queues have — none, for a set made before this attribute existed, " +
 			"which plans no change — until a change declares new queues anyway (of `queue_type`, `dead_letter_strategy`, " +
-			"`resolution` or `radix`), whose queues get the default. " + newGeneration},
+			"`resolution`, `radix` or `quorum_initial_group_size`), whose queues get the default. " + newGeneration},
+	groupSizeAttribute: groupSizeShared,
 
 	"max_delay_effective": {computed: true,
 		description: "The longest delay the set holds: (`radix`^N − 1) × `resolution`."},

@@ -2,17 +2,8 @@ package provider
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
-	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
-
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -47,46 +38,11 @@ func TestDelayQueueSet_modifyPlanLeaderLocator(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
-			schema := delayQueueSetSchema()
 			// The configuration: what the test sets, the rest null, as written.
 			config := testModelOf(t, tc.config)
 			config.QueueLeaderLocator = optionalString(string(tc.config.QueueLeaderLocator))
-			config.DeadLetterStrategy, config.Generation, config.ExchangeGeneration = types.StringNull(), types.Int64Null(), types.Int64Null()
-			configValue := tfsdk.Plan{Schema: schema}
-			if diags := configValue.Set(ctx, &config); diags.HasError() {
-				t.Fatal(diags)
-			}
-			req := fwresource.ModifyPlanRequest{
-				Config: tfsdk.Config{Schema: schema, Raw: configValue.Raw},
-				Plan:   configValue,
-				State:  tfsdk.State{Schema: schema, Raw: tftypes.NewValue(schema.Type().TerraformType(ctx), nil)},
-			}
-			if tc.state != nil {
-				m := testModelOf(t, *tc.state)
-				m.Placement = types.StringValue("delay.level.00: leader rabbit@a, members rabbit@a")
-				m.Leaders = types.MapValueMust(types.Int64Type, map[string]attr.Value{"rabbit@a": types.Int64Value(1)})
-				if tc.drifted {
-					m.Queues = types.StringValue(strings.Join(slices.DeleteFunc(strings.Split(m.Queues.ValueString(), "\n"),
-						func(line string) bool { return topology.LineName(line) == "delay.level.01" }), "\n"))
-				}
-				state := tfsdk.State{Schema: schema}
-				if diags := state.Set(ctx, &m); diags.HasError() {
-					t.Fatal(diags)
-				}
-				req.State = state
-				// The framework plans a computed value the configuration
-				// leaves null as the state has it.
-				config.Placement, config.Leaders = m.Placement, m.Leaders
-				if diags := req.Plan.Set(ctx, &config); diags.HasError() {
-					t.Fatal(diags)
-				}
-			}
-			resp := fwresource.ModifyPlanResponse{Plan: req.Plan}
-			(&DelayQueueSetResource{data: &providerData{clock: drain.SystemClock{}}}).ModifyPlan(ctx, req, &resp) // configured, as the framework calls it
-			if resp.Diagnostics.HasError() {
-				t.Fatal(resp.Diagnostics)
-			}
+			req, resp := modifyPlanOf(t, tc.state, config, tc.drifted)
+			ctx := context.Background()
 			var got delayQueueSetModel
 			if diags := resp.Plan.Get(ctx, &got); diags.HasError() {
 				t.Fatal(diags)

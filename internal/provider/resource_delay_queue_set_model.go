@@ -29,6 +29,8 @@ type delaySpecModel struct {
 	DeadLetterStrategy types.String `tfsdk:"dead_letter_strategy"`
 	QueueLeaderLocator types.String `tfsdk:"queue_leader_locator"`
 	Routes             types.List   `tfsdk:"route"` // unknown while a dynamic block's collection is
+	// QuorumInitialGroupSize is quorum_initial_group_size (groupsize.go).
+	QuorumInitialGroupSize types.Int64 `tfsdk:"quorum_initial_group_size"`
 
 	MaxDelayEffective types.String `tfsdk:"max_delay_effective"`
 	IngestExchange    types.String `tfsdk:"ingest_exchange"`
@@ -50,6 +52,7 @@ type delayQueueSetModel struct {
 	Queues             types.String `tfsdk:"queues"`
 	Placement          types.String `tfsdk:"placement"`
 	Leaders            types.Map    `tfsdk:"leaders"`
+	Members            types.Map    `tfsdk:"members"`
 }
 
 type routeModel struct {
@@ -84,17 +87,18 @@ func routesOf(blocks types.List) (routes []routeModel, known bool) {
 func specFromModel(m delaySpecModel) (topology.Spec, map[string]bool, diag.Diagnostics) {
 	r := specReader{unknown: map[string]bool{}}
 	spec := topology.Spec{
-		Name:               r.text(m.Name, "name"),
-		VHost:              r.text(m.VHost, "vhost"),
-		Layout:             topology.Layout(r.text(m.Layout, "layout")),
-		QueueType:          topology.QueueType(r.text(m.QueueType, "queue_type")),
-		DeadLetterStrategy: topology.DeadLetterStrategy(r.text(m.DeadLetterStrategy, "dead_letter_strategy")),
-		QueueLeaderLocator: topology.LeaderLocator(r.text(m.QueueLeaderLocator, "queue_leader_locator")),
-		Levels:             r.count(m.Levels, "levels"),
-		Radix:              r.count(m.Radix, "radix"),
-		MaxDelay:           r.duration(m.MaxDelay, "max_delay"),
-		Resolution:         r.duration(m.Resolution, "resolution"),
-		Routes:             r.routes(m.Routes),
+		Name:                   r.text(m.Name, "name"),
+		VHost:                  r.text(m.VHost, "vhost"),
+		Layout:                 topology.Layout(r.text(m.Layout, "layout")),
+		QueueType:              topology.QueueType(r.text(m.QueueType, "queue_type")),
+		DeadLetterStrategy:     topology.DeadLetterStrategy(r.text(m.DeadLetterStrategy, "dead_letter_strategy")),
+		QueueLeaderLocator:     topology.LeaderLocator(r.text(m.QueueLeaderLocator, "queue_leader_locator")),
+		Levels:                 r.count(m.Levels, "levels"),
+		Radix:                  r.count(m.Radix, "radix"),
+		QuorumInitialGroupSize: r.groupSize(m.QuorumInitialGroupSize),
+		MaxDelay:               r.duration(m.MaxDelay, "max_delay"),
+		Resolution:             r.duration(m.Resolution, "resolution"),
+		Routes:                 r.routes(m.Routes),
 	}
 	if m.VHost.IsNull() {
 		spec.VHost = defaultVHost // the schema default, not applied to configurations
@@ -145,6 +149,14 @@ func (r *specReader) duration(v types.String, field string) time.Duration {
 		r.explicitZero(field)
 	}
 	return d
+}
+
+// groupSize reads quorum_initial_group_size (groupSizeOf).
+func (r *specReader) groupSize(v types.Int64) int {
+	if v.IsUnknown() {
+		r.unknown[groupSizeAttribute] = true
+	}
+	return groupSizeOf(v, &r.diags)
 }
 
 func (r *specReader) explicitZero(field string) {
@@ -228,7 +240,7 @@ func drainingOf(m delayQueueSetModel) ([]topology.Generation, []int64) {
 		resolution, _ := time.ParseDuration(text("resolution"))
 		generations = append(generations, topology.Generation{
 			Number: integer("generation"), Format: integer("exchange_generation"), Levels: integer("levels"), Radix: integer("radix"),
-			Resolution: resolution, QueueType: topology.QueueType(text("queue_type")),
+			Resolution: resolution, QueueType: topology.QueueType(text("queue_type")), QuorumInitialGroupSize: integer(groupSizeAttribute),
 			DeadLetterStrategy: topology.DeadLetterStrategy(text("dead_letter_strategy")),
 			QueueLeaderLocator: topology.LeaderLocator(text("queue_leader_locator")), // null before it existed: none
 		})
@@ -256,6 +268,7 @@ func drainingValue(name string, generations []topology.Generation, counts map[st
 			"queue_type":           types.StringValue(string(g.QueueType)),
 			"dead_letter_strategy": types.StringValue(string(g.DeadLetterStrategy)),
 			"queue_leader_locator": optionalString(string(g.QueueLeaderLocator)),
+			groupSizeAttribute:     optionalInt64(g.QuorumInitialGroupSize),
 			"messages":             types.Int64Value(g.Messages(name, counts)),
 			"queues":               types.MapValueMust(types.Int64Type, queues),
 		}))
@@ -283,6 +296,7 @@ func setDerived(m *delaySpecModel, resolved topology.Spec) {
 	m.Radix = types.Int64Value(int64(resolved.Radix))
 	m.DeadLetterStrategy = types.StringValue(string(resolved.DeadLetterStrategy))
 	m.QueueLeaderLocator = optionalString(string(resolved.QueueLeaderLocator))
+	m.QuorumInitialGroupSize = optionalInt64(resolved.QuorumInitialGroupSize)
 	m.MaxDelayEffective = types.StringValue(topology.FormatDuration(resolved.KeyFormat().MaxDelay()))
 	m.IngestExchange = types.StringValue(resolved.IngestExchange())
 	m.OutExchange = types.StringValue(resolved.OutExchange())
@@ -338,6 +352,7 @@ func setGeneration(m *delayQueueSetModel, spec topology.Spec) {
 	m.QueueType = types.StringValue(string(spec.QueueType))
 	m.DeadLetterStrategy = types.StringValue(string(spec.DeadLetterStrategy))
 	m.QueueLeaderLocator = optionalString(string(spec.QueueLeaderLocator))
+	m.QuorumInitialGroupSize = optionalInt64(spec.QuorumInitialGroupSize)
 	m.Generation = types.Int64Value(int64(spec.Generation))
 	m.ExchangeGeneration = types.Int64Value(int64(spec.FormatGeneration))
 }

@@ -65,6 +65,7 @@ func resolvedPlan(plan *delayQueueSetModel, config, state delayQueueSetModel, ex
 // and deletes and the others' message counts.
 func leaveToApply(ctx context.Context, plan, state delayQueueSetModel, planned *tfsdk.Plan) diag.Diagnostics {
 	plan.Placement, plan.Leaders = types.StringUnknown(), types.MapUnknown(types.Int64Type)
+	plan.Members = plannedMembers(plan, state)
 	if len(state.Draining.Elements()) > 0 {
 		plan.Draining = types.ListUnknown(drainingObjectType)
 	}

@@ -33,7 +33,7 @@ func delayQueueSetSchema() schema.Schema {
 	}
 	attributes["generation"] = schema.Int64Attribute{
 		MarkdownDescription: "The generation of the set's TTL queues and done exchanges: 0 as first declared, one more for each " +
-			"change of `queue_type`, `dead_letter_strategy`, `resolution` or `radix`. Generation g > 0 names its objects like " +
+			"change of `queue_type`, `dead_letter_strategy`, `resolution`, `radix`, `queue_leader_locator` or `quorum_initial_group_size`. Generation g > 0 names its objects like " +
 			"generation 0 followed by `.g<g>` (`<name>.level.03.g2`).",
 		Computed: true,
 	}
@@ -101,7 +101,7 @@ func drainingAttributes() map[string]schema.Attribute {
 		"queues": schema.MapAttribute{Computed: true, ElementType: types.Int64Type,
 			MarkdownDescription: "Each of its TTL queues and the messages it holds, at least."},
 	}
-	for _, name := range []string{"generation", "exchange_generation", "levels", "radix"} {
+	for _, name := range []string{"generation", "exchange_generation", "levels", "radix", groupSizeAttribute} {
 		attributes[name] = schema.Int64Attribute{Computed: true, MarkdownDescription: "Its `" + name + "`."}
 	}
 	for _, name := range []string{"resolution", "queue_type", "dead_letter_strategy", "queue_leader_locator"} {
@@ -114,5 +114,5 @@ func drainingAttributes() map[string]schema.Attribute {
 var drainingObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"generation": types.Int64Type, "exchange_generation": types.Int64Type, "levels": types.Int64Type, "radix": types.Int64Type,
 	"resolution": types.StringType, "queue_type": types.StringType, "dead_letter_strategy": types.StringType,
-	"queue_leader_locator": types.StringType, "messages": types.Int64Type, "queues": types.MapType{ElemType: types.Int64Type},
+	"queue_leader_locator": types.StringType, groupSizeAttribute: types.Int64Type, "messages": types.Int64Type, "queues": types.MapType{ElemType: types.Int64Type},
 }}

@@ -649,7 +649,7 @@ func testModelOf(t *testing.T, spec topology.Spec, gone ...topology.Route) delay
 		t.Fatal(err)
 	}
 	m := delayQueueSetModel{MigrationWait: types.StringValue("10s"), Draining: types.ListValueMust(drainingObjectType, nil),
-		Leaders: types.MapNull(types.Int64Type)}
+		Leaders: types.MapNull(types.Int64Type), Members: types.MapNull(types.StringType)}
 	m.Name, m.VHost = types.StringValue(spec.Name), types.StringValue(spec.VHost)
 	setSpec(&m, resolved)
 	setPlanned(&m, resolved, topology.Align(onBroker, planned))

@@ -54,6 +54,19 @@ func TestDelayQueueSet_invalidConfigs(t *testing.T) {
 		"zero max_delay": {attributes: `max_delay = "0s"`,
 			want: []string{`max_delay: must be positive, got 0s`}},
 
+		// quorum_initial_group_size
+		"zero group size": {attributes: "levels = 3\n  quorum_initial_group_size = 0",
+			want: []string{`quorum_initial_group_size: must be at least 1 (the nodes that hold a replica of each quorum queue), got 0`}},
+		"negative group size": {attributes: "levels = 3\n  quorum_initial_group_size = -3",
+			want: []string{`quorum_initial_group_size: must be at least 1 (the nodes that hold a replica of each quorum queue), got -3`}},
+		"huge group size": {attributes: "levels = 3\n  quorum_initial_group_size = 4294967297",
+			want: []string{`quorum_initial_group_size: must be at most 2147483647, got 4294967297`}},
+		"group size of classic queues": {attributes: "levels = 3\n  queue_type = \"classic\"\n  quorum_initial_group_size = 2",
+			want: []string{`quorum_initial_group_size: applies to quorum queues only: a classic queue lives on one node and has no replicas`}},
+		"group size in a library's layout": {attributes: "layout = \"nservicebus\"\n  quorum_initial_group_size = 3",
+			want: []string{`quorum_initial_group_size: must be unset in the nservicebus layout: NServiceBus declares its queues without x-quorum-initial-group-size`,
+				`set the broker's quorum_queue.initial_cluster_size`}},
+
 		// resolution
 		"sub-millisecond resolution": {attributes: "levels = 3\n  resolution = \"500us\"",
 			want: []string{`resolution: must be at least 1ms, got 500µs`}},

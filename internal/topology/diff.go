@@ -387,6 +387,10 @@ func queueDifferences(actual, desired QueueArguments) []argumentChange {
 	if actual.MessageTTL != desired.MessageTTL {
 		differences = append(differences, argumentChange{ArgMessageTTL, ttlValue(actual.MessageTTL), ttlValue(desired.MessageTTL)})
 	}
+	if actual.QuorumInitialGroupSize != desired.QuorumInitialGroupSize {
+		differences = append(differences, argumentChange{ArgQuorumInitialGroupSize,
+			groupSizeValue(actual.QuorumInitialGroupSize), groupSizeValue(desired.QuorumInitialGroupSize)})
+	}
 	for _, field := range []struct{ argument, actual, desired string }{
 		{ArgDeadLetterExchange, actual.DeadLetterExchange, desired.DeadLetterExchange},
 		{ArgQueueType, string(actual.QueueType), string(desired.QueueType)},

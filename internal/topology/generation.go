@@ -38,6 +38,9 @@ type Generation struct {
 	QueueType          QueueType
 	DeadLetterStrategy DeadLetterStrategy
 	QueueLeaderLocator LeaderLocator
+	// QuorumInitialGroupSize is its queues' x-quorum-initial-group-size, 0
+	// for none.
+	QuorumInitialGroupSize int
 }
 
 // CurrentGeneration is the generation that a resolved spec describes.
@@ -45,6 +48,7 @@ func (s Spec) CurrentGeneration() Generation {
 	return Generation{
 		Number: s.Generation, Format: s.FormatGeneration, Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution,
 		QueueType: s.QueueType, DeadLetterStrategy: s.DeadLetterStrategy, QueueLeaderLocator: s.QueueLeaderLocator,
+		QuorumInitialGroupSize: s.QuorumInitialGroupSize,
 	}
 }
 
@@ -58,7 +62,7 @@ func (g Generation) KeyFormat() KeyFormat {
 func (g Generation) sameQueues(other Generation) bool {
 	return g.Radix == other.Radix && g.Resolution == other.Resolution &&
 		g.QueueType == other.QueueType && g.DeadLetterStrategy == other.DeadLetterStrategy &&
-		g.QueueLeaderLocator == other.QueueLeaderLocator
+		g.QueueLeaderLocator == other.QueueLeaderLocator && g.QuorumInitialGroupSize == other.QuorumInitialGroupSize
 }
 
 // NextGeneration numbers desired, a spec for the set whose current
@@ -164,7 +168,7 @@ func resolveDraining(s Spec, g Generation) (Generation, error) {
 	default:
 		resolved, err := Resolve(Spec{Name: s.Name, VHost: s.VHost, Levels: g.Levels, Radix: g.Radix, Resolution: g.Resolution,
 			QueueType: g.QueueType, DeadLetterStrategy: g.DeadLetterStrategy, QueueLeaderLocator: g.QueueLeaderLocator,
-			Generation: g.Number, FormatGeneration: g.Format})
+			QuorumInitialGroupSize: g.QuorumInitialGroupSize, Generation: g.Number, FormatGeneration: g.Format})
 		if err != nil {
 			problem = "is invalid: " + err.Error()
 			break
@@ -284,7 +288,7 @@ func FollowBroker(state, current Spec) Spec {
 	}
 	state.Levels, state.MaxDelay, state.Radix, state.Resolution = current.Levels, 0, current.Radix, current.Resolution
 	state.QueueType, state.DeadLetterStrategy = current.QueueType, current.DeadLetterStrategy
-	state.QueueLeaderLocator = current.QueueLeaderLocator
+	state.QueueLeaderLocator, state.QuorumInitialGroupSize = current.QueueLeaderLocator, current.QuorumInitialGroupSize
 	state.Generation, state.FormatGeneration = current.Generation, current.FormatGeneration
 	return state
 }

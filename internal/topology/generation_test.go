@@ -48,6 +48,12 @@ var generationCases = map[string]generationCase{
 			{Number: 4, Format: 0, Levels: 5, Radix: 2, Resolution: time.Millisecond, QueueType: QueueTypeQuorum, DeadLetterStrategy: AtMostOnce},
 		},
 	},
+	"replicas on 3 nodes to 2, radix 16": {
+		spec: Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 16, Resolution: time.Millisecond, QuorumInitialGroupSize: 2,
+			Generation: 1, FormatGeneration: 0, Routes: simRoutes},
+		draining: []Generation{{Number: 0, Format: 0, Levels: 2, Radix: 16, Resolution: time.Millisecond,
+			QueueType: QueueTypeQuorum, DeadLetterStrategy: AtLeastOnce, QuorumInitialGroupSize: 3}},
+	},
 	"a drained generation's exchanges live on": {
 		spec: Spec{Name: "delay", VHost: "/", Levels: 3, Resolution: time.Millisecond, Generation: 2, FormatGeneration: 1, Routes: simRoutes},
 	},
@@ -267,6 +273,7 @@ func TestNextGeneration(t *testing.T) {
 		"max delay that keeps levels": {Spec{Name: "delay", VHost: "/", MaxDelay: 15 * time.Second}, 7, 2},
 		"leader locator: same exchanges": {Spec{Name: "delay", VHost: "/", Levels: 4, QueueType: QueueTypeClassic,
 			QueueLeaderLocator: LeaderLocatorBalanced}, 7, 2},
+		"group size: same exchanges": {Spec{Name: "delay", VHost: "/", Levels: 4, QuorumInitialGroupSize: 2}, 7, 2},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -358,6 +365,7 @@ func (c generationCase) beforeChange() generationCase {
 	previous := c.draining[len(c.draining)-1]
 	return generationCase{spec: Spec{Name: c.spec.Name, VHost: c.spec.VHost, Levels: previous.Levels, Radix: previous.Radix,
 		Resolution: previous.Resolution, QueueType: previous.QueueType, DeadLetterStrategy: previous.DeadLetterStrategy,
+		QueueLeaderLocator: previous.QueueLeaderLocator, QuorumInitialGroupSize: previous.QuorumInitialGroupSize,
 		Generation: previous.Number, FormatGeneration: previous.Format, Routes: c.spec.Routes}, draining: c.draining[:len(c.draining)-1]}
 }
 

@@ -42,7 +42,8 @@ func (e *InferError) Error() string {
 //     at-most-once (the broker's default) for a quorum queue without one and
 //     for classic queues;
 //   - the queue leader locator is the level queues' x-queue-leader-locator,
-//     none when they have none;
+//     none when they have none, and so is the quorum initial group size
+//     their x-quorum-initial-group-size;
 //   - a route is a binding of the out exchange whose key is a prefix
 //     followed by exactly levels "*" words, the prefix "#" meaning the empty
 //     key; other bindings of out, and routes [Validate] refuses, are left out
@@ -249,17 +250,18 @@ func (c *setChains) infer(names Names, boundFormat map[int]int) ([]Generation, [
 // resolveInferred resolves it.
 func currentSpec(names Names, actual Topology, current Generation) Spec {
 	return Spec{
-		Name:               string(names),
-		VHost:              actual.VHost,
-		Levels:             current.Levels,
-		Radix:              current.Radix,
-		Resolution:         current.Resolution,
-		QueueType:          current.QueueType,
-		DeadLetterStrategy: current.DeadLetterStrategy,
-		QueueLeaderLocator: current.QueueLeaderLocator,
-		Routes:             inferRoutes(names.Generation(current.Format).Out(), current.Levels, actual.Bindings),
-		Generation:         current.Number,
-		FormatGeneration:   current.Format,
+		Name:                   string(names),
+		VHost:                  actual.VHost,
+		Levels:                 current.Levels,
+		Radix:                  current.Radix,
+		Resolution:             current.Resolution,
+		QueueType:              current.QueueType,
+		DeadLetterStrategy:     current.DeadLetterStrategy,
+		QueueLeaderLocator:     current.QueueLeaderLocator,
+		QuorumInitialGroupSize: current.QuorumInitialGroupSize,
+		Routes:                 inferRoutes(names.Generation(current.Format).Out(), current.Levels, actual.Bindings),
+		Generation:             current.Number,
+		FormatGeneration:       current.Format,
 	}
 }
 
@@ -338,9 +340,11 @@ func (c *chainObjects) infer(names Names, number int) (Generation, []string) {
 	reasons = append(reasons, problems...)
 	locator, problems := inferLeaderLocator(c.levelQueues)
 	reasons = append(reasons, problems...)
+	groupSize, problems := inferGroupSize(c.levelQueues)
+	reasons = append(reasons, problems...)
 	return Generation{
 		Number: number, Levels: c.highest[radix] + 1, Radix: radix, Resolution: resolution,
-		QueueType: queueType, DeadLetterStrategy: strategy, QueueLeaderLocator: locator,
+		QueueType: queueType, DeadLetterStrategy: strategy, QueueLeaderLocator: locator, QuorumInitialGroupSize: groupSize,
 	}, reasons
 }
 
@@ -348,9 +352,9 @@ func (c *chainObjects) infer(names Names, number int) (Generation, []string) {
 // one of them drifted (was declared again behind the provider's back). A
 // draining generation is never declared again, only drained and deleted,
 // so it is read from the largest group of its queues that agree on their
-// resolution, type, strategy and leader locator (on a tie, the group of its
-// lowest queue);
-// its drifted queues drain as they are (see [KeepDrainingQueues]).
+// resolution, type, strategy, leader locator and group size (on a tie, the
+// group of its lowest queue); its drifted queues drain as they are (see
+// [KeepDrainingQueues]).
 func (c *chainObjects) inferAgreeing(names Names, number int) (Generation, []string) {
 	if len(c.radixes) != 1 {
 		return c.infer(names, number)
@@ -361,11 +365,13 @@ func (c *chainObjects) inferAgreeing(names Names, number int) (Generation, []str
 		queueType  QueueType
 		strategy   DeadLetterStrategy
 		locator    LeaderLocator
+		groupSize  int
 	}
 	groups := map[signature][]levelQueue{}
 	var order []signature // in level order of their first queue
 	for _, lq := range c.levelQueues {
-		sig := signature{resolution: -1, queueType: lq.queueType(), strategy: lq.strategy(), locator: lq.queue.Arguments.LeaderLocator}
+		sig := signature{resolution: -1, queueType: lq.queueType(), strategy: lq.strategy(), locator: lq.queue.Arguments.LeaderLocator,
+			groupSize: lq.queue.Arguments.QuorumInitialGroupSize}
 		if resolution, ok := lq.resolution(radix); ok {
 			sig.resolution = resolution
 		}
@@ -463,11 +469,13 @@ func inferResolution(names GenerationNames, radix int, levelQueues []levelQueue)
 
 // sharedArgument is an argument that every level queue of a generation
 // declares alike.
-type sharedArgument[T ~string] struct {
+type sharedArgument[T comparable] struct {
 	name string
 	// value is a queue's, as the broker applies it.
 	value   func(levelQueue) T
 	allowed []T
+	// valid, when set, tells the allowed values instead of allowed.
+	valid func(T) bool
 	// expected ends the reason for a value not allowed: "a delay set's queues are …".
 	expected string
 }
@@ -480,8 +488,8 @@ func (a sharedArgument[T]) infer(levelQueues []levelQueue) (T, []string) {
 	byValue := map[T][]string{}
 	for _, lq := range levelQueues {
 		value := a.value(lq)
-		if !slices.Contains(a.allowed, value) {
-			reasons = append(reasons, fmt.Sprintf("%s has %s %s; %s", lq.queue.Name, a.name, value, a.expected))
+		if !a.allows(value) {
+			reasons = append(reasons, fmt.Sprintf("%s has %s %v; %s", lq.queue.Name, a.name, value, a.expected))
 			continue
 		}
 		if _, seen := byValue[value]; !seen {
@@ -492,7 +500,7 @@ func (a sharedArgument[T]) infer(levelQueues []levelQueue) (T, []string) {
 	if len(values) > 1 {
 		groups := make([]string, len(values))
 		for i, value := range values {
-			groups[i] = fmt.Sprintf("%s %s", listNames(byValue[value]), cmp.Or(string(value), "none"))
+			groups[i] = fmt.Sprintf("%s %s", listNames(byValue[value]), shownValue(value))
 		}
 		reasons = append(reasons, fmt.Sprintf("the level queues disagree on %s: %s", a.name, strings.Join(groups, "; ")))
 	}
@@ -502,6 +510,23 @@ func (a sharedArgument[T]) infer(levelQueues []levelQueue) (T, []string) {
 		return none, reasons
 	}
 	return values[0], nil
+}
+
+// allows tells whether a queue may have value v.
+func (a sharedArgument[T]) allows(v T) bool {
+	if a.valid != nil {
+		return a.valid(v)
+	}
+	return slices.Contains(a.allowed, v)
+}
+
+// shownValue spells an argument's value in a reason: "none" when absent.
+func shownValue[T comparable](v T) string {
+	var none T
+	if v == none {
+		return "none"
+	}
+	return fmt.Sprint(v)
 }
 
 // inferQueueType reads x-queue-type from the level queues; a queue without

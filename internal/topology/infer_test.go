@@ -436,11 +436,12 @@ func fuzzText(raw, alphabet string) string {
 // explains the plan as exactly the resolved spec, and that a plan differs
 // from itself in nothing.
 func FuzzPlanInfer(f *testing.F) {
-	// name, levels, resolution in ms, choice (bits 0–1: queue type and
-	// strategy; bit 2: the first route goes to an exchange; bit 3: a second
-	// route with the empty key; bit 4: destinations prefixed with the set
-	// name; bits 5–6: the radix, the zero value (2), 4, 8 or 16; bit 7:
-	// leaders balanced), route key, route destination.
+	// name, levels, resolution in ms (bits 20–22: the quorum initial group
+	// size, 0 for none), choice (bits 0–1: queue type and strategy; bit 2:
+	// the first route goes to an exchange; bit 3: a second route with the
+	// empty key; bit 4: destinations prefixed with the set name; bits 5–6:
+	// the radix, the zero value (2), 4, 8 or 16; bit 7: leaders balanced),
+	// route key, route destination.
 	f.Add("delay", uint8(4), uint64(1000), uint8(0), "orders", "orders")          // the defaults, one route
 	f.Add("d", uint8(1), uint64(1), uint8(1), "", "q")                            // one level, 1 ms, classic, route of every message
 	f.Add("wide", uint8(32), uint64(3), uint8(2), "a.b", "x")                     // 32 levels at the smallest resolution that still fits
@@ -453,6 +454,9 @@ func FuzzPlanInfer(f *testing.F) {
 	f.Add("delay.r16", uint8(2), uint64(1000), uint8(96|16), "15.0", "r16.00.15") // names that look like radix-16 objects
 	f.Add("delay", uint8(10), uint64(1), uint8(96), "k", "q")                     // radix 16, one level too many: skipped
 	f.Add("delay", uint8(2), uint64(100), uint8(128|96), "k", "q")                // radix 16, leaders balanced
+	f.Add("delay", uint8(2), uint64(3<<20|100), uint8(128|96), "k", "q")          // radix 16, replicas on 3 nodes
+	f.Add("delay", uint8(4), uint64(1<<20|1000), uint8(1), "orders", "orders")    // at-most-once, one replica
+	f.Add("delay", uint8(4), uint64(2<<20|1000), uint8(2), "k", "q")              // classic with a group size: skipped
 	f.Fuzz(func(t *testing.T, rawName string, levels uint8, resolutionMs uint64, choice uint8, rawKey, rawDestination string) {
 		name := fuzzText(rawName, "abcdefghijklmnopqrstuvwxyzAZ0189._-:")
 		key := fuzzText(rawKey, "ab01.")
@@ -474,6 +478,7 @@ func FuzzPlanInfer(f *testing.F) {
 			QueueLeaderLocator: []LeaderLocator{"", LeaderLocatorBalanced}[choice>>7],
 			Routes:             []Route{{Destination: destination, Key: key}},
 		}
+		s.QuorumInitialGroupSize = int(resolutionMs >> 20 & 7)
 		if choice&4 != 0 {
 			s.Routes[0].DestinationType = DestinationExchange
 		}

@@ -281,6 +281,7 @@ func (lib *library) checkFields(v *specValidator, s Spec) {
 		v.add("queue_leader_locator", -1, "must be unset in the %s layout: %s declares its queues without x-queue-leader-locator, and a queue declared with other arguments than the library's fails the library's own declaration; to spread them over a cluster, give the broker a policy with queue-leader-locator %q for them; got %q",
 			lib.layout, lib.product, LeaderLocatorBalanced, s.QueueLeaderLocator)
 	}
+	lib.refuseGroupSize(v, s.QuorumInitialGroupSize)
 	v.routes(s.Routes, lib.owns, func(route int, key string) { lib.checkRouteKey(v, route, key) })
 }
 

@@ -74,6 +74,9 @@ func chainQueues(l radixChain, objects planNames, g Generation) []Queue {
 			LeaderLocator:      g.QueueLeaderLocator,
 		}
 		if g.QueueType == QueueTypeQuorum {
+			args.QuorumInitialGroupSize = g.QuorumInitialGroupSize
+		}
+		if g.QueueType == QueueTypeQuorum {
 			args.DeadLetterStrategy = g.DeadLetterStrategy
 			if g.DeadLetterStrategy == AtLeastOnce {
 				args.Overflow = overflowRejectPublish

@@ -40,6 +40,9 @@ func planGoldenText(top Topology) string {
 		if a.LeaderLocator != "" {
 			fmt.Fprintf(&b, " x-queue-leader-locator=%s", a.LeaderLocator)
 		}
+		if a.QuorumInitialGroupSize != 0 {
+			fmt.Fprintf(&b, " x-quorum-initial-group-size=%d", a.QuorumInitialGroupSize)
+		}
 		b.WriteString("\n")
 	}
 	for _, binding := range top.Bindings {
@@ -92,6 +95,12 @@ func TestPlanGolden(t *testing.T) {
 		"plan_radix4_n2_r1s_balanced.golden": func() Spec {
 			s := radix(4, 2)
 			s.QueueLeaderLocator = LeaderLocatorBalanced
+			return s
+		}(),
+		// Replicas on 3 nodes: every TTL queue, not the parking lot.
+		"plan_radix16_n2_r1s_group3.golden": func() Spec {
+			s := radix(16, 2)
+			s.QueueLeaderLocator, s.QuorumInitialGroupSize = LeaderLocatorBalanced, 3
 			return s
 		}(),
 		"plan_nservicebus.golden":    planSpecNServiceBus,

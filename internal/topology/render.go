@@ -126,6 +126,9 @@ func queueArgumentsJSON(q Queue) (map[string]any, error) {
 	args.setString(ArgDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
 	args.setString(ArgOverflow, q.Arguments.Overflow)
 	args.setString(ArgLeaderLocator, string(q.Arguments.LeaderLocator))
+	if q.Arguments.QuorumInitialGroupSize != 0 {
+		args.values[ArgQuorumInitialGroupSize] = q.Arguments.QuorumInitialGroupSize
+	}
 	return args.values, args.addOther(q.Arguments.Other)
 }
 

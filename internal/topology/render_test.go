@@ -31,6 +31,11 @@ var renderSpecs = map[string]Spec{
 		QueueType: QueueTypeQuorum, DeadLetterStrategy: AtMostOnce,
 		Routes: []Route{{Destination: "events", DestinationType: DestinationExchange}},
 	},
+	// Replicas on 2 nodes: x-quorum-initial-group-size an integer on each TTL queue.
+	"n2-1s-quorum-group-2-queue-route": {
+		Name: "delay", VHost: "/", Levels: 2, Resolution: time.Second, QuorumInitialGroupSize: 2,
+		Routes: []Route{{Destination: "orders", Key: "orders"}},
+	},
 }
 
 func renderPlan(t *testing.T, s Spec) Topology {

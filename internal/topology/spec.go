@@ -34,8 +34,8 @@ func (e *FieldError) Error() string {
 
 // ValidationErrors holds every problem [Validate] found, in the order of the
 // fields: name, generation, vhost, layout, levels, max_delay, resolution,
-// radix, queue_type, dead_letter_strategy, queue_leader_locator, then each
-// route in turn.
+// radix, queue_type, dead_letter_strategy, queue_leader_locator,
+// quorum_initial_group_size, then each route in turn.
 type ValidationErrors []*FieldError
 
 // Error joins the messages of every problem with "; ".
@@ -76,6 +76,7 @@ func (v *specValidator) checkDefaultLayoutFields(s Spec) {
 	v.addErr(radixErr)
 	v.queueType(s.QueueType, s.DeadLetterStrategy)
 	v.leaderLocator(s.QueueLeaderLocator)
+	v.quorumGroupSize(s.QuorumInitialGroupSize, s.QueueType)
 	ownObject := func(destination string) bool {
 		return s.Name != "" && Names(s.Name).parse(destination).kind != kindNone
 	}
@@ -228,10 +229,11 @@ func maxDelayTooLong(maxDelay time.Duration, radix int, resolution time.Duration
 		maxDelay, resolution, withRadix, limit, MaxTTL, maxDelayFor(limit, radix, resolution))}
 }
 
-// ExplicitZero is the problem with levels, max_delay or resolution set to
-// zero on purpose, in the words [Validate] uses for the field's other values
-// out of range, or nil for another field. A [Spec] reads a zero as unset, so
-// only the caller can tell an explicit zero, and refuse it with this.
+// ExplicitZero is the problem with levels, max_delay, resolution, radix or
+// quorum_initial_group_size set to zero on purpose, in the words [Validate]
+// uses for the field's other values out of range, or nil for another field.
+// A [Spec] reads a zero as unset, so only the caller can tell an explicit
+// zero, and refuse it with this.
 func ExplicitZero(field string) *FieldError {
 	switch field {
 	case "levels":
@@ -242,6 +244,8 @@ func ExplicitZero(field string) *FieldError {
 		return checkResolution(0)
 	case "radix":
 		return checkRadix(0)
+	case groupSizeField:
+		return groupSizeBelowOne(0)
 	}
 	return nil
 }

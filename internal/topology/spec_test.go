@@ -147,6 +147,20 @@ var specInvalidCases = map[string]struct {
 	"nservicebus declares no leader locator": {Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, QueueLeaderLocator: LeaderLocatorBalanced}, []specWantError{
 		{"queue_leader_locator", -1, `must be unset in the nservicebus layout: NServiceBus declares its queues without x-queue-leader-locator`},
 	}},
+	"group size below 1": {specBase(func(s *Spec) { s.QuorumInitialGroupSize = -1 }), []specWantError{
+		{"quorum_initial_group_size", -1, "must be at least 1 (the nodes that hold a replica of each quorum queue), got -1"},
+	}},
+	"group size of classic queues": {specBase(func(s *Spec) { s.QueueType, s.QuorumInitialGroupSize = QueueTypeClassic, 2 }), []specWantError{
+		{"quorum_initial_group_size", -1, `applies to quorum queues only: a classic queue lives on one node and has no replicas; leave it unset, or set queue_type = "quorum"; got 2`},
+	}},
+	"nservicebus declares no group size": {Spec{Name: "nsb", VHost: "/", Layout: LayoutNServiceBus, QuorumInitialGroupSize: 3}, []specWantError{
+		{"quorum_initial_group_size", -1, "must be unset in the nservicebus layout: NServiceBus declares its queues without x-quorum-initial-group-size, " +
+			"and a queue declared with other arguments than the library's fails the library's own declaration; no policy sets it: to keep the " +
+			"queues on fewer nodes, set the broker's quorum_queue.initial_cluster_size"},
+	}},
+	"celery declares no group size": {Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, QuorumInitialGroupSize: 1}, []specWantError{
+		{"quorum_initial_group_size", -1, "must be unset in the celery layout: Celery declares its queues without x-quorum-initial-group-size"},
+	}},
 	"celery unknown leader locator": {Spec{Name: "celery", VHost: "/", Layout: LayoutCelery, QueueLeaderLocator: "random"}, []specWantError{
 		{"queue_leader_locator", -1, `must be one of "balanced", "client-local", got "random"`},
 	}},
@@ -590,6 +604,8 @@ func TestExplicitZero(t *testing.T) {
 		"max_delay":  {"max_delay", "max_delay: must be positive, got 0s"},
 		"resolution": {"resolution", "resolution: must be at least 1ms, got 0s"},
 		"radix":      {"radix", "radix: must be one of 2, 4, 8, 16, 256, got 0"},
+		"quorum_initial_group_size": {"quorum_initial_group_size",
+			"quorum_initial_group_size: must be at least 1 (the nodes that hold a replica of each quorum queue), got 0"},
 		"queue_type": {"queue_type", ""}, // zero is unset, and unset is fine
 		"route.key":  {"route.key", ""},
 	}

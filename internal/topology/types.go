@@ -141,6 +141,12 @@ type Spec struct {
 	// keeps its queues. A library's layout declares none.
 	QueueLeaderLocator LeaderLocator
 	Routes             []Route
+	// QuorumInitialGroupSize is how many nodes hold a replica of each TTL
+	// queue (x-quorum-initial-group-size), quorum queues only. Zero
+	// declares them without it: the broker's own size (its
+	// quorum_queue.initial_cluster_size, 3 by default, or every node of a
+	// smaller cluster). A library's layout declares none.
+	QuorumInitialGroupSize int
 
 	// Generation numbers the set's chain of TTL queues and done exchanges
 	// ([Names.Generation]): 0 for a set as first declared, one more for
@@ -163,6 +169,8 @@ const (
 	ArgOverflow           = "x-overflow"
 	ArgLeaderLocator      = "x-queue-leader-locator"
 	ArgAlternateExchange  = "alternate-exchange"
+
+	ArgQuorumInitialGroupSize = "x-quorum-initial-group-size"
 )
 
 // QueueArguments are the x-arguments of a queue, typed. Zero values are absent.
@@ -173,6 +181,8 @@ type QueueArguments struct {
 	DeadLetterStrategy DeadLetterStrategy // ArgDeadLetterStrategy
 	Overflow           string             // ArgOverflow
 	LeaderLocator      LeaderLocator      // ArgLeaderLocator
+	// QuorumInitialGroupSize is ArgQuorumInitialGroupSize; 0 when absent.
+	QuorumInitialGroupSize int
 	// Other holds any argument the layout never sets, as its JSON text; only
 	// an actual topology read from a broker has them, and they show as drift.
 	Other map[string]string
@@ -242,6 +252,9 @@ func (q Queue) String() string {
 	line.addString(ArgDeadLetterStrategy, string(q.Arguments.DeadLetterStrategy))
 	line.addString(ArgOverflow, q.Arguments.Overflow)
 	line.addString(ArgLeaderLocator, string(q.Arguments.LeaderLocator))
+	if q.Arguments.QuorumInitialGroupSize != 0 {
+		line.add(ArgQuorumInitialGroupSize + " " + strconv.Itoa(q.Arguments.QuorumInitialGroupSize))
+	}
 	line.addOther(q.Arguments.Other)
 	return line.of(q.Name)
 }

@@ -63,6 +63,7 @@ func clusterMarkdown(r report) string {
 	}
 	align := "ll" + strings.Repeat("r", len(nodes)) + "rlrr"
 	writeTable(&b, rows, align)
+	b.WriteString(workMarkdown(r))
 	return b.String()
 }
 
@@ -114,4 +115,38 @@ func nodeOfPID(e environment) string {
 		}
 	}
 	return "?"
+}
+
+// clientsWhere says through which nodes the sets were declared and the
+// messages published and consumed, and with which scheduler flags the
+// nodes ran when known.
+func clientsWhere(e environment, s settings) string {
+	flags := ""
+	if len(e.NodeFlags) > 0 && e.NodeFlags[0] != "" {
+		flags = fmt.Sprintf(" The nodes' Erlang VMs ran with %s (the first node's command line).", e.NodeFlags[0])
+	}
+	if len(s.ClientURLs) < 2 {
+		return fmt.Sprintf("The sets were declared, and the messages published and consumed, through one node, %s (process %d): "+
+			"its management API and its AMQP listener.%s", nodeOfPID(e), e.BrokerPID, flags)
+	}
+	declared := fmt.Sprintf("The sets were declared through the management API of %s (process %d)", nodeOfPID(e), e.BrokerPID)
+	if s.GroupSize > 0 {
+		declared += fmt.Sprintf(", with x-quorum-initial-group-size %d, each quorum queue through the nodes in turn as the provider declares it", s.GroupSize)
+	}
+	return fmt.Sprintf("%s. Each trial spread its publishers and consumers over %d AMQP URLs, one per node, round-robin (%s): message i "+
+		"was published through URL i mod %d with a route key of its own, whose queue (classic) was declared and consumed through the same URL, "+
+		"so each node published, routed and delivered its share.%s", declared, len(s.ClientURLs), strings.Join(s.ClientURLs, ", "), len(s.ClientURLs), flags)
+}
+
+// scriptNodes names the nodes of scripts/rabbitmq-nodes.sh a cluster ran
+// on, by their numbers: "nodes 7, 8 and 9" for rabbit-f7@… to rabbit-f9@….
+func scriptNodes(nodes []clusterNode) string {
+	numbers := make([]string, len(nodes))
+	for i, n := range nodes {
+		numbers[i] = strings.TrimPrefix(shortNode(n.Name), "rabbit-f")
+	}
+	if len(numbers) < 2 {
+		return "node " + strings.Join(numbers, "")
+	}
+	return "nodes " + strings.Join(numbers[:len(numbers)-1], ", ") + " and " + numbers[len(numbers)-1]
 }

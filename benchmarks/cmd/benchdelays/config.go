@@ -17,12 +17,18 @@ import (
 
 // config is everything a run needs.
 type config struct {
+	// URL is the first of URLs, the AMQP URLs the trials' clients use: one,
+	// or one per node of a cluster, which they spread over (clients.go).
 	URL      string
+	URLs     []string
 	Endpoint string
 	Username string
 	Password string
 	VHost    string
 
+	// GroupSize is the quorum initial group size of every quorum set; 0
+	// for none (the broker's).
+	GroupSize      int
 	Variants       []variant
 	Levels         int
 	Resolution     time.Duration
@@ -53,7 +59,11 @@ type config struct {
 	Rabbitmqctl   string
 	Out           string
 	Render        string // a delays.json to render instead of measuring
-	Estimate      bool   // print the run's estimated duration and exit
+	// ModelFit and ModelCheck are the delays.json files of cluster runs to
+	// fit the scaling model to and to check it against (model.go), instead
+	// of measuring.
+	ModelFit, ModelCheck []string
+	Estimate             bool // print the run's estimated duration and exit
 	// Warnings say why the figures may not be what they seem, such as a
 	// duration too short for steady state; printed, and kept in the report.
 	Warnings []string
@@ -80,7 +90,10 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags := flag.NewFlagSet("benchdelays", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	cfg := config{}
-	flags.StringVar(&cfg.URL, "url", messaging.URLFromEnv(), "AMQP URL of the broker (default from $"+messaging.URLEnv+")")
+	flags.StringVar(&cfg.URL, "url", messaging.URLFromEnv(), "AMQP URL of the broker (default from $"+messaging.URLEnv+
+		"), or comma-separated URLs of a cluster's nodes, over which each trial spreads its publishers and consumers round-robin")
+	flags.IntVar(&cfg.GroupSize, "quorum-initial-group-size", 0, "replicas of each quorum queue of the measured sets "+
+		"(x-quorum-initial-group-size, as quorum_initial_group_size sets it); 0 for the broker's own")
 	flags.StringVar(&cfg.Endpoint, "endpoint", envOr("RABBITMQ_ENDPOINT", "http://127.0.0.1:15672"), "management API endpoint (default from $RABBITMQ_ENDPOINT)")
 	flags.StringVar(&cfg.Username, "username", envOr("RABBITMQ_USERNAME", "guest"), "management API user (default from $RABBITMQ_USERNAME)")
 	flags.StringVar(&cfg.Password, "password", envOr("RABBITMQ_PASSWORD", "guest"), "management API password (default from $RABBITMQ_PASSWORD)")
@@ -113,6 +126,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.StringVar(&cfg.Rabbitmqctl, "rabbitmqctl", defaultRabbitmqctl(), "the rabbitmqctl -broker-profile runs")
 	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+jsonFile+" and the plots "+svgFile+" and "+ratesFile+"; empty to write none")
 	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and the plots again from a "+jsonFile+" a run wrote, into -out, without measuring")
+	modelFit := flags.String("model-fit", "", "comma-separated "+jsonFile+" files of cluster runs whose clients and leaders vary from node to node: fit the "+
+		"model of each node's CPU per message to them and write "+modelFile+" into -out, without measuring")
+	modelCheck := flags.String("model-check", "", "comma-separated "+jsonFile+" files of cluster runs to check the -model-fit model against")
 	flags.BoolVar(&cfg.Estimate, "estimate", false, "print what the run would measure and how long it should take, and exit without measuring")
 	quick := flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400 without 10 % steps, idle radixes 2,16 for 3s")
 	if err := flags.Parse(args); err != nil {
@@ -133,6 +149,14 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		}
 	}
 
+	cfg.ModelFit, cfg.ModelCheck = splitList(*modelFit), splitList(*modelCheck)
+	if cfg.URLs = splitList(cfg.URL); len(cfg.URLs) == 0 {
+		return config{}, errors.New("-url names no AMQP URL")
+	}
+	cfg.URL = cfg.URLs[0]
+	if cfg.GroupSize < 0 {
+		return config{}, fmt.Errorf("-quorum-initial-group-size must be 0 (none) or more, got %d", cfg.GroupSize)
+	}
 	var err error
 	if cfg.Variants, err = parseVariants(*variantList); err != nil {
 		return config{}, err
@@ -297,4 +321,23 @@ func parseRates(list string) ([]float64, error) {
 	}
 	slices.Sort(rates)
 	return slices.Compact(rates), nil
+}
+
+// groupSizeOf is the group size of v's sets: the run's, for quorum queues.
+func (c config) groupSizeOf(v variant) int {
+	if v.QueueType != topology.QueueTypeQuorum {
+		return 0
+	}
+	return c.GroupSize
+}
+
+// splitList splits a comma-separated list, leaving out empty items.
+func splitList(list string) []string {
+	var items []string
+	for _, item := range strings.Split(list, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }

@@ -15,6 +15,7 @@ type cpuSample struct {
 	busy, total  uint64        // all CPUs of the machine, from /proc/stat
 	broker       time.Duration // user + system time of the broker's processes
 	nodes        []time.Duration
+	threads      []map[string]time.Duration // each node's threads, by kind
 	ok, brokerOK bool
 	self         time.Duration // user + system time of this process
 }
@@ -30,6 +31,8 @@ func sampleCPU(pids []int) cpuSample {
 		s.broker += node
 		s.nodes = append(s.nodes, node)
 		s.brokerOK = s.brokerOK && err == nil
+		threads, _ := machine.ThreadCPU(pid) // nil, and no figures by kind, when unreadable
+		s.threads = append(s.threads, threads)
 	}
 	var usage syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err == nil {
@@ -65,4 +68,24 @@ func (s cpuSample) cpuUse(later cpuSample) (machineBusy, brokerSeconds float64) 
 		brokerSeconds = (later.broker - s.broker).Seconds()
 	}
 	return machineBusy, brokerSeconds
+}
+
+// nodeThreadSeconds is the CPU seconds each kind of each node's threads
+// used from s to later (machine.ThreadKind), in the order sampled; nil when
+// unknown.
+func (s cpuSample) nodeThreadSeconds(later cpuSample) []map[string]float64 {
+	if len(s.threads) != len(later.threads) || len(s.threads) == 0 {
+		return nil
+	}
+	seconds := make([]map[string]float64, len(s.threads))
+	for i := range s.threads {
+		if s.threads[i] == nil || later.threads[i] == nil {
+			return nil
+		}
+		seconds[i] = map[string]float64{}
+		for kind, after := range later.threads[i] {
+			seconds[i][kind] = (after - s.threads[i][kind]).Seconds()
+		}
+	}
+	return seconds
 }

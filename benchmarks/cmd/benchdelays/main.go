@@ -64,6 +64,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, describeRun(cfg))
 		return 0
 	}
+	if len(cfg.ModelFit) > 0 {
+		if err := writeModel(cfg.ModelFit, cfg.ModelCheck, cfg.Out); err != nil {
+			fmt.Fprintf(stderr, "benchdelays: %v\n", err)
+			return 2
+		}
+		return 0
+	}
 	if cfg.Render != "" {
 		if err := renderFromJSON(cfg.Render, cfg.Out); err != nil {
 			fmt.Fprintf(stderr, "benchdelays: %v\n", err)
@@ -94,11 +101,13 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	}
 	env.Provenance.RabbitMQ, env.Provenance.Erlang, env.Provenance.MetadataStore = node.RabbitMQVersion, node.ErlangVersion, node.MetadataStore
 	// The broker takes AMQP connections before the trials need them.
-	conns, err := dialTrial(cfg.URL)
-	if err != nil {
-		return 2, err
+	for _, url := range cfg.URLs {
+		conns, err := dialTrial(url)
+		if err != nil {
+			return 2, err
+		}
+		conns.close()
 	}
-	conns.close()
 
 	local := isLocal(cfg.URL)
 	if local {
@@ -116,6 +125,12 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 			}
 			env.Nodes = append(env.Nodes, clusterNode{Name: n.Name, PID: pid})
 		}
+	}
+	if env.cluster() {
+		if env.ClientNodes, err = nodesOfURLs(ctx, cfg); err != nil {
+			return 2, err
+		}
+		env.NodeFlags = schedulerFlags(env.brokerPIDs())
 	}
 	brokerPIDs := env.brokerPIDs()
 	if len(brokerPIDs) > 0 {
@@ -149,6 +164,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, Fine: cfg.Fine, SearchDuration: cfg.SearchDuration,
 		P99Limit: cfg.P99Limit, LossWindow: cfg.LossWindow, Tick: cfg.Tick, LagLimit: cfg.LagLimit, AbandonLag: cfg.AbandonLag,
 		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed, Warnings: cfg.Warnings,
+		GroupSize: cfg.GroupSize, ClientURLs: redactedURLs(cfg.URLs),
 	}}
 	for _, v := range cfg.Variants {
 		rep.Settings.Variants = append(rep.Settings.Variants, v.Name)

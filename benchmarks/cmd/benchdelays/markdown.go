@@ -24,9 +24,9 @@ func markdown(r report, svgName, ratesName string) string {
 	b.WriteString(e.Provenance.Markdown())
 	makeTarget := "`make bench-delays` runs `benchdelays -out benchmarks $BENCH_DELAYS_ARGS`"
 	if e.cluster() {
-		makeTarget = "`make bench-cluster` runs it on nodes 7, 8 and 9 of `scripts/rabbitmq-nodes.sh`"
+		makeTarget = "`make bench-cluster` runs it on " + scriptNodes(e.Nodes) + " of `scripts/rabbitmq-nodes.sh`"
 	}
-	fmt.Fprintf(&b, "Command: `%s`; %s. %s\n\n", e.Command, makeTarget, brokerWhere(e))
+	fmt.Fprintf(&b, "Command: `%s`; %s. %s\n\n", e.Command, makeTarget, brokerWhere(e, s))
 
 	fmt.Fprintf(&b, "Each set holds delays from 0 to %s at R = %s: %s. Every message is persistent, published with confirms "+
 		"at a paced rate (a %s ticker sending what the schedule says is due, confirms collected asynchronously), asks for a whole number "+
@@ -433,7 +433,7 @@ func brokerIdle(e environment) string {
 
 // brokerWhere says whether the broker ran beside this program, where its
 // CPU time could be read.
-func brokerWhere(e environment) string {
+func brokerWhere(e environment, s settings) string {
 	if e.cluster() {
 		names := make([]string, len(e.Nodes))
 		for i, n := range e.Nodes {
@@ -443,8 +443,8 @@ func brokerWhere(e environment) string {
 			return fmt.Sprintf("The broker was a cluster of %d nodes (%s), not all of them on this machine: its CPU is unknown.", len(e.Nodes), strings.Join(names, ", "))
 		}
 		return fmt.Sprintf("The broker was a cluster of %d nodes (%s), all on this machine beside this program (processes %s), sharing its CPUs: "+
-			"the broker's CPU is theirs together, and the section on the cluster gives each node's. The sets were declared, and the messages "+
-			"published and consumed, through one node, %s (process %d): its management API and its AMQP listener.", len(e.Nodes), strings.Join(names, ", "), joinPIDs(e.brokerPIDs()), nodeOfPID(e), e.BrokerPID)
+			"the broker's CPU is theirs together, and the section on the cluster gives each node's. %s", len(e.Nodes), strings.Join(names, ", "),
+			joinPIDs(e.brokerPIDs()), clientsWhere(e, s))
 	}
 	if e.BrokerPID == 0 {
 		return "The broker's process was not on this machine, or not visible to this program."

@@ -135,10 +135,20 @@ type trialResult struct {
 	// the set's queues each node leads, as the broker said after declaring
 	// them. Both only on a cluster.
 	NodeCPU []float64 `json:"node_cpu_s,omitempty"`
+	// NodeThreads is, in the same order, the CPU seconds of each kind of
+	// each node's threads (machine.ThreadKind: erts_sched the schedulers,
+	// which run the Erlang processes and busy-wait for work, erts_dios the
+	// dirty I/O threads, which write the queues' files).
+	NodeThreads []map[string]float64 `json:"node_thread_cpu_s,omitempty"`
 	// BrokerWork is what the broker's processes ran during a main trial,
 	// by kind, under -broker-profile.
-	BrokerWork  *processWork           `json:"broker_work,omitempty"`
-	Leaders     map[string]int         `json:"leaders,omitempty"`
+	BrokerWork *processWork   `json:"broker_work,omitempty"`
+	Leaders    map[string]int `json:"leaders,omitempty"`
+	// Replicas counts the set's TTL queues each node holds a member of, and
+	// Queues says where each queue of the set ran and how many messages
+	// passed it; on a cluster only.
+	Replicas    map[string]int         `json:"replicas,omitempty"`
+	Queues      []queuePlacement       `json:"queues,omitempty"`
 	Pacing      messaging.PacingReport `json:"pacing"`
 	Measurement measurement            `json:"measurement"`
 	// BrokerSettled says whether the broker's CPU use had settled near its
@@ -178,6 +188,11 @@ type settings struct {
 	Prefetch       int           `json:"prefetch"`
 	MaxInFlight    int           `json:"max_in_flight"`
 	Seed           uint64        `json:"seed"`
+	// GroupSize is the quorum sets' x-quorum-initial-group-size, 0 for none;
+	// ClientURLs the AMQP URLs the clients spread over, passwords hidden,
+	// when more than one.
+	GroupSize  int      `json:"quorum_initial_group_size,omitempty"`
+	ClientURLs []string `json:"client_urls,omitempty"`
 	// Warnings say why the figures may not be what they seem, such as a
 	// duration too short for steady state.
 	Warnings []string `json:"warnings,omitempty"`
@@ -199,6 +214,12 @@ type environment struct {
 	// one, with their processes when on this machine (else 0): the broker's
 	// CPU is then theirs together, and each trial also gives each node's.
 	Nodes []clusterNode `json:"nodes,omitempty"`
+	// ClientNodes is the node each AMQP URL of the clients reached, on a
+	// cluster.
+	ClientNodes []string `json:"client_nodes,omitempty"`
+	// NodeFlags are the scheduler flags of each node's Erlang VM (+sbwt and
+	// the like), from its command line, when any are set.
+	NodeFlags []string `json:"node_vm_flags,omitempty"`
 	// BrokerIdleCPU is the broker's CPU use before the first trial, in
 	// percent of one CPU: its background work, part of every trial's figure.
 	BrokerIdleCPU float64 `json:"broker_idle_cpu_percent"`

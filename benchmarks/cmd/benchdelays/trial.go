@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,16 +62,16 @@ func (r *runner) spec(p trialPlan) topology.Spec {
 	return topology.Spec{
 		Name: name, VHost: r.cfg.VHost, Levels: levels, Radix: radix, Resolution: resolution,
 		QueueType: p.variant.QueueType, DeadLetterStrategy: p.variant.Strategy, QueueLeaderLocator: p.variant.LeaderLocator,
-		Routes: []topology.Route{{Destination: name + ".work", Key: routeKey}},
+		QuorumInitialGroupSize: r.cfg.groupSizeOf(p.variant),
+		Routes:                 routesFor(name, len(r.cfg.URLs)),
 	}
 }
 
 // trial declares a fresh set, publishes to it at a paced rate while
-// consuming its route's queue, waits until every message has arrived or is
+// consuming its routes' queues, waits until every message has arrived or is
 // lost, counts, and removes the set whatever happened.
 func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	spec := r.spec(p)
-	route := spec.Routes[0].Destination
 	result = trialResult{
 		Variant: p.variant.Name, Baseline: p.baseline, Main: p.main, Set: spec.Name,
 		Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution, Rate: p.rate, Duration: p.duration,
@@ -82,66 +84,142 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		result.MachineBusy, result.BrokerCPU = cpuBefore.cpuUse(cpuAfter)
 		result.OwnCPU = cpuBefore.selfSeconds(cpuAfter)
 		if r.cluster {
-			result.NodeCPU = cpuBefore.nodeSeconds(cpuAfter)
+			result.NodeCPU, result.NodeThreads = cpuBefore.nodeSeconds(cpuAfter), cpuBefore.nodeThreadSeconds(cpuAfter)
 		}
 	}()
 	fail := func(err error) {
 		result.Error = errors.Join(errorOrNil(result.Error), err).Error()
 	}
 
-	conns, err := dialTrial(r.cfg.URL)
+	clients, err := dialClients(r.cfg.URLs, spec.Routes)
 	if err != nil {
 		fail(err)
 		return result
 	}
-	defer conns.close()
-	planned, err := topology.Plan(spec)
-	if err != nil {
-		fail(err)
-		return result
-	}
-	// The route's queue exists before the set's binding to it, as a user's would.
-	if err := messaging.DeclareQueue(conns.consume, route); err != nil {
+	defer clients.close()
+	// The routes' queues exist before the set's bindings to them, as a user's would.
+	if err := clients.declareRoutes(); err != nil {
 		fail(err)
 		return result
 	}
 	defer func() {
-		if err := r.remove(ctx, spec, route); err != nil {
+		if err := r.remove(ctx, spec); err != nil {
 			fail(err)
 		}
 	}()
-	if err := r.client.Apply(ctx, spec.VHost, topology.Diff(planned, topology.Topology{VHost: spec.VHost}), broker.ApplyOptions{}); err != nil {
-		fail(fmt.Errorf("declare set %s: %w", spec.Name, err))
+	if err := r.declare(ctx, p, spec, &result); err != nil {
+		fail(err)
 		return result
 	}
-	if r.cluster {
-		if result.Leaders, err = r.leaders(ctx, spec.VHost, planned); err != nil {
-			fail(err)
-			return result
+	var confirms confirmLog
+	err = clients.start(topology.Names(spec.Name).Ingest(), messaging.ConsumerOptions{IDPrefix: spec.Name + "-", Prefetch: r.cfg.Prefetch},
+		messaging.StreamOptions{MaxInFlight: r.cfg.MaxInFlight, OnConfirm: confirms.add})
+	if err != nil {
+		fail(err)
+		return result
+	}
+	start, workBefore := r.publish(ctx, p, spec, clients, &result, fail)
+	r.await(ctx, clients, &confirms, start, workBefore, &result, fail)
+	unroutable, err := r.parked(spec)
+	if err != nil {
+		fail(err)
+	}
+	arrivals, duplicates, foreign := clients.observed()
+	set := messaging.Set{IngestExchange: topology.Names(spec.Name).Ingest(), Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution}
+	result.Measurement = measure(observations{
+		format:        set.KeyFormat(),
+		confirmations: confirms.all(), arrivals: arrivals, duplicates: duplicates,
+		foreign: foreign, unroutable: unroutable,
+		start: start, duration: p.duration, longestDelay: r.delayRange(p, spec),
+		lossWindow: r.cfg.LossWindow,
+	})
+	return result
+}
+
+// declare declares the trial's set the provider's way (Plan, Diff, Apply)
+// and, on a cluster, records where its queues went.
+func (r *runner) declare(ctx context.Context, p trialPlan, spec topology.Spec, result *trialResult) error {
+	planned, err := topology.Plan(spec)
+	if err != nil {
+		return err
+	}
+	if err := r.client.Apply(ctx, spec.VHost, topology.Diff(planned, topology.Topology{VHost: spec.VHost}), broker.ApplyOptions{}); err != nil {
+		return fmt.Errorf("declare set %s: %w", spec.Name, err)
+	}
+	if !r.cluster {
+		return nil
+	}
+	shares := hopShares(planned, spec.Radix, spec.Resolution, r.cfg.Levels, p.baseline)
+	result.Leaders, result.Replicas, result.Queues, err = r.placement(ctx, spec, planned, shares)
+	return err
+}
+
+// await waits until every acked message has arrived, or the last one is
+// overdue by the loss window (then the missing ones are lost), takes the
+// broker profile's second sample, and lets a late duplicate show.
+func (r *runner) await(ctx context.Context, clients *trialClients, confirms *confirmLog, start time.Time, workBefore *brokerSample,
+	result *trialResult, fail func(error),
+) {
+	acked, lastDue := confirms.acked(start)
+	waitCtx, cancelWait := context.WithDeadline(ctx, lastDue.Add(r.cfg.LossWindow))
+	err := clients.waitFor(waitCtx, acked)
+	if err != nil && waitCtx.Err() == nil {
+		fail(err) // a consumer stopped, not the clock
+	}
+	cancelWait()
+	if workBefore != nil {
+		if after, err := r.profiler.sample(ctx); err != nil {
+			fail(fmt.Errorf("broker profile: %w", err))
+		} else {
+			work := workBetween(*workBefore, after)
+			result.BrokerWork = &work
 		}
 	}
-
-	consumer, err := messaging.NewConsumer(conns.consume, route, messaging.ConsumerOptions{IDPrefix: spec.Name + "-", Prefetch: r.cfg.Prefetch})
-	if err != nil {
+	settleCtx, cancelSettle := context.WithTimeout(ctx, 5*r.cfg.Settle)
+	defer cancelSettle()
+	if err := clients.settle(settleCtx, r.cfg.Settle); err != nil {
 		fail(err)
-		return result
 	}
-	defer func() { _ = consumer.Close() }()
+}
 
-	var mu sync.Mutex
-	var confirmations []messaging.Confirmation
-	publisher, err := messaging.NewStreamPublisher(conns.publish, topology.Names(spec.Name).Ingest(), messaging.StreamOptions{
-		MaxInFlight: r.cfg.MaxInFlight,
-		OnConfirm: func(c messaging.Confirmation) {
-			mu.Lock()
-			defer mu.Unlock()
-			confirmations = append(confirmations, c)
-		},
-	})
-	if err != nil {
-		fail(err)
-		return result
+// confirmLog collects a trial's publisher confirms, from every publisher.
+type confirmLog struct {
+	mu   sync.Mutex
+	list []messaging.Confirmation
+}
+
+func (l *confirmLog) add(c messaging.Confirmation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.list = append(l.list, c)
+}
+
+func (l *confirmLog) all() []messaging.Confirmation {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.list)
+}
+
+// acked counts the acked messages by route key, and says when the last of
+// them is due (start when none is).
+func (l *confirmLog) acked(start time.Time) (map[string]int, time.Time) {
+	acked, lastDue := map[string]int{}, start
+	for _, c := range l.all() {
+		if c.Acked {
+			key, _, _ := strings.Cut(c.RoutingKey, ".")
+			acked[key]++
+			lastDue = latest(lastDue, c.Message.Due())
+		}
 	}
+	return acked, lastDue
+}
+
+// publish sends the trial's messages at its paced rate through clients,
+// round-robin, and waits for their confirms; it returns when publishing
+// started, and the broker profile sampled just before when one is taken.
+func (r *runner) publish(ctx context.Context, p trialPlan, spec topology.Spec, clients *trialClients, result *trialResult,
+	fail func(error),
+) (time.Time, *brokerSample) {
 	delays := r.delays(p, spec)
 	var workBefore *brokerSample
 	if r.profiler != nil && p.main {
@@ -153,90 +231,62 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	}
 	set := messaging.Set{IngestExchange: topology.Names(spec.Name).Ingest(), Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution}
 	start := time.Now()
-	send := func(ctx context.Context, routingKey string, m messaging.Message) error {
-		_, err := publisher.Publish(ctx, routingKey, m)
-		return err
-	}
-	result.Pacing, err = messaging.PublishPaced(ctx, send, messaging.NewSchedule(p.rate, p.duration), r.cfg.Tick, r.cfg.AbandonLag, start, func(i int) (string, messaging.Message) {
+	var err error
+	result.Pacing, err = messaging.PublishPaced(ctx, clients.send, messaging.NewSchedule(p.rate, p.duration), r.cfg.Tick, r.cfg.AbandonLag, start, func(i int) (string, messaging.Message) {
 		delay := delays()
-		key, _ := set.RoutingKey(routeKey, delay) // delays() stays within the set's range
+		key, _ := set.RoutingKey(clients.routeKeyOf(i), delay) // delays() stays within the set's range
 		return key, messaging.Message{ID: fmt.Sprintf("%s-%07d", spec.Name, i), Delay: delay}
 	})
 	if err != nil {
 		fail(err)
 	}
 	flushCtx, cancelFlush := context.WithTimeout(ctx, 60*time.Second)
-	err = publisher.Flush(flushCtx)
-	cancelFlush()
-	if err != nil {
+	defer cancelFlush()
+	if err := clients.finishPublishing(flushCtx); err != nil {
 		fail(err)
 	}
-	if err := publisher.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
-		fail(err)
-	}
-
-	// Wait until every acked message has arrived, or the last one is
-	// overdue by the loss window: then the missing ones are lost.
-	mu.Lock()
-	acked, lastDue := 0, start
-	for _, c := range confirmations {
-		if c.Acked {
-			acked++
-			lastDue = latest(lastDue, c.Message.Due())
-		}
-	}
-	mu.Unlock()
-	waitCtx, cancelWait := context.WithDeadline(ctx, lastDue.Add(r.cfg.LossWindow))
-	err = consumer.WaitFor(waitCtx, acked)
-	if err != nil && waitCtx.Err() == nil {
-		fail(err) // the consumer stopped, not the clock
-	}
-	cancelWait()
-	if workBefore != nil {
-		if after, err := r.profiler.sample(ctx); err != nil {
-			fail(fmt.Errorf("broker profile: %w", err))
-		} else {
-			work := workBetween(*workBefore, after)
-			result.BrokerWork = &work
-		}
-	}
-	// Give a late duplicate a moment to show.
-	settleCtx, cancelSettle := context.WithTimeout(ctx, 5*r.cfg.Settle)
-	if err := consumer.Settle(settleCtx, r.cfg.Settle); err != nil && settleCtx.Err() == nil {
-		fail(err)
-	}
-	cancelSettle()
-	if err := consumer.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
-		fail(err)
-	}
-	unroutable, err := messaging.ReadyMessages(conns.consume, topology.Names(spec.Name).Unroutable())
-	if err != nil {
-		fail(err)
-	}
-
-	mu.Lock()
-	defer mu.Unlock()
-	result.Measurement = measure(observations{
-		format:        set.KeyFormat(),
-		confirmations: confirmations, arrivals: consumer.Arrivals(), duplicates: consumer.Duplicates(),
-		foreign: len(consumer.Foreign()), unroutable: unroutable,
-		start: start, duration: p.duration, longestDelay: r.delayRange(p, spec),
-		lossWindow: r.cfg.LossWindow,
-	})
-	return result
+	return start, workBefore
 }
 
-// leaders counts the queues of a declared set that each node leads.
-func (r *runner) leaders(ctx context.Context, vhost string, planned topology.Topology) (map[string]int, error) {
-	placements, err := r.client.ReadPlacements(ctx, vhost, planned.QueueNames())
+// parked counts the messages in the set's parking lot, over a connection
+// of its own: a channel opened on a trial's connection just after its
+// consumers' channels closed was once refused by a loaded broker (504
+// "expected 'channel.open'").
+func (r *runner) parked(spec topology.Spec) (int, error) {
+	conn, err := messaging.Dial(r.cfg.URL, 10*time.Second)
 	if err != nil {
-		return nil, fmt.Errorf("read where the set's queues run: %w", err)
+		return 0, err
 	}
-	counts := map[string]int{}
-	for _, p := range placements {
-		counts[p.Leader]++
+	defer func() { _ = conn.Close() }()
+	return messaging.ReadyMessages(conn, topology.Names(spec.Name).Unroutable())
+}
+
+// placement reads where the queues of a declared set run: how many each
+// node leads, how many of its TTL queues each node holds a replica of, and
+// each queue's leader, members and share of the messages (shares).
+func (r *runner) placement(ctx context.Context, spec topology.Spec, planned topology.Topology, shares map[string]float64) (
+	leaders, replicas map[string]int, queues []queuePlacement, err error,
+) {
+	placements, err := r.client.ReadPlacements(ctx, spec.VHost, planned.QueueNames())
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read where the set's queues run: %w", err)
 	}
-	return counts, nil
+	leaders, replicas = map[string]int{}, map[string]int{}
+	for _, q := range planned.Queues {
+		p, ok := placements[q.Name]
+		if !ok {
+			continue
+		}
+		leaders[p.Leader]++
+		queues = append(queues, queuePlacement{Name: q.Name, Leader: p.Leader, Members: p.Members, Hops: shares[q.Name]})
+		if q.Arguments.MessageTTL == 0 {
+			continue // the parking lot
+		}
+		for _, node := range p.Members {
+			replicas[node]++
+		}
+	}
+	return leaders, replicas, queues, nil
 }
 
 // delays returns a generator of the delays a trial asks for: whole ticks,
@@ -290,10 +340,10 @@ func (c trialConns) close() {
 }
 
 // remove deletes a trial's set the way the provider destroys one with
-// force_destroy (read it, diff against nothing, apply), then the route's
-// queue, over a connection of its own since the trial's may be closed. It
+// force_destroy (read it, diff against nothing, apply), then the routes'
+// queues, over a connection of its own since the trial's may be closed. It
 // runs even when ctx has ended, so an interrupted run leaves nothing behind.
-func (r *runner) remove(ctx context.Context, spec topology.Spec, route string) error {
+func (r *runner) remove(ctx context.Context, spec topology.Spec) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	err := r.client.DeleteSet(ctx, spec.VHost, spec.Name, broker.ApplyOptions{ForceDeleteQueues: true})
@@ -302,10 +352,13 @@ func (r *runner) remove(ctx context.Context, spec topology.Spec, route string) e
 	}
 	conn, dialErr := messaging.Dial(r.cfg.URL, 10*time.Second)
 	if dialErr != nil {
-		return errors.Join(err, fmt.Errorf("remove queue %s: %w", route, dialErr))
+		return errors.Join(err, fmt.Errorf("remove the routes' queues: %w", dialErr))
 	}
 	defer func() { _ = conn.Close() }()
-	return errors.Join(err, messaging.DeleteQueue(conn, route))
+	for _, route := range spec.Routes {
+		err = errors.Join(err, messaging.DeleteQueue(conn, route.Destination))
+	}
+	return err
 }
 
 func latest(a, b time.Time) time.Time {
