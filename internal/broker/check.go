@@ -66,7 +66,7 @@ type checkRule struct {
 // does not know gets the no-peek check: that one never counts as a
 // delivery, whatever the broker.
 func ruleFor(version, node string, enabled map[string]bool) checkRule {
-	rule := checkRule{version: version, node: node}
+	rule := checkRule{version: version, node: node, quorum: quorumNoPeek}
 	major, minor, ok := parseVersion(version)
 	switch {
 	case !ok:
@@ -103,6 +103,7 @@ func (r checkRule) mayPeek(q queueJSON) bool {
 		return true
 	case quorumPeekUnlessLimited:
 		return !q.mayHaveDeliveryLimit()
+	case quorumNoPeek:
 	}
 	return false
 }

@@ -245,8 +245,12 @@ func testProviderFactoriesWithClock(clock drain.Clock) map[string]func() (tfprot
 // Configure hands the provider's to the resource with the client.
 func TestProvider_configureHandsOverItsClock(t *testing.T) {
 	t.Parallel()
-	if clock := New("test")().(*RabbitMQProvider).clock; clock != (drain.SystemClock{}) {
-		t.Errorf("New gives the provider the clock %#v, want the machine's", clock)
+	fresh, ok := New("test")().(*RabbitMQProvider)
+	if !ok {
+		t.Fatalf("New gives a %T, want a *RabbitMQProvider", New("test")())
+	}
+	if fresh.clock != (drain.SystemClock{}) {
+		t.Errorf("New gives the provider the clock %#v, want the machine's", fresh.clock)
 	}
 	ctx := context.Background()
 	clock := newTestClock()

@@ -204,9 +204,12 @@ func writeBusiest(b *strings.Builder, points []modelPoint, c modelCoefficients) 
 
 // Larger clusters: a radix-16 set holding 0–255 ticks has 30 TTL queues,
 // each passed by 1/16 of the messages (1.875 hops a message).
+// Every layout holds each queue on modelReplicas nodes and spreads the
+// clients over every node.
 const (
 	modelQueues   = 30
 	modelQueueHop = 1.0 / 16
+	modelReplicas = 3
 )
 
 // modelLayout is a way to lay a set out on n nodes, and the work of its
@@ -223,25 +226,22 @@ type modelLayout struct {
 // spread its declarations. Placement is ideal for the queues there are: the
 // busiest node leads and holds the most any node must.
 var modelLayouts = []modelLayout{
-	{"one set, replicas on 3, clients spread", func(n int) nodeWork { return busiestOf(n, modelQueues, 3, true) }},
-	{"n copies of the chain, replicas on 3, clients spread", func(n int) nodeWork { return busiestOf(n, modelQueues*n, 3, true) }},
+	{"one set, replicas on 3, clients spread", func(n int) nodeWork { return busiestOf(n, modelQueues) }},
+	{"n copies of the chain, replicas on 3, clients spread", func(n int) nodeWork { return busiestOf(n, modelQueues*n) }},
 	{"one set declared through one node, replicas on 3, clients spread", func(n int) nodeWork {
-		w := busiestOf(n, modelQueues, 3, true)
+		w := busiestOf(n, modelQueues)
 		w.ReplicaHops = modelQueues * modelQueueHop // the declaring node holds every queue
 		return w
 	}},
 }
 
-// busiestOf is the busiest node's work with queues TTL queues of replicas
-// members each, the messages shared evenly among the copies.
-func busiestOf(n, queues, replicas int, spreadClients bool) nodeWork {
+// busiestOf is the busiest node's work with queues TTL queues of
+// modelReplicas members each, the messages shared evenly among the copies
+// and the clients among the n nodes.
+func busiestOf(n, queues int) nodeWork {
 	perQueue := modelQueueHop * modelQueues / float64(queues)
-	clients := 1.0
-	if spreadClients {
-		clients = 1 / float64(n)
-	}
-	return nodeWork{Clients: clients, LeaderHops: math.Ceil(float64(queues)/float64(n)) * perQueue,
-		ReplicaHops: math.Ceil(float64(queues*min(replicas, n))/float64(n)) * perQueue}
+	return nodeWork{Clients: 1 / float64(n), LeaderHops: math.Ceil(float64(queues)/float64(n)) * perQueue,
+		ReplicaHops: math.Ceil(float64(queues*min(modelReplicas, n))/float64(n)) * perQueue}
 }
 
 // writeExtrapolation writes, for clusters of 3 to 50 nodes and each

@@ -52,7 +52,7 @@ func TestBusiestOf(t *testing.T) {
 		// 50 nodes, 30 queues: a node leads at most one and holds at most 2 of the 90 replicas.
 		{50, 30, nodeWork{Clients: 0.02, LeaderHops: 1.0 / 16, ReplicaHops: 2.0 / 16}},
 	} {
-		got := busiestOf(tc.n, tc.queues, 3, true)
+		got := busiestOf(tc.n, tc.queues)
 		if math.Abs(got.Clients-tc.want.Clients)+math.Abs(got.LeaderHops-tc.want.LeaderHops)+math.Abs(got.ReplicaHops-tc.want.ReplicaHops) > 1e-12 {
 			t.Errorf("busiestOf(%d, %d) = %+v, want %+v", tc.n, tc.queues, got, tc.want)
 		}
