@@ -353,13 +353,19 @@ func testWaitEmpty(ctx context.Context, client *broker.Client, vhost string, que
 }
 
 // testWaitCounted waits, up to broker.StatisticsLag and a margin, until
-// the broker's statistics count a message in queue.
+// the broker's statistics themselves count a message in queue. Not
+// CountedMessages, which peeks at a queue the statistics give no count for
+// yet and so returns as soon as the message is there; the statistics of a
+// queue just declared then count 0 for seconds more (see
+// broker.Client.CountedByStatistics). Once they count a message they keep
+// counting it while it is in the queue: every sample is the queue's own
+// count at that instant.
 func testWaitCounted(ctx context.Context, client *broker.Client, queue string) error {
 	ctx, cancel := context.WithTimeout(ctx, broker.StatisticsLag+5*time.Second)
 	defer cancel()
 	for {
-		counted, err := client.CountedMessages(ctx, "/", []string{queue})
-		if err != nil || counted[queue] > 0 {
+		counted, _, err := client.CountedByStatistics(ctx, "/", queue)
+		if err != nil || counted > 0 {
 			return err
 		}
 		select {
@@ -722,6 +728,15 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 					plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(1)),
 				}},
+				// Runs before the state checks: a count of 0 after the message
+				// left level 4 would be right, and is no count's fault.
+				Check: func(*terraform.State) error {
+					if took := time.Since(sent.PublishedAt); took >= 16*spec.Resolution {
+						return fmt.Errorf("the step took %s from the publish: the message may have left %s (%s) before the apply counted it",
+							took.Round(time.Millisecond), names.Level(4), 16*spec.Resolution)
+					}
+					return nil
+				},
 				ConfigStateChecks: holdingCounted,
 			},
 			{
