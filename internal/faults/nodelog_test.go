@@ -16,6 +16,14 @@ import (
 // line belong to the entry.
 var logEntryStart = regexp.MustCompile(`^\d{4}-\d\d-\d\d \S+ \[(\w+)\] `)
 
+// crashedRequest marks the warning the management API logs when a request
+// crashed inside the node: it runs the request's AMQP method (a queue
+// declaration, say) by rpc, and an exception there comes back as
+// {badrpc, {'EXIT', {Reason, Stack}}}, which rabbit_mgmt_util:direct_request
+// logs as a warning ("Declare queue error: {'EXIT',…") and answers with 400
+// "Request to node … failed with …". Such an entry is kept with the errors.
+const crashedRequest = "{'EXIT',"
+
 const (
 	// nodeLogEntriesKept is how many of a node's last error entries a failed
 	// test prints, and nodeLogEntryChars how much of each: enough for a
@@ -25,8 +33,9 @@ const (
 	nodeLogEntryChars  = 800
 )
 
-// lastLogErrors returns the last error entries of a node's log, each on one
-// line and clipped, oldest first.
+// lastLogErrors returns the last error entries of a node's log, and the
+// warnings of requests that crashed (crashedRequest), each on one line and
+// clipped, oldest first.
 func lastLogErrors(path string) ([]string, error) {
 	file, err := os.Open(path)
 	if err != nil {
@@ -41,7 +50,7 @@ func lastLogErrors(path string) ([]string, error) {
 		line := scanner.Text()
 		if m := logEntryStart.FindStringSubmatch(line); m != nil {
 			current = nil
-			if m[1] == "error" {
+			if m[1] == "error" || (m[1] == "warning" && strings.Contains(line, crashedRequest)) {
 				current = &strings.Builder{}
 				entries = append(entries, "")
 			}
@@ -94,10 +103,11 @@ func TestLastLogErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"2026-11-26 23:50:03.000001+00:00 [error] <0.902.0> second error",
 		"2026-11-26 23:50:04.000001+00:00 [error] <0.904.0> Channel error on connection <0.905.0>:",
 		"2026-11-26 23:50:04.000001+00:00 [error] <0.904.0> {badmatch,",
 		"2026-11-26 23:50:05.000001+00:00 [error] <0.906.0> crasher: initial call: rabbit_channel:init/1 pid: <0.906.0>",
+		"2026-11-26 23:50:05.500001+00:00 [warning] <0.908.0> Declare queue error: {'EXIT',{{case_clause,{error,noproc}}, " +
+			"[{rabbit_quorum_queue,start_cluster,1,[]}, {rabbit_channel,handle_method,6,[]}]}}",
 	}
 	if !slices.Equal(entries, want) {
 		t.Errorf("lastLogErrors:\n got %q\nwant %q", entries, want)

@@ -24,6 +24,24 @@ type Arrival struct {
 	// header), the last one last: where a late message spent its time. The
 	// broker keeps the most recent first but not the order of the others.
 	Path []string
+	// Deaths is the message's x-death header as the broker wrote it, one
+	// entry per queue and reason, the most recent first. RabbitMQ 3.10
+	// reorders the older entries each time it adds one (see Death for what
+	// tells their order anyway).
+	Deaths []Death
+}
+
+// Death is one entry of a message's x-death header: the broker
+// dead-lettered it Count times from Queue for Reason ("expired", when a TTL
+// ran out). Exchange is the exchange the message had been routed through
+// into Queue: the one it was published to before its first death, and the
+// dead-letter exchange of the queue before for the others. So each death
+// names the hop before it, which orders a path of distinct queues whatever
+// order the header lists them in.
+type Death struct {
+	Queue, Reason, Exchange string
+	Count                   int64
+	RoutingKeys             []string
 }
 
 // BrokerClock is the granularity of the broker's message expiry. A quorum
@@ -150,13 +168,15 @@ func (c *Consumer) record(d amqp.Delivery, arrivedAt time.Time) {
 			Reason: fmt.Sprintf("id %q lacks the prefix %q", message.ID, c.options.IDPrefix)})
 	default:
 		counted = true
+		died := deaths(d.Headers)
 		arrival = Arrival{
 			Message:     message,
 			RoutingKey:  d.RoutingKey,
 			ArrivedAt:   arrivedAt,
 			Lateness:    arrivedAt.Sub(message.Due()),
 			Redelivered: d.Redelivered,
-			Path:        deathPath(d.Headers),
+			Path:        deathPath(died),
+			Deaths:      died,
 		}
 	}
 	duplicate := false
@@ -177,21 +197,39 @@ func (c *Consumer) record(d amqp.Delivery, arrivedAt time.Time) {
 	}
 }
 
-// deathPath reads the queues a message was dead-lettered from out of its
-// x-death header, which the broker keeps most recent first, one entry per
+// deathPath is the queues a message was dead-lettered from, by its x-death
+// header (deaths), which the broker keeps most recent first, one entry per
 // queue and reason with a count; a queue passed twice appears twice.
-func deathPath(headers amqp.Table) []string {
-	deaths, _ := headers["x-death"].([]interface{})
+func deathPath(deaths []Death) []string {
 	var path []string
 	for i := len(deaths) - 1; i >= 0; i-- {
-		death, _ := deaths[i].(amqp.Table)
-		queue, _ := death["queue"].(string)
-		count, _ := death["count"].(int64)
-		for range max(count, 1) {
-			path = append(path, queue)
+		for range max(deaths[i].Count, 1) {
+			path = append(path, deaths[i].Queue)
 		}
 	}
 	return path
+}
+
+// deaths reads a message's x-death header, in its order; nil without one.
+func deaths(headers amqp.Table) []Death {
+	entries, _ := headers["x-death"].([]interface{})
+	var out []Death
+	for _, entry := range entries {
+		death, _ := entry.(amqp.Table)
+		d := Death{}
+		d.Queue, _ = death["queue"].(string)
+		d.Reason, _ = death["reason"].(string)
+		d.Exchange, _ = death["exchange"].(string)
+		d.Count, _ = death["count"].(int64)
+		keys, _ := death["routing-keys"].([]interface{})
+		for _, key := range keys {
+			if k, ok := key.(string); ok {
+				d.RoutingKeys = append(d.RoutingKeys, k)
+			}
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 func (c *Consumer) stop(reason error) {

@@ -353,13 +353,19 @@ func testWaitEmpty(ctx context.Context, client *broker.Client, vhost string, que
 }
 
 // testWaitCounted waits, up to broker.StatisticsLag and a margin, until
-// the broker's statistics count a message in queue.
+// the broker's statistics themselves count a message in queue. Not
+// CountedMessages, which peeks at a queue the statistics give no count for
+// yet and so returns as soon as the message is there; the statistics of a
+// queue just declared then count 0 for seconds more (see
+// broker.Client.CountedByStatistics). Once they count a message they keep
+// counting it while it is in the queue: every sample is the queue's own
+// count at that instant.
 func testWaitCounted(ctx context.Context, client *broker.Client, queue string) error {
 	ctx, cancel := context.WithTimeout(ctx, broker.StatisticsLag+5*time.Second)
 	defer cancel()
 	for {
-		counted, err := client.CountedMessages(ctx, "/", []string{queue})
-		if err != nil || counted[queue] > 0 {
+		counted, _, err := client.CountedByStatistics(ctx, "/", queue)
+		if err != nil || counted > 0 {
 			return err
 		}
 		select {
@@ -648,17 +654,22 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 	conn, name, routeQueue, _ := dataPathSetUp(t)
 	client := testBrokerClient(t)
 	names := topology.Names(name)
-	// At 2 s a tick, level 4 holds a message for 32 s: long enough that
-	// the step's plan and apply (slower under Terraform 1.5.7) end before
-	// it leaves. The draining count is the statistics', and a message on
-	// its way from one queue to the next may be counted in neither.
-	spec := topology.Spec{Name: name, VHost: "/", Levels: 5, Resolution: 2 * time.Second, QueueType: topology.QueueTypeClassic,
+	// At 4 s a tick, level 4 holds a message of 16 ticks for 64 s, all of
+	// its delay. Steps 2 and 3 must end before it leaves: step 2 waits up
+	// to broker.StatisticsLag for the statistics, then plans and applies,
+	// and step 3 plans and applies again. At 2 s a tick (32 s) they once
+	// took longer, at a load of 25 on 2 cores; each step's check says how
+	// long after the publish it ended, and fails saying so if the message
+	// could have left. The draining count is the statistics', and a message
+	// on its way from one queue to the next may be counted in neither.
+	spec := topology.Spec{Name: name, VHost: "/", Levels: 5, Resolution: 4 * time.Second, QueueType: topology.QueueTypeClassic,
 		Routes: []topology.Route{{Destination: routeQueue, Key: dataPathKey}}}
 	config := dataPathSetConfig(name, routeQueue, `
   levels         = 5
-  resolution     = "2s"
+  resolution     = "4s"
   queue_type     = "classic"
   migration_wait = "0s"`)
+	hold := 16 * spec.Resolution
 	consumer, err := messaging.NewConsumer(conn, routeQueue, messaging.ConsumerOptions{IDPrefix: "drift-"})
 	if err != nil {
 		t.Fatal(err)
@@ -686,6 +697,20 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 		}
 	}
 	var sent messaging.Message
+	// stillHeld runs before a step's state checks: a count of 0, or no
+	// draining generation, after the message left level 4 would be right,
+	// and no count's fault.
+	stillHeld := func(step string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			took := time.Since(sent.PublishedAt)
+			t.Logf("%s ended %s after the publish (the message leaves %s at %s)", step, took.Round(time.Millisecond), names.Level(4), hold)
+			if took >= hold {
+				return fmt.Errorf("%s ended %s after the publish: the message may have left %s (%s) before the apply counted it",
+					step, took.Round(time.Millisecond), names.Level(4), hold)
+			}
+			return nil
+		}
+	}
 	holding := []statecheck.StateCheck{
 		statecheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(1)),
 		statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining").AtSliceIndex(0).AtMapKey("generation"), knownvalue.Int64Exact(0)),
@@ -710,7 +735,7 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer func() { _ = publisher.Close() }()
-					if sent, err = publisher.Publish(context.Background(), messaging.Delayed{ID: "drift-1", Key: dataPathKey, Delay: 16 * spec.Resolution}); err != nil {
+					if sent, err = publisher.Publish(context.Background(), messaging.Delayed{ID: "drift-1", Key: dataPathKey, Delay: hold}); err != nil {
 						t.Fatal(err)
 					}
 					if err := testWaitCounted(context.Background(), client, names.Level(4)); err != nil {
@@ -722,6 +747,7 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 					plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(1)),
 				}},
+				Check:             stillHeld("step 2"),
 				ConfigStateChecks: holdingCounted,
 			},
 			{
@@ -732,11 +758,12 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
 				}},
+				Check:             stillHeld("step 3"),
 				ConfigStateChecks: holding,
 			},
 			{
 				PreConfig: func() {
-					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					ctx, cancel := context.WithTimeout(context.Background(), hold+time.Minute)
 					defer cancel()
 					if err := consumer.WaitForIDs(ctx, []string{sent.ID}); err != nil {
 						t.Fatalf("the message in the drifted queue: %v", err)

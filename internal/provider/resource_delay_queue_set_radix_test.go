@@ -317,7 +317,8 @@ func TestAccDelayQueueSet_radixChangeNewGeneration(t *testing.T) {
 
 // TestAccDelayQueueSet_dataPathRadix16 sends real messages through a
 // radix-16 set, with keys the publisher writes in hex digits: each arrives
-// once, never early and at most dataPathMaxLateness late, and keys with a
+// once, never early, through the queues of its nonzero digits in order (its
+// x-death header) and at most dataPathMaxLateness late, and keys with a
 // digit of 16 or more, too few digits or a padded digit are parked in the
 // unroutable queue.
 func TestAccDelayQueueSet_dataPathRadix16(t *testing.T) {
@@ -341,7 +342,8 @@ func TestAccDelayQueueSet_dataPathRadix16(t *testing.T) {
 
 // TestAccDelayQueueSet_dataPathRadix256 sends real messages through a
 // radix-256 set of one digit, whose every delay but 0 passes one TTL queue:
-// each arrives once, never early and at most dataPathMaxLateness late, and
+// each arrives once, never early, through its digit's queue alone (its
+// x-death header) and at most dataPathMaxLateness late, and
 // keys with a digit of 256, a padded digit or no digit are parked in the
 // unroutable queue.
 func TestAccDelayQueueSet_dataPathRadix256(t *testing.T) {
