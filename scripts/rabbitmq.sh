@@ -287,29 +287,39 @@ start() {
 	if [ -n "$answering" ] && is_version "$answering" "$version" && [ "$(registered_port "$version")" = "$dist_port" ]; then
 		return 0
 	fi
-	local v ports mine=
+	# Which of this script's nodes hold the ports asked for: RABBITMQ_VERSION's own on other ports is
+	# restarted on them; another version's that holds one of them is stopped.
+	local v ports mine= stopping=() held=" "
 	for v in "${rabbitmq_versions[@]}"; do
 		ports=$(node_ports "$v")
 		[ -n "$ports" ] || continue
-		if [ "$v" = "$version" ]; then
-			if [ "$ports" = "$amqp_port $management_port $dist_port" ]; then
-				mine=1 # running, or still booting: waited for below
-				continue
-			fi
-			# shellcheck disable=SC2086 # three ports
-			log "RabbitMQ $v runs on $(describe_ports $ports); restarting it on amqp $amqp_port, management $management_port"
-			stop_version "$v"
-		elif shares_port $ports; then
-			# shellcheck disable=SC2086 # three ports
-			log "RabbitMQ $v runs on $(describe_ports $ports); stopping it for $version"
-			stop_version "$v"
+		if [ "$v" = "$version" ] && [ "$ports" = "$amqp_port $management_port $dist_port" ]; then
+			mine=1 # running, or still booting: waited for below
+		# shellcheck disable=SC2086 # three ports
+		elif [ "$v" = "$version" ] || shares_port $ports; then
+			stopping+=("$v")
+			held+="$ports "
 		fi
 	done
+	# Anything else on those ports, this script does not stop: it refuses before stopping anything.
 	if [ -z "$mine" ]; then
 		for port in "$amqp_port" "$management_port" "$dist_port"; do
-			port_open "$port" && die "127.0.0.1:$port is in use, not by a node this script started (ss -ltnp 'sport = :$port' tells by what): stop that, or ask for other ports (RABBITMQ_AMQP_PORT, RABBITMQ_MANAGEMENT_PORT)"
+			if [[ $held != *" $port "* ]] && port_open "$port"; then
+				die "127.0.0.1:$port is in use, not by a node this script started (ss -ltnp 'sport = :$port' tells by what): stop that, or ask for other ports (RABBITMQ_AMQP_PORT, RABBITMQ_MANAGEMENT_PORT)"
+			fi
 		done
 	fi
+	for v in "${stopping[@]}"; do
+		ports=$(node_ports "$v")
+		if [ "$v" = "$version" ]; then
+			# shellcheck disable=SC2086 # three ports
+			log "RabbitMQ $v runs on $(describe_ports $ports); restarting it on amqp $amqp_port, management $management_port"
+		else
+			# shellcheck disable=SC2086 # three ports
+			log "RabbitMQ $v runs on $(describe_ports $ports); stopping it for $version"
+		fi
+		stop_version "$v"
+	done
 	install_version "$version"
 	local started=$SECONDS
 	if in_a_chroot "$version"; then

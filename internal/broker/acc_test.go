@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -17,17 +18,21 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 // The acceptance tests use the broker of scripts/rabbitmq.sh: management API
-// on 127.0.0.1:15672, AMQP on 5672, user guest. Every object they declare has
+// at $RABBITMQ_ENDPOINT (http://127.0.0.1:15672 unless set), AMQP at
+// $RABBITMQ_AMQP_URL (messaging.URLFromEnv), user guest; `make testacc` sets
+// both to the ports the broker was started on. Every object they declare has
 // a random name and is deleted at the end.
-const (
-	accEndpoint = "http://127.0.0.1:15672"
-	accAMQPURL  = "amqp://guest:guest@127.0.0.1:5672/"
-	accVHost    = "/"
+var (
+	accEndpoint = cmp.Or(os.Getenv("RABBITMQ_ENDPOINT"), "http://127.0.0.1:15672")
+	accAMQPURL  = messaging.URLFromEnv()
 )
+
+const accVHost = "/"
 
 func accClient(t *testing.T) *broker.Client {
 	t.Helper()
