@@ -18,8 +18,8 @@
 # from RABBITMQ_DEBIAN_MIRROR, default the Debian archive this machine's apt sources name for its
 # own release), and must hold the version's rabbitmq-server. It shares this machine's network and
 # processes (a node's OS pid is the same inside and out). RABBITMQ_CHROOT, RABBITMQ_CHROOT_SUITE
-# and RABBITMQ_CHROOT_EPMD_PORT change RABBITMQ_VERSION's chroot only; the other version's keeps
-# its defaults above.
+# and RABBITMQ_CHROOT_EPMD_PORT change RABBITMQ_VERSION's chroot only; the other one keeps its
+# defaults above.
 #
 # A node runs there only with /proc, /sys (read-only), /dev, /dev/pts and this machine's /tmp
 # (where the fault nodes keep their files and tests write theirs, at the same paths) mounted in
