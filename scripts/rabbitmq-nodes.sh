@@ -19,7 +19,11 @@
 # Node N (1–9) is rabbit-fN@localhost with
 #   AMQP 127.0.0.1:568N, management API 127.0.0.1:1568N, Erlang distribution 127.0.0.1:2568N,
 #   and 127.0.0.1:1569N kept free for a TLS management listener a caller configures
-# and everything it writes in $RABBITMQ_NODES_DIR/VERSION/fN (default /tmp/rabbitmq-nodes/4.3/fN):
+# (RABBITMQ_NODES_NAME and RABBITMQ_NODES_PORT_BASE move the whole set: e.g. rabbit-cifN@localhost
+# on 578N, 1578N, 2578N and 1579N with RABBITMQ_NODES_NAME=rabbit-cif RABBITMQ_NODES_PORT_BASE=5780,
+# for a second set beside the first: .ci/run's, beside an engineer's fault tests)
+# and everything it writes in $RABBITMQ_NODES_DIR/VERSION/fN (default /tmp/rabbitmq-nodes/4.3/fN;
+# cifN for rabbit-cifN):
 # rabbitmq.conf, advanced.config, enabled_plugins, env.conf, mnesia/ (data), log/; one version's
 # data is never read by another. The directory is under /tmp because the rabbitmq user must be
 # able to reach it, which a checkout in a private home directory would not allow (and 4.0's and
@@ -44,8 +48,9 @@
 #   RABBITMQ_NODES_CONF             extra rabbitmq.conf lines, e.g. management.ssl.* settings (for
 #                                   4.0 and 4.3, the files they name must be under /tmp too)
 #   RABBITMQ_NODES_ADVANCED_CONFIG  the nodes' advanced.config (Erlang terms); default none
-# and for every command RABBITMQ_VERSION (4.3), RABBITMQ_NODES_DIR, RABBITMQ_WAIT_SECONDS (180),
-# and scripts/rabbitmq.sh's RABBITMQ_CHROOT and RABBITMQ_CHROOT_EPMD_PORT.
+# and for every command RABBITMQ_VERSION (4.3), RABBITMQ_NODES_DIR, RABBITMQ_NODES_NAME (rabbit-f),
+# RABBITMQ_NODES_PORT_BASE (5680), RABBITMQ_WAIT_SECONDS (180), and scripts/rabbitmq.sh's
+# RABBITMQ_CHROOT and RABBITMQ_CHROOT_EPMD_PORT.
 set -euo pipefail
 
 version=${RABBITMQ_VERSION:-4.3}
@@ -77,6 +82,11 @@ if in_a_chroot "$version" && [[ $base_dir != /tmp/* ]]; then
 	die "RABBITMQ_NODES_DIR must be under /tmp for RabbitMQ $version, whose chroot sees nothing else of this machine, not $base_dir"
 fi
 
+name_prefix=${RABBITMQ_NODES_NAME:-rabbit-f}
+port_base=${RABBITMQ_NODES_PORT_BASE:-5680}
+[[ $name_prefix =~ ^[a-z][a-z0-9-]*$ ]] || die "RABBITMQ_NODES_NAME must be lower-case letters, digits and dashes, not '$name_prefix'"
+[[ $port_base =~ ^[1-9][0-9]*0$ ]] && [ "$port_base" -le 45500 ] || die "RABBITMQ_NODES_PORT_BASE must be a multiple of 10 up to 45500, not '$port_base'"
+
 check_number() {
 	[[ $1 =~ ^[1-9]$ ]] || die "node number must be 1 to 9, not '$1'"
 }
@@ -84,13 +94,14 @@ check_number() {
 # node_vars N: sets the variables that describe node N.
 node_vars() {
 	check_number "$1"
-	short=rabbit-f$1
+	short=$name_prefix$1
 	node=$short@localhost
-	amqp_port=$((5680 + $1))
-	management_port=$((15680 + $1))
-	management_tls_port=$((15690 + $1))
-	dist_port=$((25680 + $1))
-	dir=$base_dir/f$1
+	amqp_port=$((port_base + $1))
+	management_port=$((port_base + 10000 + $1))
+	management_tls_port=$((port_base + 10010 + $1))
+	dist_port=$((port_base + 20000 + $1))
+	# fN for rabbit-fN: another set's names make other directories.
+	dir=$base_dir/${short#rabbit-}
 	env_file=$dir/env.conf
 }
 
@@ -295,7 +306,7 @@ member() {
 ctl_quiet() {
 	local output
 	if ! output=$(ctl "$@" 2>&1); then
-		log "rabbitmqctl -n rabbit-f$1@localhost ${*:2} failed:"
+		log "rabbitmqctl -n $name_prefix$1@localhost ${*:2} failed:"
 		echo "$output" >&2
 		return 1
 	fi
@@ -311,7 +322,7 @@ cluster() {
 		member "$n" "$first" || joining+=("$n")
 	done
 	[ "${#joining[@]}" -gt 0 ] || return 0
-	log "joining rabbit-f{$(
+	log "joining $name_prefix{$(
 		IFS=,
 		echo "${joining[*]}"
 	)}@localhost to $first_node"
