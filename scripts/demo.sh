@@ -6,11 +6,14 @@
 # Idempotent: a second run finds the sets in place (terraform apply is then a no-op).
 # Nothing is downloaded: terraform runs the provider through dev_overrides, without init.
 #
-# Environment: RABBITMQ_AMQP_URL (amqp://guest:guest@127.0.0.1:5672/), DEMO_ARGS (extra
-# benchmarks/cmd/delaydemo flags for both runs, e.g. DEMO_ARGS='-delays 0s,2s,7s'), DEMO_MARKDOWN
-# (a results file the binary set's report is also written to, with the commit, machine and
-# versions: DEMO_MARKDOWN=benchmarks/demo.md; the radix-16 set's goes beside it,
-# benchmarks/demo-radix16.md).
+# Environment: RABBITMQ_VERSION, RABBITMQ_AMQP_PORT and RABBITMQ_MANAGEMENT_PORT (the local broker,
+# as scripts/rabbitmq.sh starts it), RABBITMQ_ENDPOINT (http://127.0.0.1:RABBITMQ_MANAGEMENT_PORT;
+# when it is not examples/demo's http://127.0.0.1:15672, examples/demo/endpoint_override.tf, which
+# git ignores, points the provider at it), RABBITMQ_AMQP_URL
+# (amqp://guest:guest@127.0.0.1:RABBITMQ_AMQP_PORT/), DEMO_ARGS (extra
+# benchmarks/cmd/delaydemo flags for both runs, e.g. DEMO_ARGS='-delays 0s,2s,7s'), DEMO_MARKDOWN (a results
+# file the binary set's report is also written to, with the commit, machine and versions:
+# DEMO_MARKDOWN=benchmarks/demo.md; the radix-16 set's goes beside it, benchmarks/demo-radix16.md).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,6 +26,17 @@ step() { echo "==> $*" >&2; }
 
 step "starting the local RabbitMQ (scripts/rabbitmq.sh start)"
 scripts/rabbitmq.sh start
+
+export RABBITMQ_ENDPOINT=${RABBITMQ_ENDPOINT:-http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT:-15672}}
+export RABBITMQ_AMQP_URL=${RABBITMQ_AMQP_URL:-amqp://guest:guest@127.0.0.1:${RABBITMQ_AMQP_PORT:-5672}/}
+# examples/demo/main.tf names the local broker's default endpoint; an override file (Terraform
+# merges *_override.tf over the configuration) names another.
+override=$example/endpoint_override.tf
+if [ "$RABBITMQ_ENDPOINT" = http://127.0.0.1:15672 ]; then
+	rm -f "$override"
+else
+	printf '# Written by scripts/demo.sh for RABBITMQ_ENDPOINT.\nprovider "rabbitmq" {\n  endpoint = "%s"\n}\n' "$RABBITMQ_ENDPOINT" >"$override"
+fi
 
 terraform=$(scripts/terraform.sh)
 

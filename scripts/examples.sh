@@ -28,15 +28,20 @@
 #   TERRAFORM             the CLI to run (default: scripts/terraform.sh's; an OpenTofu `tofu` works)
 #   EXAMPLES_REAL_DELAYS  1 runs retry-backoff with its own 1s,10s,100s,500s schedule (about 10
 #                         minutes) instead of 10ms,100ms,1s,5s at a 10ms resolution (about 7 s)
-#   RABBITMQ_ENDPOINT, RABBITMQ_USERNAME, RABBITMQ_PASSWORD (the local broker's by default),
-#   RABBITMQ_AMQP_URL (amqp://guest:guest@127.0.0.1:5672/)
+#   RABBITMQ_ENDPOINT, RABBITMQ_USERNAME, RABBITMQ_PASSWORD (the local broker's by default:
+#   http://127.0.0.1:RABBITMQ_MANAGEMENT_PORT, 15672 unless set), RABBITMQ_AMQP_URL
+#   (amqp://guest:guest@127.0.0.1:RABBITMQ_AMQP_PORT/, 5672 unless set). An example that names the
+#   local broker's default endpoint (http://127.0.0.1:15672) runs against RABBITMQ_ENDPOINT instead.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 tools=$repo/.tools
 
-export RABBITMQ_ENDPOINT=${RABBITMQ_ENDPOINT:-http://127.0.0.1:15672}
+# The local broker's endpoint as the examples write it.
+default_endpoint=http://127.0.0.1:15672
+export RABBITMQ_ENDPOINT=${RABBITMQ_ENDPOINT:-http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT:-15672}}
+export RABBITMQ_AMQP_URL=${RABBITMQ_AMQP_URL:-amqp://guest:guest@127.0.0.1:${RABBITMQ_AMQP_PORT:-5672}/}
 export RABBITMQ_USERNAME=${RABBITMQ_USERNAME:-guest}
 export RABBITMQ_PASSWORD=${RABBITMQ_PASSWORD:-guest}
 export CHECKPOINT_DISABLE=1
@@ -320,6 +325,10 @@ run_example() {
 	rm -rf "$work" && mkdir -p "$work"
 	# Every configuration file but the import blocks, which check_import adds in its turn.
 	find "$example" -maxdepth 1 -name '*.tf' ! -name 'import-by-*.tf' -exec cp {} "$work/" \;
+	# A provider block or variable default naming the local broker names the one asked for.
+	if [ "$RABBITMQ_ENDPOINT" != "$default_endpoint" ]; then
+		sed -i "s|\"$default_endpoint\"|\"$RABBITMQ_ENDPOINT\"|g" "$work"/*.tf
+	fi
 	if grep -q cyrilgdn/rabbitmq "$work"/*.tf; then
 		without_community_provider || {
 			failed+=("$example")

@@ -1,16 +1,25 @@
 # shellcheck shell=bash
-# The Debian sid chroot that runs RabbitMQ 4.3 (RABBITMQ_VERSION=4.3), sourced by the two scripts
-# whose nodes run there: scripts/rabbitmq.sh (the shared node rabbit@localhost) and
-# scripts/rabbitmq-nodes.sh (the fault tests' rabbit-fN@localhost). They define log, die and
-# sudo_if_needed; make_chroot also needs rabbitmq.sh's apt_install and is_version.
+# The versions of RabbitMQ the scripts run, and the Debian chroots of the two that are not this
+# machine's own package: sourced by the two scripts whose nodes run there, scripts/rabbitmq.sh (the
+# local broker rabbit@localhost) and scripts/rabbitmq-nodes.sh (the fault tests' rabbit-fN@localhost).
+# They define log, die and sudo_if_needed; make_chroot also needs rabbitmq.sh's apt_install and
+# is_version.
 #
-# The chroot (RABBITMQ_CHROOT, /var/lib/rabbitmq-sid) is made once by make_chroot with debootstrap
-# (RABBITMQ_CHROOT_SUITE, sid; from RABBITMQ_DEBIAN_MIRROR, default the Debian archive this
-# machine's apt sources name for its own release). It shares this machine's network and processes
-# (a node's OS pid is the same inside and out), but has users of its own: its nodes run as its
-# rabbitmq user (another uid than this machine's), with that user's Erlang cookie, and register
-# with its own epmd on 127.0.0.1:RABBITMQ_CHROOT_EPMD_PORT (4370), apart from this machine's on
-# 4369: the two Erlangs never meet.
+#   3.10  Debian 12's rabbitmq-server (3.10.8), this machine's package; this machine's epmd (4369)
+#   4.0   Debian 13 (trixie)'s rabbitmq-server (4.0.5) in /var/lib/rabbitmq-trixie; epmd 4371
+#   4.3   Debian sid's rabbitmq-server (4.3) in /var/lib/rabbitmq-sid; epmd 4370
+#
+# Each version is an Erlang world of its own: its nodes register with its own epmd and run as its
+# own rabbitmq user (the chroot's has another uid than this machine's), with that user's Erlang
+# cookie. So each can run its own rabbit@localhost (and rabbit-fN@localhost) at the same time as
+# the others, on other ports.
+#
+# A chroot (RABBITMQ_CHROOT) is made once by make_chroot with debootstrap (RABBITMQ_CHROOT_SUITE,
+# from RABBITMQ_DEBIAN_MIRROR, default the Debian archive this machine's apt sources name for its
+# own release), and must hold the version's rabbitmq-server. It shares this machine's network and
+# processes (a node's OS pid is the same inside and out). RABBITMQ_CHROOT, RABBITMQ_CHROOT_SUITE
+# and RABBITMQ_CHROOT_EPMD_PORT change RABBITMQ_VERSION's chroot only; the other one keeps its
+# defaults above.
 #
 # A node runs there only with /proc, /sys (read-only), /dev, /dev/pts and this machine's /tmp
 # (where the fault nodes keep their files and tests write theirs, at the same paths) mounted in
@@ -19,10 +28,40 @@
 # release_chroot stops the epmd and unmounts them, but only when no node of the chroot is
 # registered any more. So neither script unmounts under the other's running node.
 
-# Absolute and resolved, as /proc/mounts names the mounts in it.
-chroot_dir=$(realpath -m "${RABBITMQ_CHROOT:-/var/lib/rabbitmq-sid}")
-chroot_epmd_port=${RABBITMQ_CHROOT_EPMD_PORT:-4370}
-chroot_suite=${RABBITMQ_CHROOT_SUITE:-sid}
+rabbitmq_versions=(3.10 4.0 4.3)
+
+# check_version VERSION: fails unless the scripts know VERSION.
+check_version() {
+	case "$1" in
+	3.10 | 4.0 | 4.3) ;;
+	*) die "RABBITMQ_VERSION must be 3.10, 4.0 or 4.3, not '$1'" ;;
+	esac
+}
+
+# in_a_chroot VERSION: whether VERSION runs in a chroot (all but this machine's 3.10).
+in_a_chroot() { [ "$1" != 3.10 ]; }
+
+# chroot_select VERSION: points the functions below at VERSION's chroot (chroot_version,
+# chroot_dir, chroot_epmd_port, chroot_suite). To look at another version's for a moment, call it
+# in a subshell: the chroot lock (chroot_lock_fd) belongs to one chroot.
+chroot_select() {
+	local dir port suite
+	case "$1" in
+	4.0) dir=/var/lib/rabbitmq-trixie port=4371 suite=trixie ;;
+	4.3) dir=/var/lib/rabbitmq-sid port=4370 suite=sid ;;
+	*) die "RabbitMQ $1 does not run in a chroot" ;;
+	esac
+	if [ "$1" = "${RABBITMQ_VERSION:-4.3}" ]; then
+		dir=${RABBITMQ_CHROOT:-$dir}
+		port=${RABBITMQ_CHROOT_EPMD_PORT:-$port}
+		suite=${RABBITMQ_CHROOT_SUITE:-$suite}
+	fi
+	chroot_version=$1
+	# Absolute and resolved, as /proc/mounts names the mounts in it.
+	chroot_dir=$(realpath -m "$dir")
+	chroot_epmd_port=$port
+	chroot_suite=$suite
+}
 
 # in_chroot COMMAND...: runs COMMAND in the chroot as root, with a clean environment that points
 # Erlang at the chroot's own epmd.
@@ -76,7 +115,8 @@ chroot_package_version() {
 	dpkg-query --admindir="$chroot_dir/var/lib/dpkg" -W -f '${Version}' rabbitmq-server 2>/dev/null || true
 }
 
-# make_chroot: debootstraps the chroot unless it is there; fails unless it holds rabbitmq-server 4.3.
+# make_chroot: debootstraps the chroot unless it is there; fails unless it holds rabbitmq-server
+# chroot_version.
 make_chroot() {
 	if [ ! -e "$chroot_dir" ]; then
 		command -v debootstrap >/dev/null 2>&1 || {
@@ -106,8 +146,8 @@ make_chroot() {
 	local package
 	package=$(chroot_package_version)
 	[ -n "$package" ] || die "$chroot_dir holds no rabbitmq-server: remove it, or set RABBITMQ_CHROOT to another directory"
-	is_version "$package" 4.3 ||
-		die "$chroot_dir holds rabbitmq-server $package, not 4.3 (Debian $chroot_suite moved on?): remove it to make it again from RABBITMQ_CHROOT_SUITE, or set RABBITMQ_CHROOT"
+	is_version "$package" "$chroot_version" ||
+		die "$chroot_dir holds rabbitmq-server $package, not $chroot_version (Debian $chroot_suite moved on?): remove it to make it again from RABBITMQ_CHROOT_SUITE, or set RABBITMQ_CHROOT"
 }
 
 chroot_mounts=(proc sys dev dev/pts tmp)

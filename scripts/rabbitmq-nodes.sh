@@ -3,26 +3,33 @@
 # a 3-node cluster that loses a node, a node with a TLS management listener. They run beside the
 # shared node of scripts/rabbitmq.sh (rabbit@localhost, 5672/15672), which this script never
 # touches, on 127.0.0.1 only. RABBITMQ_VERSION picks their RabbitMQ, as it does the shared node's
-# (`scripts/rabbitmq.sh install` installs either):
+# (`scripts/rabbitmq.sh install` installs any):
 #   4.3   (the default) Debian sid's 4.3 in the chroot of scripts/rabbitmq.sh (/var/lib/rabbitmq-sid,
-#         scripts/rabbitmq-chroot.sh): the nodes run as the chroot's rabbitmq user, with its Erlang
-#         cookie, and register with the chroot's epmd (127.0.0.1:4370). While one of them runs,
-#         the chroot has its mounts, this machine's /tmp among them, which is why their files must
-#         be under /tmp; stopping the last node of the chroot (theirs or the shared one) unmounts them.
+#         scripts/rabbitmq-chroot.sh)
+#   4.0   Debian 13 (trixie)'s 4.0.5 in its chroot (/var/lib/rabbitmq-trixie)
+#         In either chroot the nodes run as the chroot's rabbitmq user, with its Erlang cookie, and
+#         register with the chroot's epmd (127.0.0.1:4370 for 4.3, 4371 for 4.0). While one of
+#         them runs, the chroot has its mounts, this machine's /tmp among them, which is why their
+#         files must be under /tmp; stopping the last node of the chroot (theirs or the shared one)
+#         unmounts them.
 #   3.10  Debian 12's package on this machine (3.10.8), as this machine's rabbitmq user, with its
 #         Erlang cookie, registered with this machine's epmd (4369).
-# Both versions' node N have the same name and ports, so only one of them runs at a time.
+# Every version's node N has the same name and ports, so only one of them runs at a time.
 #
 # Node N (1–9) is rabbit-fN@localhost with
 #   AMQP 127.0.0.1:568N, management API 127.0.0.1:1568N, Erlang distribution 127.0.0.1:2568N,
 #   and 127.0.0.1:1569N kept free for a TLS management listener a caller configures;
 # node NN (10–99) likewise with AMQP 57NN, management API 157NN, distribution 257NN and 158NN
-# kept free for TLS (the 5-node cluster of make bench-cluster is 10–14),
-# and everything it writes in $RABBITMQ_NODES_DIR/VERSION/fN (default /tmp/rabbitmq-nodes/4.3/fN):
+# kept free for TLS (the 5-node cluster of make bench-cluster is 10–14)
+# (RABBITMQ_NODES_NAME and RABBITMQ_NODES_PORT_BASE move the whole set: e.g. rabbit-cifN@localhost
+# on 578N, 1578N, 2578N and 1579N with RABBITMQ_NODES_NAME=rabbit-cif RABBITMQ_NODES_PORT_BASE=5780,
+# for a second set beside the first: .ci/run's, beside an engineer's fault tests)
+# and everything it writes in $RABBITMQ_NODES_DIR/VERSION/fN (default /tmp/rabbitmq-nodes/4.3/fN;
+# cifN for rabbit-cifN):
 # rabbitmq.conf, advanced.config, enabled_plugins, env.conf, mnesia/ (data), log/; one version's
-# data is never read by the other. The directory is under /tmp because the rabbitmq user must be
-# able to reach it, which a checkout in a private home directory would not allow (and 4.3's, in
-# the chroot, sees nothing else of this machine); the data is thrown away anyway.
+# data is never read by another. The directory is under /tmp because the rabbitmq user must be
+# able to reach it, which a checkout in a private home directory would not allow (and 4.0's and
+# 4.3's, in their chroots, see nothing else of this machine); the data is thrown away anyway.
 #
 #   start N...     start the nodes, keeping their data; wait until each management API answers
 #   cluster N...   start the nodes and join every one to the first (join_cluster)
@@ -36,16 +43,17 @@
 #   delete N...    stop the nodes and remove their directories
 #
 # All commands are idempotent. `start` refuses to leave a running node on another
-# configuration than the one asked for, or to start node N while the other version's runs: stop
+# configuration than the one asked for, or to start node N while another version's runs: stop
 # it first.
 #
 # Environment for start and cluster:
 #   RABBITMQ_NODES_CONF             extra rabbitmq.conf lines, e.g. management.ssl.* settings (for
-#                                   4.3, the files they name must be under /tmp too)
+#                                   4.0 and 4.3, the files they name must be under /tmp too)
 #   RABBITMQ_NODES_ADVANCED_CONFIG  the nodes' advanced.config (Erlang terms); default none
 #   RABBITMQ_NODES_ERL_ARGS         extra Erlang VM flags, e.g. "+sbwt none"; default none
-# and for every command RABBITMQ_VERSION (4.3), RABBITMQ_NODES_DIR, RABBITMQ_WAIT_SECONDS (180),
-# and scripts/rabbitmq.sh's RABBITMQ_CHROOT and RABBITMQ_CHROOT_EPMD_PORT.
+# and for every command RABBITMQ_VERSION (4.3), RABBITMQ_NODES_DIR, RABBITMQ_NODES_NAME (rabbit-f),
+# RABBITMQ_NODES_PORT_BASE (5680), RABBITMQ_WAIT_SECONDS (180), and scripts/rabbitmq.sh's
+# RABBITMQ_CHROOT and RABBITMQ_CHROOT_EPMD_PORT.
 set -euo pipefail
 
 version=${RABBITMQ_VERSION:-4.3}
@@ -65,20 +73,22 @@ sudo_if_needed() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo --preserve-env=ERL_EPMD_ADDRESS,RABBITMQ_CONF_ENV_FILE "$@"; fi
 }
 
-# The chroot of RabbitMQ 4.3 (chroot_dir, in_chroot, mount_chroot, release_chroot, ...); 3.10 asks
-# it too, whether the other version's node N runs.
+# The versions and the chroots of RabbitMQ 4.0 and 4.3 (chroot_select, chroot_dir, in_chroot,
+# mount_chroot, release_chroot, ...); every version asks the others' epmds whether their node N runs.
 # shellcheck source=scripts/rabbitmq-chroot.sh
 . "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rabbitmq-chroot.sh"
 
-case "$version" in
-4.3) other=3.10 ;;
-3.10) other=4.3 ;;
-*) die "RABBITMQ_VERSION must be 4.3 or 3.10, not '$version'" ;;
-esac
+check_version "$version"
+if in_a_chroot "$version"; then chroot_select "$version"; fi
 base_dir=$(realpath -m "${RABBITMQ_NODES_DIR:-/tmp/rabbitmq-nodes}")/$version
-if [ "$version" = 4.3 ] && [[ $base_dir != /tmp/* ]]; then
-	die "RABBITMQ_NODES_DIR must be under /tmp for RabbitMQ 4.3, whose chroot sees nothing else of this machine, not $base_dir"
+if in_a_chroot "$version" && [[ $base_dir != /tmp/* ]]; then
+	die "RABBITMQ_NODES_DIR must be under /tmp for RabbitMQ $version, whose chroot sees nothing else of this machine, not $base_dir"
 fi
+
+name_prefix=${RABBITMQ_NODES_NAME:-rabbit-f}
+port_base=${RABBITMQ_NODES_PORT_BASE:-5680}
+[[ $name_prefix =~ ^[a-z][a-z0-9-]*$ ]] || die "RABBITMQ_NODES_NAME must be lower-case letters, digits and dashes, not '$name_prefix'"
+[[ $port_base =~ ^[1-9][0-9]*0$ ]] && [ "$port_base" -le 45500 ] || die "RABBITMQ_NODES_PORT_BASE must be a multiple of 10 up to 45500, not '$port_base'"
 
 check_number() {
 	[[ $1 =~ ^[1-9][0-9]?$ ]] || die "node number must be 1 to 99, not '$1'"
@@ -87,15 +97,17 @@ check_number() {
 # node_vars N: sets the variables that describe node N.
 node_vars() {
 	check_number "$1"
-	short=rabbit-f$1
+	short=$name_prefix$1
 	node=$short@localhost
-	local base=5680 tls=10
-	[ "$1" -lt 10 ] || base=5700 tls=100
+	# Nodes 10–99 sit 20 ports above the base, their TLS listeners 100 above their management API.
+	local base=$port_base tls=10
+	[ "$1" -lt 10 ] || base=$((port_base + 20)) tls=100
 	amqp_port=$((base + $1))
 	management_port=$((10000 + base + $1))
 	management_tls_port=$((10000 + base + tls + $1))
 	dist_port=$((20000 + base + $1))
-	dir=$base_dir/f$1
+	# fN for rabbit-fN: another set's names make other directories.
+	dir=$base_dir/${short#rabbit-}
 	env_file=$dir/env.conf
 }
 
@@ -107,10 +119,11 @@ cli() {
 	node_vars "$1"
 	local program=/usr/sbin/$2
 	shift 2
-	case "$version" in
-	3.10) RABBITMQ_CONF_ENV_FILE=$env_file sudo_if_needed "$program" "$@" ;;
-	4.3) in_chroot env RABBITMQ_CONF_ENV_FILE="$env_file" "$program" "$@" ;;
-	esac
+	if in_a_chroot "$version"; then
+		in_chroot env RABBITMQ_CONF_ENV_FILE="$env_file" "$program" "$@"
+	else
+		RABBITMQ_CONF_ENV_FILE=$env_file sudo_if_needed "$program" "$@"
+	fi
 }
 
 # ctl N ARGS...: rabbitmqctl against node N.
@@ -121,13 +134,15 @@ ctl() {
 
 # epmd_names VERSION: the short names of the nodes registered with VERSION's epmd, one a line.
 epmd_names() {
-	case "$1" in
-	3.10)
+	if in_a_chroot "$1"; then
+		(
+			chroot_select "$1"
+			chroot_nodes
+		)
+	else
 		command -v epmd >/dev/null 2>&1 || return 0
-		epmd -names 2>/dev/null | sed -n 's/^name \(.*\) at port [0-9]*$/\1/p' || true
-		;;
-	4.3) chroot_nodes ;;
-	esac
+		env -u ERL_EPMD_PORT epmd -names 2>/dev/null | sed -n 's/^name \(.*\) at port [0-9]*$/\1/p' || true
+	fi
 }
 
 # registered N [VERSION]: whether node N's Erlang VM is registered with the epmd of VERSION
@@ -159,7 +174,7 @@ configure() {
 	config_changed=
 	local epmd_env=
 	# The chroot's epmd, for the node and for rabbitmqctl (rabbitmq-env exports them).
-	[ "$version" = 3.10 ] || epmd_env="
+	! in_a_chroot "$version" || epmd_env="
 ERL_EPMD_PORT=${chroot_epmd_port}
 ERL_EPMD_ADDRESS=127.0.0.1"
 	if [ ! -d "$base_dir" ]; then
@@ -167,10 +182,11 @@ ERL_EPMD_ADDRESS=127.0.0.1"
 	fi
 	# Owned by the rabbitmq user of the node's system: the chroot's has another uid than this
 	# machine's, so its are made inside (where /tmp is this machine's, mounted).
-	case "$version" in
-	3.10) sudo_if_needed install -d -m 0755 -o rabbitmq -g rabbitmq "$dir" "$dir/mnesia" "$dir/log" ;;
-	4.3) in_chroot install -d -m 0755 -o rabbitmq -g rabbitmq "$dir" "$dir/mnesia" "$dir/log" ;;
-	esac
+	if in_a_chroot "$version"; then
+		in_chroot install -d -m 0755 -o rabbitmq -g rabbitmq "$dir" "$dir/mnesia" "$dir/log"
+	else
+		sudo_if_needed install -d -m 0755 -o rabbitmq -g rabbitmq "$dir" "$dir/mnesia" "$dir/log"
+	fi
 	write_file "$dir/rabbitmq.conf" "$marker
 listeners.tcp.default = 127.0.0.1:${amqp_port}
 management.tcp.ip = 127.0.0.1
@@ -200,23 +216,23 @@ ulimit -n \"\$(ulimit -Hn)\" 2>/dev/null || true"
 # check_installed: fails unless RABBITMQ_VERSION's rabbitmq-server is there.
 check_installed() {
 	local server=/usr/sbin/rabbitmq-server
-	[ "$version" = 3.10 ] || server=$chroot_dir$server
+	! in_a_chroot "$version" || server=$chroot_dir$server
 	[ -x "$server" ] || die "RabbitMQ $version is not installed ($server): run RABBITMQ_VERSION=$version scripts/rabbitmq.sh install first"
 }
 
-# check_files_visible: for 4.3, fails if RABBITMQ_NODES_CONF names a file (…file = PATH) outside
-# /tmp, which the node in the chroot would not find.
+# check_files_visible: for 4.0 and 4.3, fails if RABBITMQ_NODES_CONF names a file (…file = PATH)
+# outside /tmp, which the node in the chroot would not find.
 check_files_visible() {
-	[ "$version" = 4.3 ] || return 0
+	in_a_chroot "$version" || return 0
 	local key path
 	while read -r key path; do
 		[[ $path != /* || $path == /tmp/* ]] ||
-			die "$key = $path: RabbitMQ 4.3 runs in $chroot_dir, which sees only /tmp of this machine; put the file under /tmp"
+			die "$key = $path: RabbitMQ $version runs in $chroot_dir, which sees only /tmp of this machine; put the file under /tmp"
 	done < <(printf '%s\n' "${RABBITMQ_NODES_CONF:-}" | sed -n 's/^[[:space:]]*\([^#=[:space:]]*file\)[[:space:]]*=[[:space:]]*\(.*[^[:space:]]\)[[:space:]]*$/\1 \2/p')
 }
 
-# launch N: configures node N and starts its VM unless it runs already; does not wait. For 4.3 the
-# caller holds chroot_lock and has mounted the chroot.
+# launch N: configures node N and starts its VM unless it runs already; does not wait. For 4.0 and
+# 4.3 the caller holds chroot_lock and has mounted the chroot.
 launch() {
 	configure "$1"
 	if registered "$1"; then
@@ -225,14 +241,14 @@ launch() {
 		fi
 		return 0
 	fi
-	# 4.3's node starts the chroot's epmd itself, on the port its env.conf names.
-	[ "$version" = 4.3 ] || sudo_if_needed epmd -daemon
+	# A chroot's node starts the chroot's epmd itself, on the port its env.conf names.
+	in_a_chroot "$version" || sudo_if_needed epmd -daemon
 	log "starting $node (RabbitMQ $version, amqp 127.0.0.1:${amqp_port}, management 127.0.0.1:${management_port}, dir $dir)"
-	if [ "$version" = 3.10 ]; then
-		cli "$1" rabbitmq-server -detached
-	else
+	if in_a_chroot "$version"; then
 		# Without the lock's descriptor: the VM would hold the lock as long as it runs.
 		cli "$1" rabbitmq-server -detached {chroot_lock_fd}<&-
+	else
+		cli "$1" rabbitmq-server -detached
 	fi
 }
 
@@ -253,12 +269,16 @@ start() {
 	local n started=$SECONDS
 	check_installed
 	check_files_visible
+	local other
 	for n in "$@"; do
-		if registered "$n" "$other"; then
-			die "$node runs on RabbitMQ $other, on the same ports; stop it first (RABBITMQ_VERSION=$other $0 stop $n)"
-		fi
+		for other in "${rabbitmq_versions[@]}"; do
+			[ "$other" != "$version" ] || continue
+			if registered "$n" "$other"; then
+				die "$node runs on RabbitMQ $other, on the same ports; stop it first (RABBITMQ_VERSION=$other $0 stop $n)"
+			fi
+		done
 	done
-	if [ "$version" = 4.3 ]; then
+	if in_a_chroot "$version"; then
 		# Held until the VMs are registered with the chroot's epmd, so that release_chroot (the
 		# shared node or another fault node stopping) cannot unmount under them meanwhile.
 		chroot_lock
@@ -266,7 +286,7 @@ start() {
 		chroot_hosts
 	fi
 	for n in "$@"; do launch "$n"; done
-	if [ "$version" = 4.3 ]; then
+	if in_a_chroot "$version"; then
 		for n in "$@"; do
 			node_vars "$n"
 			await_chroot_node "$short"
@@ -277,12 +297,13 @@ start() {
 	log "running: $(for n in "$@"; do node_vars "$n" && printf '%s ' "$node"; done)($((SECONDS - started))s)"
 }
 
-# member N FIRST: whether node N is in the cluster of node FIRST. 3.10 keeps its members in Mnesia;
-# 4.3 in Khepri, whose members rabbit_nodes tells (as it would Mnesia's).
+# member N FIRST: whether node N is in the cluster of node FIRST. 3.10 keeps its members in Mnesia,
+# which rabbit_mnesia tells; 4.3 in Khepri and 4.0 in Mnesia (Khepri off by default), whose members
+# rabbit_nodes tells either way (it has no list_members in 3.10).
 member() {
 	node_vars "$2"
 	local first=$node members='rabbit_nodes:list_members()'
-	[ "$version" = 4.3 ] || members='rabbit_mnesia:cluster_nodes(all)'
+	[ "$version" != 3.10 ] || members='rabbit_mnesia:cluster_nodes(all)'
 	[ "$(ctl "$1" eval "lists:member('${first}', ${members})." 2>/dev/null)" = true ]
 }
 
@@ -291,7 +312,7 @@ member() {
 ctl_quiet() {
 	local output
 	if ! output=$(ctl "$@" 2>&1); then
-		log "rabbitmqctl -n rabbit-f$1@localhost ${*:2} failed:"
+		log "rabbitmqctl -n $name_prefix$1@localhost ${*:2} failed:"
 		echo "$output" >&2
 		return 1
 	fi
@@ -307,7 +328,7 @@ cluster() {
 		member "$n" "$first" || joining+=("$n")
 	done
 	[ "${#joining[@]}" -gt 0 ] || return 0
-	log "joining rabbit-f{$(
+	log "joining $name_prefix{$(
 		IFS=,
 		echo "${joining[*]}"
 	)}@localhost to $first_node"
@@ -367,7 +388,7 @@ stop() {
 		log "stopped $node"
 	done
 	# Once no node runs in the chroot, neither these nor the shared one, its mounts go.
-	if [ "$version" = 4.3 ]; then release_chroot quiet; fi
+	if in_a_chroot "$version"; then release_chroot quiet; fi
 }
 
 kill_nodes() {
