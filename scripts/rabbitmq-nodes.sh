@@ -40,6 +40,7 @@
 #   status N...    exit 0 if every node is running and its management API answers
 #   describe N     print node=…, amqp_url=…, management_url=…, management_tls_port=…, dir=…,
 #                  log=… (one per line)
+#   metadata N     print how the node sees its cluster's metadata store (never fails)
 #   delete N...    stop the nodes and remove their directories
 #
 # All commands are idempotent. `start` refuses to leave a running node on another
@@ -419,6 +420,17 @@ status() {
 	done
 }
 
+# metadata N: prints, without failing, how node N sees its cluster's metadata store: its running
+# nodes, and on 4.x whether Khepri holds the metadata, the store's members the node knows locally
+# (what a quorum queue's declaration checks it is among) and the local store server's pid, or
+# undefined when it is down. A failed fault test prints it.
+metadata() {
+	local expr='{node(), rabbit_mnesia:cluster_nodes(running)}'
+	[ "$version" = 3.10 ] || expr='{node(), rabbit_nodes:list_running(), rabbit_khepri:is_enabled(), rabbit_khepri:locally_known_nodes(), whereis(rabbitmq_metadata)}'
+	ctl "$1" eval "$expr." 2>&1 | tr -s ' \n' ' ' || true
+	echo
+}
+
 describe() {
 	node_vars "$1"
 	cat <<EOF
@@ -441,7 +453,7 @@ delete() {
 }
 
 usage() {
-	echo "usage: $0 start|cluster|stop|kill|status|delete N... | pid|rebalance|describe N   (N = 1…99)" >&2
+	echo "usage: $0 start|cluster|stop|kill|status|delete N... | pid|rebalance|describe|metadata N   (N = 1…99)" >&2
 	exit 2
 }
 
@@ -458,6 +470,7 @@ pid) os_pid "$1" ;;
 rebalance) rebalance "$1" ;;
 status) status "$@" ;;
 describe) describe "$1" ;;
+metadata) metadata "$1" ;;
 delete) delete "$@" ;;
 *) usage ;;
 esac

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -80,9 +82,13 @@ func clip(s string, n int) string {
 // noteNodeErrors records, for the end of the run's output, the last errors
 // the nodes of a failed test logged: the nodes' directories go with the
 // next run, and go test's tail may be all a CI log keeps.
+// With them goes how each node then saw its metadata store: a quorum
+// queue's declaration crashes on a node whose store member is down (4.3's
+// rabbit_queue_location checks the node is among the members it knows).
 func noteNodeErrors(t *testing.T, indexes []int) {
 	for _, index := range indexes {
 		n := describeNode(t, index)
+		report.addNodeErrors(fmt.Sprintf("%s, %s: metadata store: %s", t.Name(), n.Name, nodeMetadata(index)))
 		entries, err := lastLogErrors(n.Log)
 		switch {
 		case err != nil:
@@ -95,6 +101,16 @@ func noteNodeErrors(t *testing.T, indexes []int) {
 			}
 		}
 	}
+}
+
+// nodeMetadata is what `rabbitmq-nodes.sh metadata` prints for node index,
+// or why it printed nothing: never a failure, since the test has failed.
+func nodeMetadata(index int) string {
+	out, err := exec.Command(nodesScript, "metadata", strconv.Itoa(index)).Output()
+	if text := strings.TrimSpace(string(out)); text != "" {
+		return clip(text, nodeLogEntryChars)
+	}
+	return fmt.Sprintf("unknown (%v)", err)
 }
 
 func TestLastLogErrors(t *testing.T) {
