@@ -21,9 +21,11 @@ func TestAccNode(t *testing.T) {
 	if node.Name == "" || node.RabbitMQVersion == "" || node.ErlangVersion == "" {
 		t.Errorf("Node() = %+v, want a name and versions", node)
 	}
-	// 4.3 keeps its metadata in Khepri by default; 3.10 has only Mnesia.
+	// A fresh node keeps its metadata in Khepri from 4.2 on (4.3 here); in
+	// Mnesia before (3.10 has only Mnesia; 4.0 and 4.1 have Khepri off).
 	wantStore := "Khepri"
-	if strings.HasPrefix(node.RabbitMQVersion, "3.") {
+	if strings.HasPrefix(node.RabbitMQVersion, "3.") || strings.HasPrefix(node.RabbitMQVersion, "4.0.") ||
+		strings.HasPrefix(node.RabbitMQVersion, "4.1.") {
 		wantStore = "Mnesia"
 	}
 	if node.MetadataStore != wantStore {

@@ -509,7 +509,8 @@ func TestApplyDeclaresBalancedQueuesOneAtATime(t *testing.T) {
 // peek would count as a delivery: it deletes only on a count of 0 sampled
 // after its check began — statistics whose reductions changed twice since
 // its first read after the queue stopped taking messages (the first change
-// may bring a sample taken before), or the totals of the leader's node
+// may bring a sample taken before), read twice (a read may be torn), or
+// the totals of the leader's node
 // after their wait — and refuses on a count above 0 or on none it can
 // trust. (Each answer list starts with the read before the check decides
 // not to peek.)
@@ -524,6 +525,13 @@ func TestDeletionWithoutPeek(t *testing.T) {
 		"fresh 0": {
 			answers:     []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30")},
 			wantDeleted: true,
+		},
+		"a torn read": {
+			// The second change's first read shows the collection's new
+			// reductions beside its old counts; the row's second read
+			// counts the message.
+			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30"), statistics("1", "30")},
+			wantMessages: 1,
 		},
 		"stale 0": {
 			// The first change still counts nothing: that sample was taken
@@ -592,7 +600,7 @@ func TestDeletionWithoutPeekStopsArrivals(t *testing.T) {
 	}{
 		"found empty": {
 			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30")},
-			wantRequests: []string{listQBindings, unbindXQ, readQ, readQ, readQ, deleteQ},
+			wantRequests: []string{listQBindings, unbindXQ, readQ, readQ, readQ, readQ, deleteQ},
 		},
 		"found holding": {
 			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("1", "20")},

@@ -342,19 +342,23 @@ func (c *Client) pause(ctx context.Context) error {
 // and its node collects that row into the statistics
 // (collect_statistics_interval); each tick's reductions differ. The first
 // change after first may bring a row sampled before first, read late by
-// the collection; the second brings one sampled after. Totals (no
+// the collection; the second brings one sampled after. A read may catch
+// the collection between its writes (rabbit_mgmt_metrics_collector
+// stores a collection's counts and its reductions in two tables, one after
+// the other), so a row counts only from its second read, when the same
+// reductions come back. Totals (no
 // management metrics) carry no such mark: they are trusted c.timing.totals
 // after first, from the leader's own node, which must stay the leader.
 // Past c.timing.fresh without proof, the count is unknown (*UncountedError).
 func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, first queueJSON) (_ int64, gone bool, err error) {
 	started, deadline := time.Now(), time.Now().Add(c.timing.fresh)
-	q, changes := first, 0
+	q, changes, reread := first, 0, false
 	for {
 		messages, err := rule.countOf(vhost, q)
 		switch {
 		case err == nil && messages > 0:
 			return messages, false, nil
-		case err == nil && q.source() == fromStatistics && changes >= 2,
+		case err == nil && q.source() == fromStatistics && changes >= 2 && reread,
 			err == nil && q.source() == fromTotals && q.Leader == first.Leader && time.Since(started) >= c.timing.totals:
 			return 0, false, nil
 		case err != nil && q.source() == fromTotals:
@@ -375,7 +379,8 @@ func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, f
 		} else if err != nil {
 			return 0, false, err
 		}
-		if !sameReductions(q.Reductions, next.Reductions) {
+		reread = sameReductions(q.Reductions, next.Reductions)
+		if !reread {
 			changes++
 		}
 		q = next

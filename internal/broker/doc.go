@@ -83,8 +83,8 @@
 //     the queue's name through the default exchange can. Where a peek would
 //     be a delivery, Apply first deletes any binding still leading into the
 //     queue, then deletes it only on a zero from statistics sampled after
-//     that (two changes of the queue's reductions), and refuses an uncounted
-//     queue.
+//     that (two changes of the queue's reductions, the second read twice),
+//     and refuses an uncounted queue.
 //
 // With ForceDeleteQueues every queue is deleted without a check, and its
 // messages are lost. Apply checks one queue at a time, as it deletes it: a
