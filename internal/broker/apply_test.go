@@ -507,9 +507,10 @@ func TestApplyDeclaresBalancedQueuesOneAtATime(t *testing.T) {
 
 // TestDeletionWithoutPeek checks Apply's deletion of a quorum queue where a
 // peek would count as a delivery: it deletes only on a count of 0 sampled
-// after its check began — statistics whose reductions changed twice since
-// its first read after the queue stopped taking messages (the first change
-// may bring a sample taken before), read twice (a read may be torn), or
+// after its check began — statistics whose reductions changed three times
+// since its first read after the queue stopped taking messages (the first
+// change may bring a sample taken before, and a read may show the second's
+// reductions beside the first's counts), read twice, or
 // the totals of the leader's node
 // after their wait — and refuses on a count above 0 or on none it can
 // trust. (Each answer list starts with the read before the check decides
@@ -523,14 +524,23 @@ func TestDeletionWithoutPeek(t *testing.T) {
 		wantDeleted  bool
 	}{
 		"fresh 0": {
-			answers:     []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30")},
+			answers:     []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30"), statistics("0", "40")},
 			wantDeleted: true,
 		},
 		"a torn read": {
-			// The second change's first read shows the collection's new
-			// reductions beside its old counts; the row's second read
-			// counts the message.
-			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30"), statistics("1", "30")},
+			// The third change's first read shows the collection's new
+			// reductions beside the counts of the one before; the row's
+			// second read counts the message.
+			answers: []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30"),
+				statistics("0", "40"), statistics("1", "40")},
+			wantMessages: 1,
+		},
+		"the second change's counts torn": {
+			// The second change's reductions come beside the first's counts,
+			// read twice: only the third change's counts are sampled after
+			// the check began.
+			answers: []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30"),
+				statistics("0", "30"), statistics("1", "40")},
 			wantMessages: 1,
 		},
 		"stale 0": {
@@ -544,9 +554,14 @@ func TestDeletionWithoutPeek(t *testing.T) {
 			wantReason: "did not show a sample taken after the check began",
 		},
 		"a new queue's first statistics": {
-			// They are the first change: one more proves a fresh sample.
-			answers:     []string{noCountYet, noCountYet, statistics("0", "10"), statistics("0", "20")},
+			// They are the first change: two more prove a fresh sample.
+			answers:     []string{noCountYet, noCountYet, statistics("0", "10"), statistics("0", "20"), statistics("0", "30")},
 			wantDeleted: true,
+		},
+		"two changes": {
+			// The counts beside the second may be the first's.
+			answers:    []string{statistics("0", "10"), statistics("0", "20"), statistics("0", "30")},
+			wantReason: "did not show a sample taken after the check began",
 		},
 		"a new queue's first statistics alone": {
 			answers:    []string{noCountYet, statistics("0", "10")},
@@ -599,8 +614,8 @@ func TestDeletionWithoutPeekStopsArrivals(t *testing.T) {
 		wantRequests []string // after the first read of q and the overview
 	}{
 		"found empty": {
-			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30")},
-			wantRequests: []string{listQBindings, unbindXQ, readQ, readQ, readQ, readQ, deleteQ},
+			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30"), statistics("0", "40")},
+			wantRequests: []string{listQBindings, unbindXQ, readQ, readQ, readQ, readQ, readQ, deleteQ},
 		},
 		"found holding": {
 			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("1", "20")},

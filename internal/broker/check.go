@@ -289,7 +289,8 @@ type checkTiming struct {
 	// firstStatistics bounds the wait for a new queue's first statistics.
 	firstStatistics time.Duration
 	// fresh bounds the wait for statistics sampled after the check began:
-	// two ticks of the leader and two collections, 5 s each by default.
+	// three ticks of the leader and three collections, 5 s each by
+	// default, and a new queue's first statistics (7-10 s on 4.0.5).
 	fresh time.Duration
 	// totals is how long after its first read the totals of a broker
 	// without management metrics are trusted to count what the queue held
@@ -298,7 +299,7 @@ type checkTiming struct {
 }
 
 var defaultCheckTiming = checkTiming{
-	poll: time.Second, firstStatistics: 3 * StatisticsLag, fresh: 3 * StatisticsLag, totals: StatisticsLag,
+	poll: time.Second, firstStatistics: 3 * StatisticsLag, fresh: 4 * StatisticsLag, totals: StatisticsLag,
 }
 
 // awaitFirstStatistics reads q again until it has what the check needs
@@ -342,11 +343,15 @@ func (c *Client) pause(ctx context.Context) error {
 // and its node collects that row into the statistics
 // (collect_statistics_interval); each tick's reductions differ. The first
 // change after first may bring a row sampled before first, read late by
-// the collection; the second brings one sampled after. A read may catch
-// the collection between its writes (rabbit_mgmt_metrics_collector
-// stores a collection's counts and its reductions in two tables, one after
-// the other), so a row counts only from its second read, when the same
-// reductions come back. Totals (no
+// the collection; the second brings one sampled after. But the collector
+// stores a row's counts and its reductions in two tables, one after the
+// other (rabbit_mgmt_metrics_collector), so a read can pair one
+// collection's reductions with the counts of the one before: the counts
+// shown beside the second change may be the first's. Beside the third
+// they are the second's at the oldest, since the collector finishes one
+// collection before the next. And a row counts only from its second read,
+// when the same reductions come back, so that a read caught inside a slow
+// collection is not the one believed. Totals (no
 // management metrics) carry no such mark: they are trusted c.timing.totals
 // after first, from the leader's own node, which must stay the leader.
 // Past c.timing.fresh without proof, the count is unknown (*UncountedError).
@@ -358,7 +363,7 @@ func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, f
 		switch {
 		case err == nil && messages > 0:
 			return messages, false, nil
-		case err == nil && q.source() == fromStatistics && changes >= 2 && reread,
+		case err == nil && q.source() == fromStatistics && changes >= 3 && reread,
 			err == nil && q.source() == fromTotals && q.Leader == first.Leader && time.Since(started) >= c.timing.totals:
 			return 0, false, nil
 		case err != nil && q.source() == fromTotals:

@@ -83,7 +83,7 @@
 //     the queue's name through the default exchange can. Where a peek would
 //     be a delivery, Apply first deletes any binding still leading into the
 //     queue, then deletes it only on a zero from statistics sampled after
-//     that (two changes of the queue's reductions, the second read twice),
+//     that (three changes of the queue's reductions, the third read twice),
 //     and refuses an uncounted queue.
 //
 // With ForceDeleteQueues every queue is deleted without a check, and its
