@@ -439,7 +439,7 @@ func (c *Client) peekReady(ctx context.Context, vhost, name string) (ready int64
 // (which lag), then either a peek at its head (exact for ready messages at
 // the instant the broker answers), or, where a peek would count as a
 // delivery (checkRule), a count sampled after the check began (countFresh),
-// which makes a deletion on RabbitMQ 4.0–4.2 wait for two statistics ticks.
+// which makes a deletion on RabbitMQ 4.0–4.2 wait for three statistics ticks.
 // A queue it cannot count is refused (*UncountedError), as one that holds
 // messages is (*QueueNotEmptyError).
 //

@@ -28,12 +28,18 @@ var uncountedNodes = []int{4, 5}
 // holding, and a deletion is refused, never made on a guess. Once the
 // message is taken, a deletion through the leader's node goes through. On
 // brokers where a peek counts as a delivery (4.0–4.2) no check peeks: the
-// message comes out not redelivered.
+// message comes out not redelivered. On 4.3, where a peek is no delivery,
+// the checks through the other node peek instead: they count the message
+// exactly, and it comes out redelivered. (CI runs this on 4.0 and 4.3.)
 func TestFaultUncountedWithoutMetrics(t *testing.T) {
 	requireFaults(t)
-	if version := os.Getenv("RABBITMQ_VERSION"); strings.HasPrefix(version, "3.") {
+	version := os.Getenv("RABBITMQ_VERSION")
+	if strings.HasPrefix(version, "3.") {
 		t.Skipf("RabbitMQ %s without management metrics cannot read an exchange by name (500); this runs on 4.x", version)
 	}
+	// The version rule of broker.checkRule, for the nodes of make test-faults:
+	// 4.3 (every node on it) peeks at quorum queues, 4.0 does not.
+	peeks := version == "" || version == "4.3"
 	nodes := startNodes(t, nodeConfig{Conf: "deprecated_features.permit.management_metrics_collection = false"}, uncountedNodes...)
 	leader, other := brokerClient(t, nodes[0].ManagementURL), brokerClient(t, nodes[1].ManagementURL)
 	queue := topology.Queue{Name: "faults-uncounted", Arguments: topology.QueueArguments{
@@ -52,10 +58,14 @@ func TestFaultUncountedWithoutMetrics(t *testing.T) {
 		t.Fatalf("want the leader on %s counting 1 and %s answering 0: the test proves nothing", nodes[0].Name, nodes[1].Name)
 	}
 	checkThrough(t, leader, queue.Name, 1, nil)
-	checkThrough(t, other, queue.Name, 1, new(*broker.UncountedError))
+	if peeks {
+		checkThrough(t, other, queue.Name, 1, nil)
+	} else {
+		checkThrough(t, other, queue.Name, 1, new(*broker.UncountedError))
+	}
 	msg, ok, err := ch.Get(queue.Name, true)
-	if err != nil || !ok || msg.Redelivered {
-		t.Fatalf("Get(%s) = %v redelivered %v, %v; want the message, never peeked", queue.Name, ok, msg.Redelivered, err)
+	if err != nil || !ok || msg.Redelivered != peeks {
+		t.Fatalf("Get(%s) = %v redelivered %v, %v; want the message, redelivered %v (peeked at)", queue.Name, ok, msg.Redelivered, err, peeks)
 	}
 	// Until its next tick the leader's totals count the message taken: a
 	// deletion would be refused, as any count above 0 is believed.

@@ -352,19 +352,20 @@ func testWaitEmpty(ctx context.Context, client *broker.Client, vhost string, que
 	}
 }
 
-// testWaitCounted waits, up to broker.StatisticsLag and a margin, until
-// the broker's statistics themselves count a message in queue. Not
+// testWaitCounted waits, up to twice broker.StatisticsLag and a margin,
+// until the broker's statistics themselves count a message in vhost's
+// queue. Not
 // CountedMessages, which peeks at a queue the statistics give no count for
 // yet and so returns as soon as the message is there; the statistics of a
 // queue just declared then count 0 for seconds more (see
 // broker.Client.CountedByStatistics). Once they count a message they keep
 // counting it while it is in the queue: every sample is the queue's own
 // count at that instant.
-func testWaitCounted(ctx context.Context, client *broker.Client, queue string) error {
-	ctx, cancel := context.WithTimeout(ctx, broker.StatisticsLag+5*time.Second)
+func testWaitCounted(ctx context.Context, client *broker.Client, vhost, queue string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*broker.StatisticsLag+5*time.Second)
 	defer cancel()
 	for {
-		counted, _, err := client.CountedByStatistics(ctx, "/", queue)
+		counted, _, err := client.CountedByStatistics(ctx, vhost, queue)
 		if err != nil || counted > 0 {
 			return err
 		}
@@ -738,7 +739,7 @@ func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 					if sent, err = publisher.Publish(context.Background(), messaging.Delayed{ID: "drift-1", Key: dataPathKey, Delay: hold}); err != nil {
 						t.Fatal(err)
 					}
-					if err := testWaitCounted(context.Background(), client, names.Level(4)); err != nil {
+					if err := testWaitCounted(context.Background(), client, "/", names.Level(4)); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -834,7 +835,7 @@ func TestAccDelayQueueSet_drainingByTheProvidersClock(t *testing.T) {
 			err = testPublish(ctx, names.Ingest(), key)
 		}
 		if err == nil {
-			err = testWaitCounted(ctx, client, names.Generation(1).Queue(topology.DefaultRadix, 1, 1))
+			err = testWaitCounted(ctx, client, "/", names.Generation(1).Queue(topology.DefaultRadix, 1, 1))
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -396,6 +396,11 @@ func TestAccDelayQueueSet_libraryLayouts(t *testing.T) {
 						Config: config,
 						Check: func(*terraform.State) error {
 							// 3600 s = bits 11, 10, 9 and 4: the message waits in level 11's queue.
+							// Where a peek would count as a delivery (4.0–4.2) HeldMessages
+							// reads the statistics, which lag: first wait until they count it.
+							if err := testWaitCounted(context.Background(), client, vhost, libraryLevel(lc.layout, 11)); err != nil {
+								return fmt.Errorf("after the refused destroy: %w", err)
+							}
 							held, err := client.HeldMessages(context.Background(), vhost, []string{libraryLevel(lc.layout, 11)})
 							if err != nil {
 								return err
