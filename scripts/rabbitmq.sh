@@ -36,7 +36,7 @@
 # the same chroot) still runs there.
 #
 # Environment: RABBITMQ_VERSION (4.3), RABBITMQ_AMQP_PORT (5672), RABBITMQ_MANAGEMENT_PORT (15672),
-# RABBITMQ_WAIT_SECONDS (180), RABBITMQ_STATISTICS_INTERVAL (below; read when a node starts); for 4.0 and 4.3 also RABBITMQ_CHROOT, RABBITMQ_CHROOT_EPMD_PORT,
+# RABBITMQ_WAIT_SECONDS (180), RABBITMQ_STATISTICS_SECONDS (below; read when a node starts); for 4.0 and 4.3 also RABBITMQ_CHROOT, RABBITMQ_CHROOT_EPMD_PORT,
 # RABBITMQ_CHROOT_SUITE (those of RABBITMQ_VERSION's chroot) and RABBITMQ_DEBIAN_MIRROR (default: the
 # Debian archive this machine's apt sources name for its own release, else http://deb.debian.org/debian).
 set -euo pipefail
@@ -126,16 +126,19 @@ management.tcp.ip = 127.0.0.1
 management.tcp.port = ${management_port}
 loopback_users.guest = true"
 
-# RABBITMQ_STATISTICS_INTERVAL (milliseconds; RabbitMQ's default 5000 when unset): how often the
-# node samples its queues' counts and collects them into the management statistics
-# (collect_statistics_interval, and quorum_tick_interval, which only advanced.config sets). CI's
-# acceptance pass on 4.0 sets 1000: there a quorum queue's deletion waits for three samples.
-statistics_interval=${RABBITMQ_STATISTICS_INTERVAL:-}
+# RABBITMQ_STATISTICS_SECONDS (RabbitMQ's 5 when unset): how often the node samples its queues'
+# counts (quorum_tick_interval, collect_statistics_interval) and collects them into the management
+# statistics (the first step of every sample_retention_policies, whose later steps stay RabbitMQ's);
+# only advanced.config sets the first and the last. CI's acceptance pass on 4.0 sets 1: there a
+# quorum queue's deletion waits for three samples.
+statistics_seconds=${RABBITMQ_STATISTICS_SECONDS:-}
 advanced_config="[]."
-if [ -n "$statistics_interval" ]; then
-	[[ $statistics_interval =~ ^[1-9][0-9]*$ ]] || die "RABBITMQ_STATISTICS_INTERVAL must be milliseconds, not '$statistics_interval'"
-	rabbitmq_conf+=$'\n'"collect_statistics_interval = ${statistics_interval}"
-	advanced_config="[{rabbit, [{quorum_tick_interval, ${statistics_interval}}]}]."
+if [ -n "$statistics_seconds" ]; then
+	[[ $statistics_seconds =~ ^[1-9][0-9]*$ ]] || die "RABBITMQ_STATISTICS_SECONDS must be whole seconds, not '$statistics_seconds'"
+	advanced_config="[{rabbit, [{quorum_tick_interval, ${statistics_seconds}000}, {collect_statistics_interval, ${statistics_seconds}000}]},
+ {rabbitmq_management, [{sample_retention_policies, [{global, [{605, ${statistics_seconds}}, {3660, 60}, {29400, 600}, {86400, 1800}]},
+                                                     {basic, [{605, ${statistics_seconds}}, {3600, 60}]},
+                                                     {detailed, [{605, ${statistics_seconds}}]}]}]}]."
 fi
 
 # The start of every node's rabbitmq-env.conf. DIST_PORT, which RabbitMQ would derive from
@@ -311,7 +314,7 @@ start() {
 		if configured "$version"; then
 			return 0
 		fi
-		log "RabbitMQ $version runs with another configuration (RABBITMQ_STATISTICS_INTERVAL); restarting it"
+		log "RabbitMQ $version runs with another configuration (RABBITMQ_STATISTICS_SECONDS); restarting it"
 		stop_version "$version"
 	fi
 	# Which of this script's nodes hold the ports asked for: RABBITMQ_VERSION's own on other ports is
