@@ -377,7 +377,7 @@ func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, f
 		}
 		// The third change is read again at once: a pause could outlast the
 		// node's sampling interval, and no read would ever repeat a row.
-		if changes < 3 {
+		if changes < 3 || reread || q.source() != fromStatistics {
 			if err := c.pause(ctx); err != nil {
 				return 0, false, err
 			}
