@@ -97,7 +97,11 @@ func brokerVersion(t *testing.T, client *broker.Client) string {
 
 // TestAccHeldMessagesKeepsQuorumOrder checks that HeldMessages does not
 // delay the messages of a quorum TTL queue whose statistics count them: it
-// does not peek there, so the head still dead-letters first, on time.
+// does not peek there, so the head still dead-letters first, before the
+// second message's TTL. A head put behind the second (what a reject-peek
+// did on 3.10) would come out second, or at the earliest with it, gap
+// late; how punctual expiry is on a loaded machine is the data-path
+// benchmarks' business, not this test's (on 3.10.8 in CI, 0.97 s once).
 func TestAccHeldMessagesKeepsQuorumOrder(t *testing.T) {
 	client := accClient(t)
 	t.Parallel()
@@ -115,8 +119,8 @@ func TestAccHeldMessagesKeepsQuorumOrder(t *testing.T) {
 	body, at := firstDeadLettered(t, ch, dead, published.Add(ttl+gap+5*time.Second))
 	late := at.Sub(published) - ttl
 	t.Logf("%q dead-lettered first, %s after its TTL", body, late.Round(time.Millisecond))
-	if body != "first" || late > 500*time.Millisecond {
-		t.Errorf("%s", fmt.Sprintf("%q dead-lettered first, %s after the first message's TTL; want the first, on time", body, late))
+	if body != "first" || late >= gap {
+		t.Errorf("%s", fmt.Sprintf("%q dead-lettered first, %s after the first message's TTL; want the first, before the second's (%s later)", body, late, gap))
 	}
 }
 
