@@ -36,9 +36,10 @@
 # the same chroot) still runs there.
 #
 # Environment: RABBITMQ_VERSION (4.3), RABBITMQ_AMQP_PORT (5672), RABBITMQ_MANAGEMENT_PORT (15672),
-# RABBITMQ_WAIT_SECONDS (180), RABBITMQ_STATISTICS_SECONDS (below; read when a node starts); for 4.0 and 4.3 also RABBITMQ_CHROOT, RABBITMQ_CHROOT_EPMD_PORT,
-# RABBITMQ_CHROOT_SUITE (those of RABBITMQ_VERSION's chroot) and RABBITMQ_DEBIAN_MIRROR (default: the
-# Debian archive this machine's apt sources name for its own release, else http://deb.debian.org/debian).
+# RABBITMQ_WAIT_SECONDS (180), RABBITMQ_STATISTICS_SECONDS (below; read when a node starts); for 4.0
+# and 4.3 also RABBITMQ_CHROOT, RABBITMQ_CHROOT_EPMD_PORT, RABBITMQ_CHROOT_SUITE (those of
+# RABBITMQ_VERSION's chroot) and RABBITMQ_DEBIAN_MIRROR (default: the Debian archive this machine's
+# apt sources name for its own release, else http://deb.debian.org/debian).
 set -euo pipefail
 
 version=${RABBITMQ_VERSION:-4.3}
