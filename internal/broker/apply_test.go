@@ -459,6 +459,39 @@ func TestApplyResendsChangesOnClosedConnections(t *testing.T) {
 	}
 }
 
+// TestApplyDeletesExchangesOneAtATime: a set's teardown deletes its
+// exchanges, bound to each other, one after another, and its queues as
+// many at a time as Apply allows.
+func TestApplyDeletesExchangesOneAtATime(t *testing.T) {
+	t.Parallel()
+	plan, err := topology.Plan(topology.Spec{Name: "d", VHost: "/", Levels: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	inFlight, most := map[string]int{}, map[string]int{}
+	client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kind := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/api/"), "/")[0]
+		if r.Method == http.MethodDelete {
+			mu.Lock()
+			inFlight[kind]++
+			most[kind] = max(most[kind], inFlight[kind])
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			inFlight[kind]--
+			mu.Unlock()
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}), broker.Config{})
+	if err := client.Apply(t.Context(), "/", topology.Teardown(plan), broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
+		t.Fatal(err)
+	}
+	if most["exchanges"] != 1 || most["queues"] < 2 {
+		t.Errorf("at most %d exchange deletions at once, want 1; %d queue deletions, want several", most["exchanges"], most["queues"])
+	}
+}
+
 // TestApplyDeclaresBalancedQueuesOneAtATime declares the queues of a set
 // whose leaders the broker balances one at a time, so that each counts the
 // ones before, and others as many at a time as Apply allows.
