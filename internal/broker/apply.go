@@ -31,12 +31,9 @@ type ApplyOptions struct {
 }
 
 // Apply makes changes in vhost, in order. Consecutive changes of the same
-// kind run concurrently, up to eight at a time (queues whose leaders the
-// broker balances one at a time: see placedByCount; and exchanges deleted
-// one at a time: RabbitMQ 4.0.5 crashes deleting an exchange while one
-// bound to it goes — rabbit_binding:process_deletions/1 calls
-// rabbit_exchange:serial/1 on the gone one's record, undefined — and
-// answers 400): topology.Diff orders
+// kind run concurrently, up to eight at a time, but one at a time where the
+// broker needs it (oneAtATime); quorum queues, of every Apply of the
+// client, are deleted one at a time (Client.quorumDeletions): topology.Diff orders
 // changes so that a change depends only on changes of earlier runs. A change that
 // opens a path for messages (topology.Change.Opens) starts a run of its
 // own, after everything before it has completed. After a batch
@@ -68,7 +65,7 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 		}
 		batch := changes[start:end]
 		limit := applyConcurrency
-		if placedByCount(batch) || batch[0].Kind == topology.DeleteExchange {
+		if oneAtATime(batch) {
 			limit = 1
 		}
 		errs := runUntilUnreachable(ctx, len(batch), limit, func(ctx context.Context, i int) error {
@@ -96,19 +93,32 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 	return nil
 }
 
-// placedByCount tells whether a batch declares a queue whose node the
-// broker picks by counting the queues each node leads (x-queue-leader-locator
-// balanced). It counts those already declared, so queues declared at once
-// all see the same counts and land on the same node — all five level queues
-// of a set on one node of a 3-node RabbitMQ 4.3 cluster, at 8 at a time.
-// One at a time, each sees the ones before, for the time of one quorum
-// declaration per queue: a set's creation takes longer the more queues it
-// has (radix 16 at 32 levels: 480), and gains nothing once the cluster
-// holds so many queues (1,000 by default) that balanced picks at random.
-func placedByCount(batch []topology.Change) bool {
-	return slices.ContainsFunc(batch, func(c topology.Change) bool {
-		return c.Kind == topology.CreateQueue && c.Queue != nil && c.Queue.Arguments.LeaderLocator == topology.LeaderLocatorBalanced
-	})
+// oneAtATime tells whether the changes of a batch must run one after the
+// other, because the broker goes wrong when they run at once:
+//
+//   - Queues whose leaders the broker balances (x-queue-leader-locator
+//     balanced): it counts the leaders of the queues already declared, so
+//     queues declared at once all see the same counts and land on the same
+//     node — all five level queues of a set on one node of a 3-node RabbitMQ
+//     4.3 cluster, at 8 at a time. One at a time, each sees the ones before,
+//     for the time of one quorum declaration per queue: a set's creation
+//     takes longer the more queues it has (radix 16 at 32 levels: 480), and
+//     gains nothing once the cluster holds so many queues (1,000 by default)
+//     that balanced picks at random.
+//   - Exchange deletions: RabbitMQ 4.0.5 crashes deleting an exchange while
+//     one bound to it goes (rabbit_binding:process_deletions/1 calls
+//     rabbit_exchange:serial/1 on the gone one's record, undefined) and
+//     answers 400.
+func oneAtATime(batch []topology.Change) bool {
+	switch batch[0].Kind {
+	case topology.DeleteExchange:
+		return true
+	case topology.CreateQueue:
+		return slices.ContainsFunc(batch, func(c topology.Change) bool {
+			return c.Queue != nil && c.Queue.Arguments.LeaderLocator == topology.LeaderLocatorBalanced
+		})
+	}
+	return false
 }
 
 // DeleteSet deletes every object of the set called name in vhost that
@@ -133,7 +143,7 @@ func (c *Client) applyChange(ctx context.Context, vhost string, change topology.
 	case change.Kind == topology.DeleteBinding && change.Binding != nil:
 		return c.deleteBinding(ctx, vhost, *change.Binding)
 	case change.Kind == topology.DeleteQueue && change.Queue != nil:
-		return c.deleteQueue(ctx, vhost, change.Queue.Name, opts.ForceDeleteQueues)
+		return c.deleteQueue(ctx, vhost, *change.Queue, opts.ForceDeleteQueues)
 	case change.Kind == topology.DeleteExchange && change.Exchange != nil:
 		return c.deleteExchange(ctx, vhost, change.Exchange.Name)
 	}
@@ -372,14 +382,13 @@ func (k *bindingKeys) take(vhost string, b topology.Binding) []string {
 // rabbit-hole takes a 404 to a DELETE for success: a queue already gone is
 // deleted. (The broker answers a plain 404, not vhost_not_found, to a DELETE
 // in a vhost that does not exist, so nothing is lost.)
-func (c *Client) deleteQueue(ctx context.Context, vhost, name string, force bool) error {
+func (c *Client) deleteQueue(ctx context.Context, vhost string, queue topology.Queue, force bool) error {
+	name := queue.Name
 	var options []rabbithole.QueueDeleteOptions
 	if !force {
 		options = append(options, rabbithole.QueueDeleteOptions{IfEmpty: true})
 	}
-	err := c.viaRabbitHole(ctx, http.MethodDelete, apiPath("queues", vhost, name), func() error {
-		return closeAnswer(c.rabbit.DeleteQueue(vhost, name, options...))
-	})
+	err := c.deleteQueueRequest(ctx, vhost, queue, options)
 	var apiErr *APIError
 	switch {
 	case err == nil:
@@ -394,9 +403,22 @@ func (c *Client) deleteQueue(ctx context.Context, vhost, name string, force bool
 		}
 		return &QueueNotEmptyError{Queue: name, Messages: messages}
 	case strings.Contains(apiErr.Reason, "if-empty flag set are not supported"):
-		return c.deleteQueueIfHoldsNothing(ctx, vhost, name)
+		return c.deleteQueueIfHoldsNothing(ctx, vhost, queue)
 	}
 	return err
+}
+
+// deleteQueueRequest sends the deletion of queue, one at a time for
+// quorum queues (Client.quorumDeletions): only the request waits, not the
+// checks before it.
+func (c *Client) deleteQueueRequest(ctx context.Context, vhost string, queue topology.Queue, options []rabbithole.QueueDeleteOptions) error {
+	if queue.Arguments.QueueType == topology.QueueTypeQuorum {
+		c.quorumDeletions.Lock()
+		defer c.quorumDeletions.Unlock()
+	}
+	return c.viaRabbitHole(ctx, http.MethodDelete, apiPath("queues", vhost, queue.Name), func() error {
+		return closeAnswer(c.rabbit.DeleteQueue(vhost, queue.Name, options...))
+	})
 }
 
 // peekRequest is the body of POST /api/queues/{vhost}/{name}/get that looks
@@ -451,7 +473,8 @@ func (c *Client) peekReady(ctx context.Context, vhost, name string) (ready int64
 // reaching the queue between the check's last answer and the delete (one
 // HTTP round trip) is lost with it. Diff deletes the bindings into a queue
 // before the queue, so no message of the set arrives then.
-func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost, name string) error {
+func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost string, queue topology.Queue) error {
+	name := queue.Name
 	held, err := c.heldMessages(ctx, vhost, []string{name}, countForDeletion)
 	var uncounted *UncountedError
 	switch {
@@ -467,7 +490,7 @@ func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost, name stri
 	case messages > 0:
 		return &QueueNotEmptyError{Queue: name, Messages: messages}
 	}
-	return c.deleteQueue(ctx, vhost, name, true)
+	return c.deleteQueue(ctx, vhost, queue, true)
 }
 
 // stopArrivals makes queue stop taking messages before the no-peek check

@@ -459,36 +459,65 @@ func TestApplyResendsChangesOnClosedConnections(t *testing.T) {
 	}
 }
 
-// TestApplyDeletesExchangesOneAtATime: a set's teardown deletes its
-// exchanges, bound to each other, one after another, and its queues as
-// many at a time as Apply allows.
-func TestApplyDeletesExchangesOneAtATime(t *testing.T) {
+// TestApplyDeletesOneAtATime: the teardowns of two sets at once through one
+// client delete each set's exchanges, bound to each other, one after
+// another; their quorum queues one after another too, across both sets; and
+// their classic queues as many at a time as Apply allows.
+func TestApplyDeletesOneAtATime(t *testing.T) {
 	t.Parallel()
-	plan, err := topology.Plan(topology.Spec{Name: "d", VHost: "/", Levels: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	inFlight, most := map[string]int{}, map[string]int{}
-	client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		kind := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/api/"), "/")[0]
-		if r.Method == http.MethodDelete {
-			mu.Lock()
-			inFlight[kind]++
-			most[kind] = max(most[kind], inFlight[kind])
-			mu.Unlock()
-			time.Sleep(20 * time.Millisecond)
-			mu.Lock()
-			inFlight[kind]--
-			mu.Unlock()
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}), broker.Config{})
-	if err := client.Apply(t.Context(), "/", topology.Teardown(plan), broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
-		t.Fatal(err)
-	}
-	if most["exchanges"] != 1 || most["queues"] < 2 {
-		t.Errorf("at most %d exchange deletions at once, want 1; %d queue deletions, want several", most["exchanges"], most["queues"])
+	for _, tc := range []struct {
+		queueType     topology.QueueType
+		queuesAtOnce  func(int) bool
+		wantQueuesSay string
+	}{
+		{topology.QueueTypeClassic, func(n int) bool { return n >= 2 }, "several"},
+		{topology.QueueTypeQuorum, func(n int) bool { return n == 1 }, "1"},
+	} {
+		t.Run(string(tc.queueType), func(t *testing.T) {
+			t.Parallel()
+			var teardowns [][]topology.Change
+			for _, name := range []string{"d", "e"} {
+				plan, err := topology.Plan(topology.Spec{Name: name, VHost: "/", Levels: 6, QueueType: tc.queueType})
+				if err != nil {
+					t.Fatal(err)
+				}
+				teardowns = append(teardowns, topology.Teardown(plan))
+			}
+			var mu sync.Mutex
+			inFlight, most := map[string]int{}, map[string]int{}
+			client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				// "exchanges d" for set d's exchanges, "queues" for every set's queues
+				parts := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/api/"), "/")
+				kind := parts[0]
+				if kind == "exchanges" && len(parts) > 2 {
+					kind += " " + strings.SplitN(parts[2], ".", 2)[0]
+				}
+				if r.Method == http.MethodDelete {
+					mu.Lock()
+					inFlight[kind]++
+					most[kind] = max(most[kind], inFlight[kind])
+					mu.Unlock()
+					time.Sleep(20 * time.Millisecond)
+					mu.Lock()
+					inFlight[kind]--
+					mu.Unlock()
+				}
+				w.WriteHeader(http.StatusNoContent)
+			}), broker.Config{})
+			var wg sync.WaitGroup
+			for _, teardown := range teardowns {
+				wg.Go(func() {
+					if err := client.Apply(t.Context(), "/", teardown, broker.ApplyOptions{ForceDeleteQueues: true}); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			if most["exchanges d"] != 1 || most["exchanges e"] != 1 || !tc.queuesAtOnce(most["queues"]) {
+				t.Errorf("at most %d and %d exchange deletions of a set at once, want 1; %d queue deletions, want %s",
+					most["exchanges d"], most["exchanges e"], most["queues"], tc.wantQueuesSay)
+			}
+		})
 	}
 }
 

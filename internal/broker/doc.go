@@ -90,7 +90,10 @@
 // messages are lost. Apply checks one queue at a time, as it deletes it: a
 // refusal stops Apply with the changes before it made. To refuse before
 // making any change, call HeldMessages for the doomed queues first; the
-// deletion's own check stays, for messages that arrive in between.
+// deletion's own check stays, for messages that arrive in between. A
+// client sends its quorum queue deletions one at a time, those of all its
+// Apply calls together: at once they can break a node of the broker
+// (Client.quorumDeletions says how).
 //
 // # Errors and contexts
 //
