@@ -10,7 +10,7 @@
 #
 #   scripts/dets-race.sh [VERSION...]    3.10, 4.0, 4.3 (default: every one installed)
 #
-# Environment: DETS_MARKDOWN (benchmarks/dets-race.md), DETS_WORKERS ("8 2"), DETS_ROUNDS (20000),
+# Environment: DETS_MARKDOWN (benchmarks/dets-race.md), DETS_WORKERS ("8 2"), DETS_ROUNDS (5000),
 # DETS_RUNS (3).
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
@@ -28,7 +28,7 @@ sudo_if_needed() {
 
 markdown=${DETS_MARKDOWN:-benchmarks/dets-race.md}
 read -r -a workers <<<"${DETS_WORKERS:-8 2}"
-rounds=${DETS_ROUNDS:-20000}
+rounds=${DETS_ROUNDS:-5000}
 runs=${DETS_RUNS:-3}
 [ "$#" -gt 0 ] || set -- "${rabbitmq_versions[@]}"
 
