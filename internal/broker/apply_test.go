@@ -466,9 +466,9 @@ func TestApplyResendsChangesOnClosedConnections(t *testing.T) {
 func TestApplyDeletesOneAtATime(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		queueType     topology.QueueType
-		queuesAtOnce  func(int) bool
-		wantQueuesSay string
+		queueType    topology.QueueType
+		queuesAtOnce func(int) bool
+		queuesWanted string
 	}{
 		{topology.QueueTypeClassic, func(n int) bool { return n >= 2 }, "several"},
 		{topology.QueueTypeQuorum, func(n int) bool { return n == 1 }, "1"},
@@ -515,7 +515,7 @@ func TestApplyDeletesOneAtATime(t *testing.T) {
 			wg.Wait()
 			if most["exchanges d"] != 1 || most["exchanges e"] != 1 || !tc.queuesAtOnce(most["queues"]) {
 				t.Errorf("at most %d and %d exchange deletions of a set at once, want 1; %d queue deletions, want %s",
-					most["exchanges d"], most["exchanges e"], most["queues"], tc.wantQueuesSay)
+					most["exchanges d"], most["exchanges e"], most["queues"], tc.queuesWanted)
 			}
 		})
 	}
