@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Why the provider deletes quorum queues one at a time (internal/broker, oneAtATime): runs
+# Why the provider deletes quorum queues one at a time (internal/broker, Client.quorumDeletions): runs
 # scripts/dets_race.erl — what Ra's directory does to its dets table while quorum queues come and
 # go on a node — in the Erlang of each installed RabbitMQ version, with each number of processes
 # in DETS_WORKERS, RUNS times with select_delete (what Ra 2.13.3 and later, RabbitMQ 3.13.5 and
@@ -32,8 +32,14 @@ rounds=${DETS_ROUNDS:-5000}
 runs=${DETS_RUNS:-3}
 [ "$#" -gt 0 ] || set -- "${rabbitmq_versions[@]}"
 
-# erl_in VERSION ARGS...: runs ARGS (erlc, erl) in VERSION's Erlang, in a directory that holds
-# dets_race.erl, as /race; fails when that Erlang is not installed.
+# work_dir VERSION: where VERSION's Erlang runs the race: a directory holding dets_race.erl, made
+# once, on this machine for 3.10 and inside the chroot for 4.0 and 4.3 (removed at the end).
+work_dir() {
+	if in_a_chroot "$1"; then echo "$(chroot_select "$1" && echo "$chroot_dir")/root/dets-race"; else echo "$host_dir"; fi
+}
+
+# erl_in VERSION ARGS...: runs ARGS (erlc, erl) in VERSION's Erlang, in its work_dir; fails when
+# that Erlang is not installed.
 erl_in() {
 	local version=$1
 	shift
@@ -45,19 +51,27 @@ erl_in() {
 	(
 		chroot_select "$version"
 		[ -x "$chroot_dir/usr/bin/erl" ] || exit 1
-		sudo_if_needed mkdir -p "$chroot_dir/root/dets-race"
-		sudo_if_needed cp scripts/dets_race.erl "$chroot_dir/root/dets-race/"
 		in_chroot sh -c 'cd /root/dets-race && "$@"' sh "$@"
 	)
 }
 
 host_dir=$(mktemp -d -t dets-race.XXXXXX)
-trap 'rm -rf "$host_dir"' EXIT
-cp scripts/dets_race.erl "$host_dir/"
+chroot_dirs=()
+cleanup() {
+	rm -rf "$host_dir"
+	if [ "${#chroot_dirs[@]}" -gt 0 ]; then sudo_if_needed rm -rf "${chroot_dirs[@]}"; fi
+}
+trap cleanup EXIT
 
 rows=()
 for version in "$@"; do
 	check_version "$version"
+	dir=$(work_dir "$version")
+	if [ "$dir" != "$host_dir" ] && [ -d "$(dirname "$dir")" ]; then
+		sudo_if_needed mkdir -p "$dir"
+		chroot_dirs+=("$dir")
+	fi
+	[ ! -d "$dir" ] || sudo_if_needed cp scripts/dets_race.erl "$dir/"
 	otp=$(erl_in "$version" erl -noshell -eval '{ok, V} = file:read_file(filename:join([code:root_dir(), "releases", erlang:system_info(otp_release), "OTP_VERSION"])), io:format("~s", [string:trim(V)]), halt().' 2>/dev/null) ||
 		{
 			log "RabbitMQ $version's Erlang is not installed: skipped"

@@ -82,17 +82,12 @@ type Client struct {
 	// timing paces the checks that wait for statistics.
 	timing checkTiming
 	// quorumDeletions makes the client's quorum queue deletions, of every
-	// set it serves, one at a time. RabbitMQ (3.13.5 and later: Ra 2.13.3)
-	// deletes a quorum queue's followers while they delete themselves, and a
-	// member deleted twice leaves its node's Ra directory (a dets table,
-	// names.dets) through dets:select_delete, which dets runs as a series of
-	// requests. Other writes to the table between them — members of other
-	// queues deleted or declared at the same moment — can leave it corrupt
-	// (premature_eof; the dets of Erlang 25, 27 and 29 alike:
-	// benchmarks/dets-race.md), and from then on the node starts no quorum
-	// queue member: every quorum queue declared through it fails, for every
-	// client of the broker, with {badmatch,{error,noproc}} in
-	// rabbit_quorum_queue:start_cluster/1.
+	// set it serves, one at a time: on RabbitMQ 3.13.5 and later, quorum
+	// queues deleted while others are deleted or declared can corrupt a
+	// node's Ra directory (dets select_delete is not atomic), after which
+	// every quorum queue declared through that node fails. DESIGN.md
+	// ("Many sets in one configuration") says how; benchmarks/dets-race.md
+	// shows the race.
 	quorumDeletions sync.Mutex
 }
 
