@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
@@ -18,6 +19,13 @@ import (
 
 // applyConcurrency bounds the changes of one batch in flight.
 const applyConcurrency = 8
+
+// checkConcurrency bounds the checks for messages in flight, of a batch of
+// queue deletions or of one count: where a check waits for fresh
+// statistics, the checks of a whole set wait through the same samples
+// together, not eight after eight. Only the checks run so: quorum queues
+// are deleted one at a time (Client.quorumDeletions).
+const checkConcurrency = 32
 
 // ApplyOptions tune Apply.
 type ApplyOptions struct {
@@ -65,8 +73,11 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 		}
 		batch := changes[start:end]
 		limit := applyConcurrency
-		if oneAtATime(batch) {
+		switch {
+		case oneAtATime(batch):
 			limit = 1
+		case batch[0].Kind == topology.DeleteQueue:
+			limit = checkConcurrency
 		}
 		errs := runUntilUnreachable(ctx, len(batch), limit, func(ctx context.Context, i int) error {
 			if ctx.Err() != nil {
@@ -303,6 +314,7 @@ func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Bin
 		err := c.viaRabbitHole(ctx, http.MethodDelete, path+"/"+url.PathEscape(found.PropertiesKey), func() error {
 			return closeAnswer(c.rabbit.DeleteBinding(vhost, binding))
 		})
+		c.unbound()
 		if err != nil {
 			return err
 		}
@@ -327,12 +339,17 @@ func propertiesKey(routingKey string) string {
 // means the key is stale, and the caller looks the binding up instead.
 func (c *Client) deleteBindingByKeys(ctx context.Context, path string, keys []string) error {
 	for _, key := range keys {
-		if err := c.call(ctx, http.MethodDelete, path+"/"+url.PathEscape(key), nil, nil, nil); err != nil {
+		err := c.call(ctx, http.MethodDelete, path+"/"+url.PathEscape(key), nil, nil, nil)
+		c.unbound()
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// unbound notes that a binding may have gone just now (awaitSettledArrivals).
+func (c *Client) unbound() { c.lastUnbind.Store(time.Now().UnixNano()) }
 
 // bindingKeys remembers the properties keys of the bindings ReadSet listed,
 // by vhost and binding: the hint that spares deleteBinding a lookup. A stale
@@ -490,7 +507,24 @@ func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost string, qu
 	case messages > 0:
 		return &QueueNotEmptyError{Queue: name, Messages: messages}
 	}
-	return c.deleteQueue(ctx, vhost, queue, true)
+	return c.deleteCheckedQueue(ctx, vhost, queue)
+}
+
+// deleteCheckedQueue sends the unguarded deletion of a queue its check
+// found empty, once: the transport resends a change whose connection closed
+// unanswered, but a resend would come 100 ms and more after the check, and
+// widen the window in which a message reaching the queue is lost with it.
+// A deletion cut off so is an error; the next apply finds the queue, or not.
+func (c *Client) deleteCheckedQueue(ctx context.Context, vhost string, queue topology.Queue) error {
+	if queue.Arguments.QueueType == topology.QueueTypeQuorum {
+		c.quorumDeletions.Lock()
+		defer c.quorumDeletions.Unlock()
+	}
+	err := c.call(sendOnce(ctx), http.MethodDelete, apiPath("queues", vhost, queue.Name), nil, nil, nil)
+	if isGone(err) {
+		return nil
+	}
+	return err
 }
 
 // stopArrivals makes queue stop taking messages before the no-peek check
@@ -519,11 +553,24 @@ func (c *Client) stopArrivals(ctx context.Context, vhost, queue string) (restore
 		}
 		path := bindingPath(vhost, topology.Binding{Source: b.Source, Destination: queue, DestinationType: topology.DestinationQueue})
 		if err := c.deleteBindingByKeys(ctx, path, []string{b.PropertiesKey}); err != nil && !isGone(err) {
-			return nil, errors.Join(fmt.Errorf("deleting the bindings into queue %q of vhost %q: %w", queue, vhost, err), restore(ctx))
+			return nil, errors.Join(fmt.Errorf("deleting the bindings into queue %q of vhost %q: %w", queue, vhost, err),
+				restoreOnItsOwn(ctx, restore))
 		}
 		stopped = append(stopped, b)
 	}
 	return restore, nil
+}
+
+// restoreTimeout bounds the restoring of what a check removed: long enough
+// for a few declarations, short enough for a user who pressed Ctrl-C.
+const restoreTimeout = 15 * time.Second
+
+// restoreOnItsOwn runs restore on a deadline of its own, whatever became of
+// ctx: work that undoes a step must not end with the step's cancellation.
+func restoreOnItsOwn(ctx context.Context, restore func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	defer cancel()
+	return restore(ctx)
 }
 
 // declareBindingInfos declares bindings as the broker listed them, with

@@ -53,6 +53,17 @@ type Config struct {
 	// zero means DefaultTimeout.
 	Timeout time.Duration
 
+	// AMQPEndpoint is the AMQP 0-9-1 URL (amqp:// or amqps://, no
+	// credentials or vhost) through which the client asks a quorum queue's
+	// leader for its count where a peek would be a delivery (RabbitMQ
+	// 4.0–4.2). Empty: the management endpoint's host, at the port of the
+	// broker's AMQP listener (amqps for an https endpoint), unless a proxy
+	// carries the management API. The credentials and TLS settings are
+	// the management API's.
+	AMQPEndpoint string
+	// DisableAMQPCounts makes the client count by statistics alone.
+	DisableAMQPCounts bool
+
 	// Logf, when set, is called once at the end of each read of a set, count
 	// of messages and Apply with the operation's request count and duration.
 	Logf func(ctx context.Context, msg string, fields map[string]any)
@@ -81,6 +92,13 @@ type Client struct {
 	learned learnedRule
 	// timing paces the checks that wait for statistics.
 	timing checkTiming
+	// proxy is the management API's proxy, if any.
+	proxy func(*http.Request) (*url.URL, error)
+	// amqp is how the client counts a quorum queue's messages over AMQP.
+	amqp amqpCounts
+	// lastUnbind is when the client last deleted a binding (UnixNano):
+	// the leader's count is asked only once arrivals have settled.
+	lastUnbind atomic.Int64
 	// quorumDeletions makes the client's quorum queue deletions, of every
 	// set it serves, one at a time: on RabbitMQ 3.13.5 and later, quorum
 	// queues deleted while others are deleted or declared can corrupt a
@@ -103,6 +121,10 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	proxy, err := proxyFunc(cfg.Proxy)
+	if err != nil {
+		return nil, err
+	}
+	amqpEndpoint, err := parseAMQPEndpoint(cfg.AMQPEndpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +165,11 @@ func New(cfg Config) (*Client, error) {
 		transport: transport,
 		logf:      cfg.Logf,
 		timing:    defaultCheckTiming,
+		proxy:     proxy,
+		amqp: amqpCounts{
+			configured: amqpEndpoint, disabled: cfg.DisableAMQPCounts,
+			username: cfg.Username, password: cfg.Password, tls: tlsConfig, timeout: timeout,
+		},
 	}, nil
 }
 
@@ -258,7 +285,7 @@ type operationRequestsKey struct{}
 const maxErrorBody = 4096
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	change := isChange(req)
+	change := isChange(req) && !sentOnce(req.Context())
 	if req.Close || change {
 		req = req.Clone(req.Context()) // a RoundTripper must not change the caller's request
 		req.Close = false
@@ -313,6 +340,16 @@ const (
 	changeAttempts = 3
 	resendPause    = 100 * time.Millisecond
 )
+
+type sendOnceKey struct{}
+
+// sendOnce marks a request's context: the transport must not send it again,
+// whatever happened to its connection (deleteCheckedQueue).
+func sendOnce(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sendOnceKey{}, true)
+}
+
+func sentOnce(ctx context.Context) bool { once, _ := ctx.Value(sendOnceKey{}).(bool); return once }
 
 // isChange tells the requests that declare or delete an object or binding.
 // Each leaves the broker as one would: a declaration of what exists is a

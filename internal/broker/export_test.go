@@ -106,3 +106,18 @@ func HasStatistics(ctx context.Context, c *Client, vhost, queue string) (bool, e
 	q, err := c.readQueue(ctx, vhost, queue)
 	return hasCount(q) && (q.Type == queueTypeClassic || hasPolicy(q)), err
 }
+
+// LeaderCount is leaderCount of the quorum queue name, read as a check
+// reads it, without the settling wait.
+func LeaderCount(ctx context.Context, c *Client, vhost, name string) (count int64, trusted bool, err error) {
+	q, err := c.readQueue(ctx, vhost, name)
+	if err != nil {
+		return 0, false, err
+	}
+	rule, err := c.rule(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	count, trusted, _, err = c.leaderCount(ctx, vhost, rule, q, false)
+	return count, trusted, err
+}

@@ -20,6 +20,8 @@ func fakeClient(t *testing.T, handler http.Handler, config broker.Config) *broke
 	server := httptest.NewServer(handler)
 	t.Cleanup(server.Close)
 	config.Endpoint = server.URL
+	// A fake speaks no AMQP: its clients count by statistics alone.
+	config.DisableAMQPCounts = true
 	client, err := broker.New(config)
 	if err != nil {
 		t.Fatal(err)

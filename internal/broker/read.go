@@ -456,7 +456,11 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 	names := slices.Compact(slices.Sorted(slices.Values(queues)))
 	counts := make([]int64, len(names))
 	exists := make([]bool, len(names))
-	errs := runUntilUnreachable(ctx, len(names), readConcurrency, func(ctx context.Context, i int) (err error) {
+	limit := readConcurrency
+	if mode != countStatistics {
+		limit = checkConcurrency // checks that may wait for fresh statistics wait together
+	}
+	errs := runUntilUnreachable(ctx, len(names), limit, func(ctx context.Context, i int) (err error) {
 		counts[i], exists[i], err = c.queueHeld(ctx, vhost, names[i], mode)
 		if IsUncounted(err) {
 			counts[i] = 1
@@ -561,19 +565,23 @@ func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mod
 	return rule, rule.mayPeek(*q), false, nil
 }
 
-// countWithoutPeek counts q, which rule forbids peeking at: what the
-// statistics or the leader's totals count (rule.countOf), once the broker
-// has any, and for a deletion countForDeletion's. exists is false when the
-// queue went meanwhile.
+// countWithoutPeek counts q, which rule forbids peeking at: for a deletion
+// countForDeletion's count; before a change, its leader's count where it
+// can be trusted (leaderCount), else a count sampled after the check began
+// (countFresh); otherwise what the statistics or the leader's totals count
+// (rule.countOf). exists is false when the queue went meanwhile.
 func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode) (_ int64, exists bool, err error) {
-	gone := false
 	switch {
 	case mode == countForDeletion:
 		return c.countForDeletion(ctx, vhost, rule, q.Name)
-	case mode == countHeld && !hasCount(q):
-		if q, gone, err = c.awaitFirstStatistics(ctx, vhost, q, hasCount); err != nil || gone {
-			return 0, false, err
+	case mode == countHeld:
+		// As fresh as the deletion's own check: a change refused here
+		// changes nothing, where one refused at a deletion has begun.
+		if n, trusted, gone, err := c.leaderCount(ctx, vhost, rule, q, false); err != nil || gone || trusted {
+			return n, !gone, err
 		}
+		messages, gone, err := c.countFresh(ctx, vhost, rule, q)
+		return messages, !gone, err
 	}
 	messages, err := rule.countOf(vhost, q)
 	return messages, true, err
@@ -581,8 +589,9 @@ func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkR
 
 // countForDeletion is the no-peek check of a queue about to be deleted: it
 // stops the messages that would reach it (stopArrivals), reads it, and
-// counts only what statistics sampled after that read count (countFresh).
-// A queue it does not find empty gets its bindings back.
+// counts it (countStopped). A queue it does not find empty gets its
+// bindings back, on a deadline of its own (restoreTimeout): a cancelled
+// apply must not leave the queue unbound.
 func (c *Client) countForDeletion(ctx context.Context, vhost string, rule checkRule, name string) (_ int64, exists bool, err error) {
 	restore, err := c.stopArrivals(ctx, vhost, name)
 	if err != nil {
@@ -592,14 +601,27 @@ func (c *Client) countForDeletion(ctx context.Context, vhost string, rule checkR
 	var messages int64
 	gone := isNotFound(err)
 	if err == nil {
-		messages, gone, err = c.countFresh(ctx, vhost, rule, q)
+		messages, gone, err = c.countStopped(ctx, vhost, rule, q)
 	}
 	if !gone && (err != nil || messages > 0) {
-		if restoreErr := restore(ctx); restoreErr != nil {
+		if restoreErr := restoreOnItsOwn(ctx, restore); restoreErr != nil {
 			return 0, false, errors.Join(err, restoreErr)
 		}
 	}
 	return messages, !gone, err
+}
+
+// countStopped counts q, which takes no more messages: what its statistics
+// count, if anything; else its leader's count where it can be trusted
+// (leaderCount); else a count sampled after q was read (countFresh).
+func (c *Client) countStopped(ctx context.Context, vhost string, rule checkRule, q queueJSON) (_ int64, gone bool, err error) {
+	if counted, err := rule.countOf(vhost, q); err == nil && counted > 0 {
+		return counted, false, nil
+	}
+	if n, trusted, gone, err := c.leaderCount(ctx, vhost, rule, q, true); err != nil || gone || trusted {
+		return n, gone, err
+	}
+	return c.countFresh(ctx, vhost, rule, q)
 }
 
 // VHostExists tells whether vhost exists on the broker.
