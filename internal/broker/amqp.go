@@ -42,7 +42,14 @@ type amqpCounts struct {
 	resolved bool
 	endpoint string // "" when there is none to use
 	conns    map[string]*amqpConnection
+	// failed remembers, by vhost, a connection that could not be opened:
+	// the client counts by statistics there from then on, rather than
+	// wait for a port a firewall drops at every check.
+	failed map[string]error
 }
+
+// amqpDialTimeout bounds the opening of an AMQP connection.
+const amqpDialTimeout = 5 * time.Second
 
 type amqpConnection struct {
 	conn *amqp.Connection
@@ -120,6 +127,9 @@ func (c *Client) amqpConnection(ctx context.Context, vhost string) (*amqp.Connec
 		open.idle.Reset(amqpIdle)
 		return open.conn, nil
 	}
+	if err := a.failed[vhost]; err != nil {
+		return nil, err
+	}
 	tlsConfig := a.tls.Clone()
 	if u, err := url.Parse(endpoint); err == nil && tlsConfig.ServerName == "" {
 		tlsConfig.ServerName = u.Hostname()
@@ -128,12 +138,17 @@ func (c *Client) amqpConnection(ctx context.Context, vhost string) (*amqp.Connec
 		SASL:            []amqp.Authentication{&amqp.PlainAuth{Username: a.username, Password: a.password}},
 		Vhost:           vhost,
 		TLSClientConfig: tlsConfig,
-		Dial:            amqp.DefaultDial(a.timeout),
+		Dial:            amqp.DefaultDial(min(a.timeout, amqpDialTimeout)),
 		Properties:      amqp.Table{"connection_name": "terraform-provider-rabbitmq (message counts)"},
 	})
 	if err != nil {
 		// The error names the endpoint, never the credentials (they are not in it).
-		return nil, fmt.Errorf("connecting to %s (vhost %q) to count messages: %w", endpoint, vhost, err)
+		err = fmt.Errorf("connecting to %s (vhost %q) to count messages: %w", endpoint, vhost, err)
+		if a.failed == nil {
+			a.failed = map[string]error{}
+		}
+		a.failed[vhost] = err
+		return nil, err
 	}
 	if a.conns == nil {
 		a.conns = map[string]*amqpConnection{}

@@ -63,6 +63,8 @@ type providerModel struct {
 	ClientKeyFile  types.String `tfsdk:"clientkey_file"`
 	Proxy          types.String `tfsdk:"proxy"`
 	Timeout        types.String `tfsdk:"timeout"`
+	AMQPEndpoint   types.String `tfsdk:"amqp_endpoint"`
+	AMQPCounts     types.Bool   `tfsdk:"amqp_counts"`
 }
 
 // defaultTimeout bounds each management API request when the configuration names no timeout.
@@ -131,6 +133,22 @@ func providerSchema() schema.Schema {
 			"timeout": schema.StringAttribute{
 				MarkdownDescription: "How long one management API request may take, as a duration such as `\"30s\"`. " +
 					"Falls back to `RABBITMQ_TIMEOUT`; defaults to `\"30s\"`.",
+				Optional: true,
+			},
+			"amqp_endpoint": schema.StringAttribute{
+				MarkdownDescription: "The AMQP 0-9-1 URL (`amqp://` or `amqps://`, host and port, no credentials or vhost) " +
+					"through which the provider asks a quorum queue's leader how many messages it holds, where a peek " +
+					"would count as a delivery (RabbitMQ 4.0–4.2): a check before a change or a deletion then takes " +
+					"milliseconds instead of three statistics samples. The credentials and TLS settings are the management " +
+					"API's. Falls back to `RABBITMQ_AMQP_ENDPOINT`; defaults to the management endpoint's host at the port " +
+					"of the broker's own AMQP listener (`amqps` for an `https` endpoint), and to none when `proxy` or the " +
+					"proxy variables carry the management API.",
+				Optional: true,
+			},
+			"amqp_counts": schema.BoolAttribute{
+				MarkdownDescription: "Whether the provider may count a quorum queue's messages over AMQP (see `amqp_endpoint`). " +
+					"With `false` it waits for fresh management statistics instead. Falls back to `RABBITMQ_AMQP_COUNTS`; " +
+					"defaults to `true`.",
 				Optional: true,
 			},
 		},
@@ -277,6 +295,13 @@ func newClient(config providerModel) (*broker.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	amqpCounts, err := boolSetting(config.AMQPCounts, "RABBITMQ_AMQP_COUNTS")
+	if err != nil {
+		return nil, err
+	}
+	if config.AMQPCounts.IsNull() && os.Getenv("RABBITMQ_AMQP_COUNTS") == "" {
+		amqpCounts = true
+	}
 	return broker.New(broker.Config{
 		Endpoint:       endpoint,
 		Username:       stringSetting(config.Username, "RABBITMQ_USERNAME"),
@@ -287,6 +312,9 @@ func newClient(config providerModel) (*broker.Client, error) {
 		ClientKeyFile:  stringSetting(config.ClientKeyFile, "RABBITMQ_CLIENTKEY"),
 		Proxy:          stringSetting(config.Proxy, "RABBITMQ_PROXY"),
 		Timeout:        timeout,
+		AMQPEndpoint:   stringSetting(config.AMQPEndpoint, "RABBITMQ_AMQP_ENDPOINT"),
+		// DisableAMQPCounts: counting over AMQP is on unless turned off.
+		DisableAMQPCounts: !amqpCounts,
 		// One debug line per broker operation, with its request count and duration.
 		Logf: func(ctx context.Context, msg string, fields map[string]any) { tflog.Debug(ctx, msg, fields) },
 	})
@@ -312,6 +340,8 @@ func (m providerModel) settings() []providerSetting {
 		{"clientkey_file", "RABBITMQ_CLIENTKEY", "RabbitMQ Client Key File", m.ClientKeyFile},
 		{"proxy", "RABBITMQ_PROXY", "RabbitMQ Proxy", m.Proxy},
 		{"timeout", "RABBITMQ_TIMEOUT", "RabbitMQ Request Timeout", m.Timeout},
+		{"amqp_endpoint", "RABBITMQ_AMQP_ENDPOINT", "RabbitMQ AMQP Endpoint", m.AMQPEndpoint},
+		{"amqp_counts", "RABBITMQ_AMQP_COUNTS", "RabbitMQ AMQP Counts Setting", m.AMQPCounts},
 	}
 }
 

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# What a user meets, timed: terraform apply, plan, switch and destroy of the README's set (max_delay
+# 36h, quorum, 17 levels), of a radix-16 set of the same delay, and of SETS (100) such sets in one
+# configuration, against the local broker of scripts/rabbitmq.sh (RABBITMQ_VERSION, its ports and
+# RABBITMQ_STATISTICS_SECONDS as the broker runs; RabbitMQ's default is 5 s). Each step runs RUNS
+# (3) times; the table gives every run, the median and the load average of each run.
+#
+#   scripts/bench-lifecycle.sh OUTPUT.md
+#
+# Environment: RABBITMQ_VERSION (4.3), RABBITMQ_MANAGEMENT_PORT (15672), RUNS (3), SETS (100;
+# 0 skips the many-sets steps), BENCH_AMQP_COUNTS (1; 0 counts by statistics alone: the provider's
+# amqp_counts = false, for comparing the two ways of checking a quorum queue before its deletion).
+set -euo pipefail
+output=${1:?usage: scripts/bench-lifecycle.sh OUTPUT.md}
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+runs=${RUNS:-3}
+sets=${SETS:-100}
+amqp_counts=${BENCH_AMQP_COUNTS:-1}
+port=${RABBITMQ_MANAGEMENT_PORT:-15672}
+export CHECKPOINT_DISABLE=1
+unset TF_ACC_TERRAFORM_VERSION
+
+terraform=$(scripts/terraform.sh)
+TF_CLI_CONFIG_FILE=$(scripts/dev-overrides.sh)
+export TF_CLI_CONFIG_FILE
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+disable=""
+[ "$amqp_counts" = 1 ] || disable="  amqp_counts = false"
+
+# config DIR COUNT RADIX: COUNT sets of the README's kind in DIR/main.tf.
+config() {
+	local dir=$1 count=$2 radix=$3
+	mkdir -p "$dir"
+	cat >"$dir/main.tf" <<EOF
+provider "rabbitmq" {
+  endpoint = "http://127.0.0.1:$port"
+  username = "guest"
+  password = "guest"
+$disable
+}
+
+resource "rabbitmq_delay_queue_set" "retries" {
+  count     = $count
+  name      = "bench-lifecycle-\${count.index}"
+  max_delay = "36h"
+  radix     = $radix
+  route {
+    destination      = "amq.topic"
+    destination_type = "exchange"
+    key              = "orders"
+  }
+}
+EOF
+}
+
+# timed NAME COMMAND...: runs the command, quietly, and appends NAME, seconds and load (tab-separated)
+# to results.
+results=$work/results
+timed() {
+	local name=$1
+	shift
+	local load started
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	started=$(date +%s.%N)
+	"$@" >"$work/last.log" 2>&1 || {
+		tail -n 40 "$work/last.log" >&2
+		echo "bench-lifecycle: $name failed" >&2
+		exit 1
+	}
+	local seconds
+	seconds=$(awk -v a="$(date +%s.%N)" -v b="$started" 'BEGIN { printf "%.2f", a - b }')
+	printf '%s\t%s\t%s\n' "$name" "$seconds" "$load" >>"$results"
+	echo "bench-lifecycle: $name ${seconds}s (load $load)" >&2
+}
+
+tf() { "$terraform" -chdir="$1" "${@:2}" -input=false -no-color; }
+
+for run in $(seq "$runs"); do
+	one=$work/one-$run
+	config "$one" 1 2
+	timed "create the README's set" tf "$one" apply -auto-approve
+	timed "plan the README's set" tf "$one" plan -detailed-exitcode
+	config "$one" 1 16
+	timed "switch it to radix 16 (empty)" tf "$one" apply -auto-approve
+	timed "destroy the switched set" tf "$one" destroy -auto-approve
+	config "$one" 1 2
+	tf "$one" apply -auto-approve >/dev/null
+	timed "destroy the README's set" tf "$one" destroy -auto-approve
+	config "$one" 1 16
+	timed "create a radix-16 set" tf "$one" apply -auto-approve
+	timed "destroy a radix-16 set" tf "$one" destroy -auto-approve
+	if [ "$sets" -gt 0 ]; then
+		many=$work/many-$run
+		config "$many" "$sets" 2
+		timed "create $sets README sets" tf "$many" apply -auto-approve
+		timed "plan $sets README sets" tf "$many" plan -detailed-exitcode
+		timed "destroy $sets README sets" tf "$many" destroy -auto-approve
+	fi
+done
+
+version=$(curl -fsS -u guest:guest "http://127.0.0.1:$port/api/overview?columns=rabbitmq_version" | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p')
+statistics=${RABBITMQ_STATISTICS_SECONDS:-5}
+{
+	echo "# Lifecycle of a set, as terraform runs it: RabbitMQ $version"
+	echo
+	echo "Written by \`scripts/bench-lifecycle.sh\` at commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- internal || echo ' (internal/ changed)'),"
+	echo "$(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs; RabbitMQ $version, statistics every ${statistics} s;"
+	echo "$("$terraform" version | head -n 1); checks before a quorum deletion: $([ "$amqp_counts" = 1 ] && echo "the leader's count over AMQP (amqp_counts = true)" || echo "statistics alone (amqp_counts = false)")."
+	echo "The README's set: max_delay 36h, quorum, one route (17 levels); radix 16: the same delay; $runs runs, seconds."
+	echo
+	echo "| step | median | runs | load average (1 min) at each run |"
+	echo "|---|--:|---|---|"
+	awk -F'\t' '{ name = $1; if (!(name in seen)) { order[++k] = name; seen[name] = 1 }
+	       times[name] = times[name] (times[name] == "" ? "" : ", ") sprintf("%.1f", $2)
+	       loads[name] = loads[name] (loads[name] == "" ? "" : ", ") $3; vals[name, ++c[name]] = $2 + 0 }
+	     END { for (i = 1; i <= k; i++) { name = order[i]; m = c[name]
+	             for (a = 1; a <= m; a++) s[a] = vals[name, a]
+	             for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++) if (s[b] < s[a]) { t = s[a]; s[a] = s[b]; s[b] = t }
+	             printf "| %s | %.1f | %s | %s |\n", name, s[int((m + 1) / 2)], times[name], loads[name] } }' "$results"
+} >"$output"
+echo "bench-lifecycle: wrote $output" >&2
