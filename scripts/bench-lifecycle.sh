@@ -35,6 +35,12 @@ config() {
 	local dir=$1 count=$2 radix=$3
 	mkdir -p "$dir"
 	cat >"$dir/main.tf" <<EOF
+terraform {
+  required_providers {
+    rabbitmq = { source = "delayqueue/rabbitmq" }
+  }
+}
+
 provider "rabbitmq" {
   endpoint = "http://127.0.0.1:$port"
   username = "guest"

@@ -426,12 +426,19 @@ const arrivalsSettle = time.Second
 // DESIGN.md, "Counting without a delivery"): the declaration took less
 // than that timeout, the queue has no consumer (the same fallback answers 0
 // consumers), and the member the queue's record names as leader runs and
-// serves before and after it (leaderState). A 0 is never trusted for
-// at-least-once dead-lettering, whose messages waiting for a confirm the
-// leader does not count as ready. settle makes it wait arrivalsSettle
-// after the client's last deletion of a binding, as a deletion must.
+// serves before and after it (leaderState). With at-least-once
+// dead-lettering, messages waiting for their target's confirm are not
+// ready ones, and nothing but the statistics counts them: a 0 is trusted
+// there only beside statistics that count none (messages_dlx known and 0
+// in q). Such a message waits for milliseconds, unless its target never
+// confirms: then it waits for minutes, and the statistics count it.
+// settle makes it wait arrivalsSettle after the client's last deletion of
+// a binding, as a deletion must.
 func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, q queueJSON, settle bool) (count int64, trusted, gone bool, err error) {
-	if q.Type != queueTypeQuorum || q.Arguments[argDeadLetterStrategy] == atLeastOnce {
+	if q.Type != queueTypeQuorum {
+		return 0, false, false, nil
+	}
+	if dlx := q.MessagesDLX; q.Arguments[argDeadLetterStrategy] == atLeastOnce && (dlx == nil || *dlx != 0) {
 		return 0, false, false, nil
 	}
 	if _, err := c.amqpEndpoint(ctx); err != nil {
