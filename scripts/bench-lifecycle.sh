@@ -3,7 +3,9 @@
 # 36h, quorum, 17 levels), of a radix-16 set of the same delay, and of SETS (100) such sets in one
 # configuration, against the local broker of scripts/rabbitmq.sh (RABBITMQ_VERSION, its ports and
 # RABBITMQ_STATISTICS_SECONDS as the broker runs; RabbitMQ's default is 5 s). Each step runs RUNS
-# (3) times; the table gives every run, the median and the load average of each run.
+# (3) times; the table gives every run, the median and the load average of each run. A destroy
+# comes 15 s after the apply before it, as for a set in use, whose queues have statistics; the
+# destroy right after a creation is a row of its own.
 #
 #   scripts/bench-lifecycle.sh OUTPUT.md
 #
@@ -94,15 +96,20 @@ for run in $(seq "$runs"); do
 	timed "destroy the switched set" tf "$one" destroy -auto-approve
 	config "$one" 1 2
 	tf "$one" apply -auto-approve >/dev/null
+	timed "destroy the README's set right after its creation" tf "$one" destroy -auto-approve
+	tf "$one" apply -auto-approve >/dev/null
+	sleep 15 # a set in use: its queues have statistics
 	timed "destroy the README's set" tf "$one" destroy -auto-approve
 	config "$one" 1 16
 	timed "create a radix-16 set" tf "$one" apply -auto-approve
+	sleep 15
 	timed "destroy a radix-16 set" tf "$one" destroy -auto-approve
 	if [ "$sets" -gt 0 ]; then
 		many=$work/many-$run
 		config "$many" "$sets" 2
 		timed "create $sets README sets" tf "$many" apply -auto-approve
 		timed "plan $sets README sets" tf "$many" plan -detailed-exitcode
+		sleep 15
 		timed "destroy $sets README sets" tf "$many" destroy -auto-approve
 	fi
 done

@@ -403,9 +403,11 @@ func sameReductions(a, b *int64) bool {
 	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
-// hasCount and hasPolicy are what awaitFirstStatistics may wait for.
-func hasCount(q queueJSON) bool  { return q.source() != fromNothing }
-func hasPolicy(q queueJSON) bool { return len(q.EffectivePolicy) > 0 }
+// hasCount, hasPolicy and hasDLXCount are what awaitFirstStatistics may
+// wait for.
+func hasCount(q queueJSON) bool    { return q.source() != fromNothing }
+func hasPolicy(q queueJSON) bool   { return len(q.EffectivePolicy) > 0 }
+func hasDLXCount(q queueJSON) bool { return q.MessagesDLX != nil }
 
 // leaderQueryTimeout is how long RabbitMQ 4.0–4.2 let a quorum queue's
 // leader answer a passive declaration's count (rabbit_quorum_queue:stat/1)
@@ -429,17 +431,23 @@ const arrivalsSettle = time.Second
 // serves before and after it (leaderState). With at-least-once
 // dead-lettering, messages waiting for their target's confirm are not
 // ready ones, and nothing but the statistics counts them: a 0 is trusted
-// there only beside statistics that count none (messages_dlx known and 0
-// in q). Such a message waits for milliseconds, unless its target never
-// confirms: then it waits for minutes, and the statistics count it.
+// there only beside statistics that count none (messages_dlx known and 0;
+// a new queue's first statistics are waited for). Such a message waits for
+// milliseconds, unless its target never confirms: then it waits for
+// minutes, and the statistics count it.
 // settle makes it wait arrivalsSettle after the client's last deletion of
 // a binding, as a deletion must.
 func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, q queueJSON, settle bool) (count int64, trusted, gone bool, err error) {
 	if q.Type != queueTypeQuorum {
 		return 0, false, false, nil
 	}
-	if dlx := q.MessagesDLX; q.Arguments[argDeadLetterStrategy] == atLeastOnce && (dlx == nil || *dlx != 0) {
-		return 0, false, false, nil
+	if q.Arguments[argDeadLetterStrategy] == atLeastOnce {
+		if q, gone, err = c.awaitFirstStatistics(ctx, vhost, q, hasDLXCount); err != nil || gone {
+			return 0, false, gone, err
+		}
+		if dlx := q.MessagesDLX; dlx == nil || *dlx != 0 {
+			return 0, false, false, nil
+		}
 	}
 	if _, err := c.amqpEndpoint(ctx); err != nil {
 		c.logAMQP(ctx, err)
