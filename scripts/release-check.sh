@@ -19,7 +19,12 @@
 #      nothing can come from elsewhere), then `plan` of a rabbitmq_delay_topology data source (no
 #      broker), whose output must show the plan the installed provider made;
 #   5. `providers lock -fs-mirror` for this platform, and the lock file `init` wrote, must hold the
-#      hash of the zip whose SHA-256 SHA256SUMS lists (the h1: hash: see below why not zh:).
+#      h1: hash of the zip whose SHA-256 SHA256SUMS lists (a mirror's package is unsigned: no zh:);
+#   6. as the Registry serves a release: a provider registry on 127.0.0.1 (static files over HTTPS)
+#      serves the zip and SHA256SUMS, signed with a key made for the run; `init` through it installs
+#      the release as signed, and `providers lock` must lock zh: hashes that are exactly SHA256SUMS's.
+#
+# Needs gpg, openssl, python3 (the registry's HTTPS server), jq and unzip besides the CLIs.
 #
 # Environment:
 #   GORELEASER  the goreleaser binary (the GNUmakefile's, v2.16.0)
@@ -41,6 +46,9 @@ fail() {
 	exit 1
 }
 
+for tool in gpg openssl python3 jq unzip sha256sum; do
+	command -v "$tool" >/dev/null 2>&1 || fail "needs $tool, which is not on PATH"
+done
 goreleaser=${GORELEASER:?GORELEASER names the goreleaser binary (make release-check sets it)}
 terraform=${TERRAFORM:-$(scripts/terraform.sh)}
 tofu=${TOFU:-}
@@ -97,7 +105,8 @@ for file in "dist/$zip" "$sums"; do
 done
 zips=$(find dist -maxdepth 1 -name '*.zip' | wc -l)
 [ "$zips" -eq 1 ] || fail "dist/ holds $zips zip archives, not this platform's one"
-unzip -l "dist/$zip" | grep -q " ${project}_v${version}\$" || fail "dist/$zip holds no ${project}_v${version}"
+listing=$(unzip -l "dist/$zip")
+grep -q " ${project}_v${version}\$" <<<"$listing" || fail "dist/$zip holds no ${project}_v${version}"
 sum=$(awk -v zip="$zip" '$2 == zip { print $1 }' "$sums")
 [ -n "$sum" ] || fail "$sums has no line for $zip"
 manifest_sum=$(awk -v name="$manifest" '$2 == name { print $1 }' "$sums")
@@ -175,7 +184,7 @@ install_and_plan() {
 		fail "$name init from the mirror failed"
 	}
 	echo "$out" | grep -E "Installing|Installed|Finding" | sed 's/^/    /'
-	echo "$out" | grep -q "Installed $host/$namespace/$type v$version\|Installed $namespace/$type v$version" ||
+	grep -q "Installed $host/$namespace/$type v$version\|Installed $namespace/$type v$version" <<<"$out" ||
 		fail "$name init installed no $namespace/$type v$version"
 	local installed=$dir/.terraform/providers/$host/$namespace/$type/$version/${os}_${arch}/${project}_v${version}
 	[ -x "$installed" ] || fail "$name init put no ${project}_v${version} in .terraform/providers/$host/…"
@@ -185,7 +194,7 @@ install_and_plan() {
 		fail "$name plan failed"
 	}
 	# 1h at a 1 s resolution in radix 2: 12 levels (2^12 - 1 = 4095 s).
-	echo "$out" | grep -q '+ levels = 12' || {
+	grep -q '+ levels = 12' <<<"$out" || {
 		echo "$out" >&2
 		fail "$name plan shows no output levels = 12"
 	}
@@ -211,10 +220,100 @@ install_and_plan() {
 	step "$name: providers lock -fs-mirror and init lock h1:$h1, the hash of the zip SHA256SUMS lists as $sum"
 }
 
+# The Registry's way, for the zh: hash: a provider registry on 127.0.0.1 (the provider registry
+# protocol, static files over HTTPS with a certificate made here) serves dist/'s zip and SHA256SUMS,
+# signed here with a key of this run's as release.yml signs them with the namespace's (the same gpg
+# arguments as .goreleaser.yml's), and a CLI configuration's host blocks send registry.terraform.io and
+# registry.opentofu.org's provider service there. A signed SHA256SUMS is what makes Terraform and
+# OpenTofu lock zh: hashes: `providers lock` must lock exactly SHA256SUMS's hash of the zip.
+registry=$work/registry
+gnupg=$work/gnupg
+mkdir -p "$registry/files" && mkdir -m 700 "$gnupg"
+gpg_() { GNUPGHOME=$gnupg gpg --batch --quiet "$@"; }
+gpg_ --passphrase '' --quick-gen-key 'release-check <release-check@localhost>' rsa2048 sign never 2>/dev/null
+key_id=$(gpg_ --list-keys --with-colons | awk -F: '$1 == "pub" { print $5; exit }')
+cp "dist/$zip" "$sums" "$registry/files/"
+gpg_ --local-user "$key_id" --output "$registry/files/$(basename "$sums").sig" --detach-sign "$sums"
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$work/registry-key.pem" -out "$work/registry-cert.pem" 2>/dev/null
+python3 - "$registry" "$work/registry-cert.pem" "$work/registry-key.pem" "$work/registry.port" <<'PY' 2>"$work/registry.log" &
+import functools, http.server, ssl, sys
+root, cert, key, port_file = sys.argv[1:]
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=root))
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(cert, key)
+server.socket = context.wrap_socket(server.socket, server_side=True)
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+import os; os.rename(port_file + ".tmp", port_file)
+server.serve_forever()
+PY
+registry_pid=$!
+trap 'kill "$registry_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do [ -s "$work/registry.port" ] && break; sleep 0.1; done
+[ -s "$work/registry.port" ] || fail "the registry on 127.0.0.1 did not start: $(cat "$work/registry.log")"
+base=https://127.0.0.1:$(cat "$work/registry.port")
+api=$registry/v1/providers/$namespace/$type
+mkdir -p "$api/$version/download/$os"
+jq -n --arg v "$version" --arg os "$os" --arg arch "$arch" \
+	'{versions: [{version: $v, protocols: ["6.0"], platforms: [{os: $os, arch: $arch}]}]}' >"$api/versions"
+jq -n --arg os "$os" --arg arch "$arch" --arg zip "$zip" --arg sum "$sum" --arg files "$base/files" \
+	--arg sums "$(basename "$sums")" --arg key_id "$key_id" --arg armor "$(gpg_ --armor --export "$key_id")" \
+	'{protocols: ["6.0"], os: $os, arch: $arch, filename: $zip, download_url: "\($files)/\($zip)",
+	  shasums_url: "\($files)/\($sums)", shasums_signature_url: "\($files)/\($sums).sig", shasum: $sum,
+	  signing_keys: {gpg_public_keys: [{key_id: $key_id, ascii_armor: $armor}]}}' >"$api/$version/download/$os/$arch"
+cat >"$work/registry.tfrc" <<HCL
+# Both registries' provider service is the one on 127.0.0.1; nothing else is reachable.
+host "registry.terraform.io" {
+  services = {
+    "providers.v1" = "$base/v1/providers/"
+  }
+}
+host "registry.opentofu.org" {
+  services = {
+    "providers.v1" = "$base/v1/providers/"
+  }
+}
+HCL
+
+# lock_from_registry NAME CLI: init and providers lock through the registry; both lock zh:$sum.
+lock_from_registry() {
+	local name=$1 cli=$2 dir=$work/$1-registry out
+	cp -r "$config_dir" "$dir"
+	out=$(SSL_CERT_FILE=$work/registry-cert.pem TF_CLI_CONFIG_FILE=$work/registry.tfrc \
+		"$cli" -chdir="$dir" init -input=false -no-color 2>&1) || {
+		echo "$out" >&2
+		fail "$name init from the registry on 127.0.0.1 failed"
+	}
+	echo "$out" | grep -E "Installing|Installed" | sed 's/^/    /'
+	grep -q "Installed .*$namespace/$type v$version (.*signed" <<<"$out" ||
+		fail "$name init did not install $namespace/$type v$version as signed"
+	rm "$dir/.terraform.lock.hcl"
+	out=$(SSL_CERT_FILE=$work/registry-cert.pem TF_CLI_CONFIG_FILE=$work/registry.tfrc \
+		"$cli" -chdir="$dir" providers lock -platform="${os}_${arch}" -no-color 2>&1) || {
+		echo "$out" >&2
+		fail "$name providers lock from the registry on 127.0.0.1 failed"
+	}
+	# The CLIs lock a zh: hash for every line of the signed SHA256SUMS (the manifest's too, as with the
+	# Registry's), and the h1: hash of the zip they installed.
+	local zh want
+	zh=$(sed -n 's/^[[:space:]]*"zh:\([0-9a-f]*\)",*$/\1/p' "$dir/.terraform.lock.hcl" | sort | tr '\n' ' ')
+	want=$(cut -d' ' -f1 "$sums" | sort -u | tr '\n' ' ')
+	[ "$zh" = "$want" ] || {
+		cat "$dir/.terraform.lock.hcl" >&2
+		fail "$name providers lock gives zh: ${zh:-(none)}, not SHA256SUMS's hashes $want"
+	}
+	grep -q "\"zh:$sum\"" "$dir/.terraform.lock.hcl" || fail "$name providers lock has no zh:$sum for $zip"
+	grep -q "\"h1:$h1\"" "$dir/.terraform.lock.hcl" || fail "$name providers lock from the registry has no h1:$h1"
+	step "$name: providers lock from the registry gives zh: exactly SHA256SUMS's hashes (${zip}: zh:$sum), and h1:$h1"
+}
+
 install_and_plan terraform "$terraform" registry.terraform.io
+lock_from_registry terraform "$terraform"
 if [ -n "$tofu" ]; then
 	install_and_plan tofu "$tofu" registry.opentofu.org
+	lock_from_registry tofu "$tofu"
 else
 	step "OpenTofu SKIPPED: TOFU is not set"
 fi
-step "release-check: passed ($zip v$version, installed from the mirror and planned)"
+step "release-check: passed ($zip v$version, installed from the mirror and the registry, planned, hashes locked)"
