@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make release-check`: builds the release as .github/workflows/release.yml would, for this machine's
-# platform and without signing, and installs it the way users will, through `terraform init`:
+# platform and without the release's signing key, and installs it the way users will, through `init`:
 #
 #   1. `goreleaser check` of .goreleaser.yml;
 #   2. `goreleaser release --snapshot --clean --skip=sign` with .goreleaser.yml, changed in two
