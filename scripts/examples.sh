@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make examples`: applies every example under examples/ (but examples/demo, which `make demo`
-# runs) against the local RabbitMQ with the provider built from this checkout, runs what the
-# example is for, and destroys it. Each example runs in a copy under .tools/examples/, so the
-# tree stays clean; nothing is downloaded (dev_overrides, no init).
+# runs, and examples/modules, whose own tests `make test-modules` runs) against the local RabbitMQ
+# with the provider built from this checkout, runs what the example is for, and destroys it. Each
+# example runs in a copy under .tools/examples/, so the tree stays clean; nothing is downloaded
+# (dev_overrides, no init).
 #
 #   scripts/examples.sh                                      every example
 #   scripts/examples.sh examples/scenarios/retry-backoff     only these
@@ -359,7 +360,7 @@ run_example() {
 if [ "$#" -gt 0 ]; then
 	examples=("${@%/}")
 else
-	mapfile -t examples < <(find examples -name '*.tf' ! -path 'examples/demo/*' -exec dirname {} \; | sort -u)
+	mapfile -t examples < <(find examples -name '*.tf' ! -path 'examples/demo/*' ! -path 'examples/modules/*' -exec dirname {} \; | sort -u)
 fi
 passed=() failed=() skipped=()
 for example in "${examples[@]}"; do

@@ -64,6 +64,27 @@ const newGeneration = "Changing it declares a new generation of the set's TTL qu
 	"messages already waiting go on through the old queues and leave on time, new ones take the new queues, and the old " +
 	"generation is deleted once empty (`draining`, `migration_wait`)."
 
+// generationAttributes are the arguments a change of which declares a new
+// generation of the set's TTL queues (newGeneration): those of the queues'
+// declaration and of the key format that topology.Generation compares, all
+// but levels, which change in place. Every list of them, in the schema's
+// descriptions and in the docs (README.md, templates/), is written from
+// this one, by generationAttributeList; TestGenerationAttributes holds the
+// schema and the docs to it.
+var generationAttributes = []string{
+	"queue_type", "dead_letter_strategy", "resolution", "radix", "queue_leader_locator", groupSizeAttribute,
+}
+
+// generationAttributeList writes names as the docs list them:
+// "`queue_type`, `dead_letter_strategy`, … or `quorum_initial_group_size`".
+func generationAttributeList(names []string) string {
+	list := quoted(names)
+	if i := strings.LastIndex(list, ", "); i >= 0 {
+		list = list[:i] + " or " + list[i+len(", "):]
+	}
+	return list
+}
+
 // newKeyFormat is what a change of the key format adds to newGeneration.
 const newKeyFormat = " The key format changes with it, so the new generation gets its own ingest and out exchanges " +
 	"(`ingest_exchange`, `out_exchange`): publishers switch to the new exchange and format together, and the old exchanges " +
@@ -157,8 +178,8 @@ var sharedAttributes = map[string]sharedAttribute{
 			"`queue-leader-locator` overrides it. In a library's `layout` it must stay unset: the library declares its " +
 			"queues without it, so give the broker such a policy instead (see the operating guide).",
 		onResource: "Unset, a set keeps the locator its queues have — none, for a set made before this attribute existed, " +
-			"which plans no change — until a change declares new queues anyway (of `queue_type`, `dead_letter_strategy`, " +
-			"`resolution`, `radix` or `quorum_initial_group_size`), whose queues get the default. " + newGeneration},
+			"which plans no change — until a change declares new queues anyway (a change of " +
+			generationAttributeList(generationAttributes) + "), whose queues get the default. " + newGeneration},
 	groupSizeAttribute: groupSizeShared,
 
 	"max_delay_effective": {computed: true,

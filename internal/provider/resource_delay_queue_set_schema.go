@@ -33,7 +33,7 @@ func delayQueueSetSchema() schema.Schema {
 	}
 	attributes["generation"] = schema.Int64Attribute{
 		MarkdownDescription: "The generation of the set's TTL queues and done exchanges: 0 as first declared, one more for each " +
-			"change of `queue_type`, `dead_letter_strategy`, `resolution`, `radix`, `queue_leader_locator` or `quorum_initial_group_size`. Generation g > 0 names its objects like " +
+			"change of " + generationAttributeList(generationAttributes) + ". Generation g > 0 names its objects like " +
 			"generation 0 followed by `.g<g>` (`<name>.level.03.g2`).",
 		Computed: true,
 	}
