@@ -401,6 +401,9 @@ func (k *bindingKeys) take(vhost string, b topology.Binding) []string {
 // in a vhost that does not exist, so nothing is lost.)
 func (c *Client) deleteQueue(ctx context.Context, vhost string, queue topology.Queue, force bool) error {
 	name := queue.Name
+	if !force && queue.Arguments.QueueType == topology.QueueTypeQuorum && c.refusesIfEmptyForQuorum() {
+		return c.deleteQueueIfHoldsNothing(ctx, vhost, queue)
+	}
 	var options []rabbithole.QueueDeleteOptions
 	if !force {
 		options = append(options, rabbithole.QueueDeleteOptions{IfEmpty: true})
@@ -423,6 +426,19 @@ func (c *Client) deleteQueue(ctx context.Context, vhost string, queue topology.Q
 		return c.deleteQueueIfHoldsNothing(ctx, vhost, queue)
 	}
 	return err
+}
+
+// refusesIfEmptyForQuorum tells whether the client's broker, as its first
+// check learned it, is a 3.x or 4.x, whose quorum queues refuse if-empty:
+// the attempt would only take a turn of the one-at-a-time deletions.
+func (c *Client) refusesIfEmptyForQuorum() bool {
+	c.learned.mu.Lock()
+	defer c.learned.mu.Unlock()
+	if c.learned.rule == nil {
+		return false
+	}
+	major, _, ok := parseVersion(c.learned.rule.version)
+	return ok && (major == 3 || major == 4)
 }
 
 // deleteQueueRequest sends the deletion of queue, one at a time for
@@ -515,12 +531,37 @@ func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost string, qu
 // unanswered, but a resend would come 100 ms and more after the check, and
 // widen the window in which a message reaching the queue is lost with it.
 // A deletion cut off so is an error; the next apply finds the queue, or not.
+//
+// A quorum queue's deletion waits its turn (Client.quorumDeletions), behind
+// those of the other queues checked at the same time: where the client can
+// ask the queue's leader (leaderCount), it asks once more in its turn, and
+// refuses on a message, so that the window is that answer's and the
+// deletion's round trips, not the wait.
 func (c *Client) deleteCheckedQueue(ctx context.Context, vhost string, queue topology.Queue) error {
+	checked := time.Now()
 	if queue.Arguments.QueueType == topology.QueueTypeQuorum {
 		c.quorumDeletions.Lock()
 		defer c.quorumDeletions.Unlock()
+		if _, err := c.amqpEndpoint(ctx); err == nil {
+			answer, gone, err := c.declarePassive(ctx, vhost, queue.Name)
+			switch {
+			case gone:
+				return nil
+			case err == nil && answer.ready > 0:
+				return &QueueNotEmptyError{Queue: queue.Name, Messages: answer.ready}
+			case err == nil:
+				checked = time.Now()
+			}
+		}
 	}
 	err := c.call(sendOnce(ctx), http.MethodDelete, apiPath("queues", vhost, queue.Name), nil, nil, nil)
+	if c.logf != nil {
+		// The window in which a message reaching the queue would be lost: at
+		// most from the check's last answer to the deletion's.
+		c.logf(ctx, "deleted a queue its check found empty", map[string]any{
+			"queue": queue.Name, "type": string(queue.Arguments.QueueType), "window_ms": float64(time.Since(checked).Microseconds()) / 1000,
+		})
+	}
 	if isGone(err) {
 		return nil
 	}
@@ -536,14 +577,14 @@ func (c *Client) deleteCheckedQueue(ctx context.Context, vhost string, queue top
 // seconds the check waits would be lost with it. Meanwhile such messages
 // go where their exchange sends what it cannot route (a set's exchanges:
 // its parking lot).
-func (c *Client) stopArrivals(ctx context.Context, vhost, queue string) (restore func(context.Context) error, err error) {
+func (c *Client) stopArrivals(ctx context.Context, vhost, queue string) (restore func(context.Context) error, stoppedAny bool, err error) {
 	var bindings []rabbithole.BindingInfo
 	err = c.viaRabbitHole(ctx, http.MethodGet, apiPath("queues", vhost, queue, "bindings"), func() (err error) {
 		bindings, err = c.rabbit.ListQueueBindings(vhost, queue)
 		return err
 	})
 	if err != nil && !isNotFound(err) {
-		return nil, fmt.Errorf("listing the bindings into queue %q of vhost %q: %w", queue, vhost, err)
+		return nil, false, fmt.Errorf("listing the bindings into queue %q of vhost %q: %w", queue, vhost, err)
 	}
 	var stopped []rabbithole.BindingInfo
 	restore = func(ctx context.Context) error { return c.declareBindingInfos(ctx, vhost, stopped) }
@@ -553,12 +594,12 @@ func (c *Client) stopArrivals(ctx context.Context, vhost, queue string) (restore
 		}
 		path := bindingPath(vhost, topology.Binding{Source: b.Source, Destination: queue, DestinationType: topology.DestinationQueue})
 		if err := c.deleteBindingByKeys(ctx, path, []string{b.PropertiesKey}); err != nil && !isGone(err) {
-			return nil, errors.Join(fmt.Errorf("deleting the bindings into queue %q of vhost %q: %w", queue, vhost, err),
+			return nil, false, errors.Join(fmt.Errorf("deleting the bindings into queue %q of vhost %q: %w", queue, vhost, err),
 				restoreOnItsOwn(ctx, restore))
 		}
 		stopped = append(stopped, b)
 	}
-	return restore, nil
+	return restore, len(stopped) > 0, nil
 }
 
 // restoreTimeout bounds the restoring of what a check removed: long enough

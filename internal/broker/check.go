@@ -427,8 +427,8 @@ const arrivalsSettle = time.Second
 // answers {ok, 0, 0} on a timeout of 250 ms, an error or an exception:
 // DESIGN.md, "Counting without a delivery"): the declaration took less
 // than that timeout, the queue has no consumer (the same fallback answers 0
-// consumers), and the member the queue's record names as leader runs and
-// serves before and after it (leaderState). With at-least-once
+// consumers), and the member the queue's record names as leader is
+// registered and serves right after it (leaderState). With at-least-once
 // dead-lettering, messages waiting for their target's confirm are not
 // ready ones, and nothing but the statistics counts them: a 0 is trusted
 // there only beside statistics that count none (messages_dlx known and 0;
@@ -458,11 +458,10 @@ func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, 
 			return 0, false, false, err
 		}
 	}
-	before, gone, err := c.readLeaderState(ctx, vhost, q.Name)
-	if err != nil || gone {
-		return 0, false, gone, err
-	}
 	answer, gone, err := c.declarePassive(ctx, vhost, q.Name)
+	// 3.x answers "state" and "online" once, from the cluster's membership:
+	// they cannot tell that the leader answered.
+	major, _, _ := parseVersion(rule.version)
 	switch {
 	case ctx.Err() != nil:
 		return 0, false, false, context.Cause(ctx)
@@ -473,27 +472,29 @@ func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, 
 		return 0, false, true, nil
 	case answer.ready > 0:
 		return answer.ready, true, false, nil
-	case !zeroTrusted(answer, before, before):
-		return 0, false, false, nil // no need to look again
+	case major < 4 || !zeroTrusted(answer, servingLeader):
+		return 0, false, false, nil // no need to look
 	}
 	after, gone, err := c.readLeaderState(ctx, vhost, q.Name)
 	if err != nil || gone {
 		return 0, false, gone, err
 	}
-	// 3.x answers "state" and "online" once, from the cluster's membership:
-	// they cannot tell that the leader answered.
-	major, _, _ := parseVersion(rule.version)
-	return 0, major >= 4 && zeroTrusted(answer, before, after), false, nil
+	return 0, zeroTrusted(answer, after), false, nil
 }
 
 // zeroTrusted tells whether a passive declaration's 0 is its leader's
 // answer, not the one RabbitMQ gives in its place: it came within the
-// broker's timeout, with no consumer, while the member it asked served,
-// before and after (leaderCount).
-func zeroTrusted(answer leaderAnswer, before, after leaderState) bool {
-	return answer.ready == 0 && answer.took < leaderQueryTimeout && answer.consumers == 0 &&
-		before.serving() && after.serving() && after.node == before.node
+// broker's timeout, with no consumer, and the member it asked serves right
+// after (leaderCount). A member that did not answer and serves again
+// milliseconds later would have stopped and recovered in between, and a
+// recovering member does not serve.
+func zeroTrusted(answer leaderAnswer, after leaderState) bool {
+	return answer.ready == 0 && answer.took < leaderQueryTimeout && answer.consumers == 0 && after.serving()
 }
+
+// servingLeader stands for a leader that serves, for asking zeroTrusted
+// what the answer alone tells.
+var servingLeader = leaderState{state: "running", node: "-", online: []string{"-"}}
 
 const (
 	argDeadLetterStrategy = "x-dead-letter-strategy"

@@ -573,7 +573,7 @@ func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mod
 func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode) (_ int64, exists bool, err error) {
 	switch {
 	case mode == countForDeletion:
-		return c.countForDeletion(ctx, vhost, rule, q.Name)
+		return c.countForDeletion(ctx, vhost, rule, q)
 	case mode == countHeld:
 		// As fresh as the deletion's own check: a change refused here
 		// changes nothing, where one refused at a deletion has begun.
@@ -587,17 +587,23 @@ func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkR
 	return messages, true, err
 }
 
-// countForDeletion is the no-peek check of a queue about to be deleted: it
-// stops the messages that would reach it (stopArrivals), reads it, and
-// counts it (countStopped). A queue it does not find empty gets its
+// countForDeletion is the no-peek check of a queue about to be deleted,
+// first read: it stops the messages that would reach it (stopArrivals),
+// reads it again if that deleted a binding, and counts it (countStopped). A queue it does not find empty gets its
 // bindings back, on a deadline of its own (restoreTimeout): a cancelled
 // apply must not leave the queue unbound.
-func (c *Client) countForDeletion(ctx context.Context, vhost string, rule checkRule, name string) (_ int64, exists bool, err error) {
-	restore, err := c.stopArrivals(ctx, vhost, name)
+func (c *Client) countForDeletion(ctx context.Context, vhost string, rule checkRule, first queueJSON) (_ int64, exists bool, err error) {
+	name := first.Name
+	restore, stoppedAny, err := c.stopArrivals(ctx, vhost, name)
 	if err != nil {
 		return 0, false, err
 	}
-	q, err := c.readQueue(ctx, vhost, name)
+	// A read made before arrivals stopped does not count; one made when
+	// none came any more (no binding left to delete) does.
+	q := first
+	if stoppedAny {
+		q, err = c.readQueue(ctx, vhost, name)
+	}
 	var messages int64
 	gone := isNotFound(err)
 	if err == nil {
