@@ -206,6 +206,8 @@ func (p *RabbitMQProvider) Functions(_ context.Context) []func() function.Functi
 	return []func() function.Function{
 		NewDelayRoutingKeyFunction,
 		NewLayoutDelayRoutingKeyFunction,
+		NewObjectNamePatternFunction,
+		NewObjectNamePrefixPatternFunction,
 	}
 }
 
