@@ -10,7 +10,7 @@ import (
 
 func TestTransportWarnings(t *testing.T) {
 	t.Parallel()
-	const clear, unverified = "RabbitMQ Credentials Sent in Clear", "RabbitMQ TLS Certificate Not Verified"
+	const inClear, unverified = "RabbitMQ Credentials Sent in Clear", "RabbitMQ TLS Certificate Not Verified"
 	tests := map[string]struct {
 		settings broker.Config
 		want     []string
@@ -21,14 +21,14 @@ func TestTransportWarnings(t *testing.T) {
 		"http to ::1":           {settings: broker.Config{Endpoint: "http://[::1]:15672", Username: "u", Password: "p"}},
 		"https to another host": {settings: broker.Config{Endpoint: "https://rabbit.internal:15671", Username: "u", Password: "p"}},
 		"http to another host": {settings: broker.Config{Endpoint: "http://rabbit.internal:15672", Username: "u", Password: "p"},
-			want: []string{clear}},
+			want: []string{inClear}},
 		"http to another address": {settings: broker.Config{Endpoint: "http://10.0.0.7:15672", Password: "p"},
-			want: []string{clear}},
+			want: []string{inClear}},
 		"http to another host, no credentials": {settings: broker.Config{Endpoint: "http://rabbit.internal:15672"}},
 		"insecure": {settings: broker.Config{Endpoint: "https://rabbit.internal:15671", Username: "u", Insecure: true},
 			want: []string{unverified}},
 		"both": {settings: broker.Config{Endpoint: "http://rabbit.internal:15672", Username: "u", Insecure: true},
-			want: []string{clear, unverified}},
+			want: []string{inClear, unverified}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
