@@ -156,12 +156,14 @@ func New(cfg Config) (*Client, error) {
 	}
 	rabbit.SetTimeout(timeout)
 	return &Client{
-		endpoint:  endpoint,
-		username:  cfg.Username,
-		password:  cfg.Password,
-		timeout:   timeout,
-		rabbit:    rabbit,
-		http:      &http.Client{Transport: transport},
+		endpoint: endpoint,
+		username: cfg.Username,
+		password: cfg.Password,
+		timeout:  timeout,
+		rabbit:   rabbit,
+		// The transport refuses redirects (countingTransport); this
+		// client would follow none anyway.
+		http:      &http.Client{Transport: transport, CheckRedirect: refuseRedirect},
 		transport: transport,
 		logf:      cfg.Logf,
 		timing:    defaultCheckTiming,
@@ -190,13 +192,13 @@ func parseEndpoint(raw string) (string, error) {
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", fmt.Errorf("invalid management API endpoint %q: the scheme must be http or https, e.g. http://127.0.0.1:15672", u.Redacted())
+		return "", fmt.Errorf("invalid management API endpoint %q: the scheme must be http or https, e.g. http://127.0.0.1:15672", RedactURL(raw))
 	case u.Host == "":
-		return "", fmt.Errorf("invalid management API endpoint %q: it names no host", u.Redacted())
+		return "", fmt.Errorf("invalid management API endpoint %q: it names no host", RedactURL(raw))
 	case u.User != nil:
-		return "", fmt.Errorf("invalid management API endpoint %q: give the credentials as username and password, not in the URL", u.Redacted())
+		return "", fmt.Errorf("invalid management API endpoint %q: give the credentials as username and password, not in the URL", RedactURL(raw))
 	case u.RawQuery != "" || u.Fragment != "":
-		return "", fmt.Errorf("invalid management API endpoint %q: it must have no query or fragment", u.Redacted())
+		return "", fmt.Errorf("invalid management API endpoint %q: it must have no query or fragment", RedactURL(raw))
 	}
 	return strings.TrimRight(u.String(), "/"), nil
 }
@@ -211,8 +213,9 @@ func parseProblem(err error) error {
 }
 
 func newTLSConfig(cfg Config) (*tls.Config, error) {
-	// InsecureSkipVerify only when the user says insecure = true.
-	config := &tls.Config{InsecureSkipVerify: cfg.Insecure}
+	// InsecureSkipVerify only when the user says insecure = true; never
+	// below TLS 1.2, whatever the platform's default.
+	config := &tls.Config{InsecureSkipVerify: cfg.Insecure, MinVersion: tls.VersionTLS12}
 	if cfg.CACertFile != "" {
 		pem, err := os.ReadFile(cfg.CACertFile)
 		if err != nil {
@@ -239,6 +242,13 @@ func newTLSConfig(cfg Config) (*tls.Config, error) {
 	return config, nil
 }
 
+// CheckProxy refuses a proxy URL the client cannot use, as New would,
+// naming it redacted.
+func CheckProxy(raw string) error {
+	_, err := proxyFunc(raw)
+	return err
+}
+
 func proxyFunc(raw string) (func(*http.Request) (*url.URL, error), error) {
 	if raw == "" {
 		return http.ProxyFromEnvironment, nil
@@ -250,10 +260,10 @@ func proxyFunc(raw string) (func(*http.Request) (*url.URL, error), error) {
 	switch u.Scheme {
 	case "http", "https", "socks5", "socks5h":
 	default:
-		return nil, fmt.Errorf("invalid proxy URL %q: the scheme must be http, https, socks5 or socks5h", u.Redacted())
+		return nil, fmt.Errorf("invalid proxy URL %q: the scheme must be http, https, socks5 or socks5h", RedactURL(raw))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("invalid proxy URL %q: it names no host", u.Redacted())
+		return nil, fmt.Errorf("invalid proxy URL %q: it names no host", RedactURL(raw))
 	}
 	return http.ProxyURL(u), nil
 }
@@ -309,8 +319,15 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		}
 		resp, err = t.send(req)
 	}
-	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+	if err != nil {
 		return resp, err
+	}
+	if err := refuseRedirectAnswer(req, resp); err != nil {
+		return nil, err
+	}
+	resp.Body = &cappedBody{body: resp.Body, left: MaxAnswerBytes}
+	if resp.StatusCode != http.StatusUnauthorized {
+		return resp, nil
 	}
 	answer, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	resp.Body.Close()
@@ -321,6 +338,78 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	_, reason := errorReply(answer)
 	t.authReason.Store(&reason)
 	return resp, nil
+}
+
+// MaxAnswerBytes is the most the client reads of one answer's body: many
+// times the listing of a vhost that holds thousands of sets' objects. A
+// longer answer fails the request with ErrAnswerTooLarge.
+const MaxAnswerBytes = 64 << 20
+
+// ErrAnswerTooLarge is returned, wrapped, when an answer's body is longer
+// than MaxAnswerBytes.
+var ErrAnswerTooLarge = fmt.Errorf("the management API's answer is longer than %d MiB, the most the provider reads; "+
+	"a vhost this large needs a larger limit (please report it)", MaxAnswerBytes>>20)
+
+// cappedBody reads an answer's body up to left bytes, then fails with
+// ErrAnswerTooLarge.
+type cappedBody struct {
+	body io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, ErrAnswerTooLarge
+	}
+	// One byte past the cap tells a body of exactly the cap from a longer one.
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.body.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n - 1, ErrAnswerTooLarge
+	}
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.body.Close() }
+
+// RedirectError is the management API, or something in front of it,
+// answering with a redirect, which the client never follows: net/http
+// would send the credentials again to where it points, in clear if that
+// is http://.
+type RedirectError struct {
+	StatusCode int
+	Location   string // redacted
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("the management API answered %d %s, a redirect to %s, which the provider does not follow "+
+		"(it would send the credentials there): set endpoint to the URL the API is served at", e.StatusCode,
+		http.StatusText(e.StatusCode), e.Location)
+}
+
+// refuseRedirectAnswer returns a *RedirectError for an answer that
+// redirects, after closing its body; nil for any other answer.
+func refuseRedirectAnswer(req *http.Request, resp *http.Response) error {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return nil
+	}
+	_ = closeAnswer(resp, nil)
+	location := resp.Header.Get("Location")
+	if u, err := req.URL.Parse(location); err == nil {
+		location = u.String()
+	}
+	return &RedirectError{StatusCode: resp.StatusCode, Location: RedactURL(location)}
+}
+
+// refuseRedirect is the CheckRedirect of the client's own http.Client.
+func refuseRedirect(req *http.Request, _ []*http.Request) error {
+	return &RedirectError{StatusCode: req.Response.StatusCode, Location: RedactURL(req.URL.String())}
 }
 
 // send sends req once, and counts it.
@@ -500,6 +589,13 @@ func errorReply(answer []byte) (code, reason string) {
 func (c *Client) transportError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
+	}
+	var redirect *RedirectError
+	if errors.As(err, &redirect) {
+		return redirect
+	}
+	if errors.Is(err, ErrAnswerTooLarge) {
+		return fmt.Errorf("reading an answer of %s: %w", c.endpoint, ErrAnswerTooLarge)
 	}
 	var timeout interface{ Timeout() bool }
 	timedOut := errors.Is(err, context.DeadlineExceeded) || errors.As(err, &timeout) && timeout.Timeout()

@@ -195,6 +195,7 @@ func foundSetValue(diags *diag.Diagnostics, found topology.FoundSet) attr.Value 
 		"queue_type":           types.StringValue(string(s.QueueType)),
 		"dead_letter_strategy": types.StringValue(string(s.DeadLetterStrategy)),
 		"queue_leader_locator": optionalString(string(s.QueueLeaderLocator)),
+		groupSizeAttribute:     optionalInt64(s.QuorumInitialGroupSize),
 		"routes":               list(diags, routeObjectType, routes),
 		"generation":           types.Int64Value(int64(s.Generation)),
 		"draining_generations": types.Int64Value(int64(len(found.Draining))),

@@ -69,6 +69,8 @@ func foundSetObject() schema.NestedAttributeObject {
 		"dead_letter_strategy": str("How expired messages move between the queues: " + quoted(topology.DeadLetterStrategies) + "."),
 		"queue_leader_locator": str("The TTL queues' `x-queue-leader-locator`, " + quoted(topology.LeaderLocators) +
 			", or null when they have none (a set made by hand or before the argument existed): passed on as it is, it keeps them so."),
+		groupSizeAttribute: number("The TTL queues' `x-quorum-initial-group-size`, or null when they have none (the broker's own " +
+			"size applied): passed on as it is, it keeps them so."),
 		"routes": schema.ListNestedAttribute{Computed: true,
 			MarkdownDescription: "The set's routes, for the resource's `route` blocks (a `dynamic` block over them).",
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{

@@ -14,7 +14,8 @@ import (
 // TestDiscoveredValues checks what the data source makes of what it found:
 // import IDs escaped and naming a library's layout, routes as an import
 // writes them (null destination type for a queue, null key for every
-// message), a leader locator only where the queues have one, and an unread
+// message), a leader locator and a quorum initial group size only where the
+// queues have one, and an unread
 // vhost with null name, layout and import ID.
 func TestDiscoveredValues(t *testing.T) {
 	t.Parallel()
@@ -29,7 +30,7 @@ func TestDiscoveredValues(t *testing.T) {
 		{vhost: "/", found: topology.Discovery{
 			Sets: []topology.FoundSet{
 				{Spec: resolve(topology.Spec{Name: "delay", VHost: "/", Levels: 2, Radix: 16, Resolution: 100 * time.Millisecond,
-					QueueLeaderLocator: topology.LeaderLocatorBalanced, Routes: []topology.Route{
+					QueueLeaderLocator: topology.LeaderLocatorBalanced, QuorumInitialGroupSize: 1, Routes: []topology.Route{
 						{Destination: "orders", Key: "orders"}, {Destination: "audit", DestinationType: topology.DestinationExchange},
 					}})},
 				{Spec: resolve(topology.Spec{Name: "nservicebus", VHost: "/", Layout: topology.LayoutNServiceBus}),
@@ -47,7 +48,7 @@ func TestDiscoveredValues(t *testing.T) {
 	for _, element := range sets.Elements() {
 		a := objectAttributes(t, element)
 		line := a["import_id"].String() + " " + a["layout"].String() + " " + a["levels"].String() + " " + a["resolution"].String() +
-			" " + a["queue_leader_locator"].String() + " " + a["draining_generations"].String()
+			" " + a["queue_leader_locator"].String() + " " + a[groupSizeAttribute].String() + " " + a["draining_generations"].String()
 		routes, ok := a["routes"].(types.List)
 		if !ok {
 			t.Fatalf("routes is a %T", a["routes"])
@@ -63,8 +64,8 @@ func TestDiscoveredValues(t *testing.T) {
 		got = append(got, a["vhost"].String()+" "+a["name"].String()+" "+a["import_id"].String()+" "+a["reason"].String())
 	}
 	want := []string{
-		`"%2F/delay" "default" 2 "100ms" "balanced" 0 | "audit" "exchange" <null> | "orders" <null> "orders"`,
-		`"%2F/nservicebus/nservicebus" "nservicebus" 28 "1s" <null> 1`,
+		`"%2F/delay" "default" 2 "100ms" "balanced" 1 0 | "audit" "exchange" <null> | "orders" <null> "orders"`,
+		`"%2F/nservicebus/nservicebus" "nservicebus" 28 "1s" <null> <null> 1`,
 		`"/" "part" "%2F/part" "the objects named as this set's explain no delay queue set: no level queue"`,
 		`"team a" <null> <null> "refused"`,
 	}

@@ -14,7 +14,12 @@
 //   - the functions delay_routing_key ([NewDelayRoutingKeyFunction],
 //     [DelayRoutingKeyFunction]) and layout_delay_routing_key
 //     ([NewLayoutDelayRoutingKeyFunction], [LayoutDelayRoutingKeyFunction]),
-//     which write a message's routing key.
+//     which write a message's routing key;
+//   - the functions object_name_pattern ([NewObjectNamePatternFunction],
+//     [ObjectNamePatternFunction]) and object_name_prefix_pattern
+//     ([NewObjectNamePrefixPatternFunction], [ObjectNamePrefixPatternFunction]),
+//     which give the least permission pattern of one set, or of every set
+//     whose name starts with a prefix.
 //
 // The provider connects only when an operation needs the broker: Configure
 // hands resources a client, or the reason there is none, and the provider's

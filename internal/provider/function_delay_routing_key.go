@@ -123,7 +123,18 @@ func delayRoutingKey(key, delayText string, levels int64, resolutionText string,
 		problems.add(routingKeyArgRadix, topology.ExplicitZero("radix").Message)
 		return "", problems.err
 	}
-	routingKey, err := topology.KeyFormat{Levels: int(levels), Radix: int(radix), Resolution: resolution}.Encode(key, delay)
+	levelCount, levelsOK := intOf(levels)
+	radixNumber, radixOK := intOf(radix)
+	if !levelsOK {
+		problems.add(routingKeyArgLevels, outOfRange(levels))
+	}
+	if !radixOK {
+		problems.add(routingKeyArgRadix, outOfRange(radix))
+	}
+	if !levelsOK || !radixOK {
+		return "", problems.err
+	}
+	routingKey, err := topology.KeyFormat{Levels: levelCount, Radix: radixNumber, Resolution: resolution}.Encode(key, delay)
 	problems.encodeError(err, map[string]int64{
 		"key": routingKeyArgKey, "delay": routingKeyArgDelay,
 		"levels": routingKeyArgLevels, "resolution": routingKeyArgResolution, "radix": routingKeyArgRadix,

@@ -154,6 +154,14 @@ func TestDelayRoutingKeyFunction_errors(t *testing.T) {
 			arguments: `"orders", "1s", 0, "1s"`,
 			want:      `Invalid value for "levels" parameter: must be between 1 and 32, got 0`,
 		},
+		"levels beyond a 32-bit int": {
+			arguments: `"orders", "1s", 4294967298, "1s"`,
+			want:      `Invalid value for "levels" parameter: must be at most 2147483647, got 4294967298`,
+		},
+		"radix beyond a 32-bit int": {
+			arguments: `"orders", "1s", 4, "1s", 4294967312`,
+			want:      `Invalid value for "radix" parameter: must be at most 2147483647, got 4294967312`,
+		},
 		"resolution below a millisecond": {
 			arguments: `"orders", "1s", 4, "1us"`,
 			want:      `Invalid value for "resolution" parameter: must be at least 1ms`,

@@ -168,6 +168,11 @@ func (p *RabbitMQProvider) ValidateConfig(ctx context.Context, req provider.Vali
 			resp.Diagnostics.AddAttributeError(path.Root("endpoint"), "Invalid Endpoint", err.Error())
 		}
 	}
+	if v := config.Proxy; !v.IsNull() && !v.IsUnknown() {
+		if err := broker.CheckProxy(v.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("proxy"), "Invalid Proxy", err.Error())
+		}
+	}
 	if v := config.Timeout; !v.IsNull() && !v.IsUnknown() {
 		if _, err := parseTimeout(v.ValueString()); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("timeout"), "Invalid Timeout", err.Error())
@@ -186,9 +191,14 @@ func (p *RabbitMQProvider) Configure(ctx context.Context, req provider.Configure
 		return
 	}
 	data := &providerData{clock: p.clock}
-	data.client, data.clientErr = newClient(config)
+	var settings broker.Config
+	settings, data.clientErr = clientConfig(config)
 	if data.clientErr == nil {
-		tflog.Debug(ctx, "RabbitMQ management API client configured", map[string]any{"endpoint": data.client.Endpoint()})
+		resp.Diagnostics.Append(transportWarnings(settings)...)
+		data.client, data.clientErr = broker.New(settings)
+	}
+	if data.clientErr == nil {
+		tflog.Debug(ctx, "RabbitMQ management API client configured", map[string]any{"endpoint": broker.RedactURL(data.client.Endpoint())})
 		if p.clientBuilt != nil {
 			p.clientBuilt(data.client)
 		}
@@ -214,6 +224,8 @@ func (p *RabbitMQProvider) Functions(_ context.Context) []func() function.Functi
 	return []func() function.Function{
 		NewDelayRoutingKeyFunction,
 		NewLayoutDelayRoutingKeyFunction,
+		NewObjectNamePatternFunction,
+		NewObjectNamePrefixPatternFunction,
 	}
 }
 
@@ -277,32 +289,33 @@ func (d *providerData) brokerClient() (*broker.Client, diag.Diagnostics) {
 	return d.client, diags
 }
 
-// newClient builds the management API client from the provider block,
-// falling back to the RABBITMQ_* environment variables. It does no I/O.
-func newClient(config providerModel) (*broker.Client, error) {
+// clientConfig is the management API client's configuration from the
+// provider block, falling back to the RABBITMQ_* environment variables;
+// broker.New builds the client from it, without I/O.
+func clientConfig(config providerModel) (broker.Config, error) {
 	endpoint := stringSetting(config.Endpoint, "RABBITMQ_ENDPOINT")
 	if endpoint == "" {
-		return nil, fmt.Errorf("no endpoint is set: set endpoint in the provider block or RABBITMQ_ENDPOINT")
+		return broker.Config{}, fmt.Errorf("no endpoint is set: set endpoint in the provider block or RABBITMQ_ENDPOINT")
 	}
 	if err := checkEndpoint(endpoint); err != nil {
-		return nil, err
+		return broker.Config{}, err
 	}
 	insecure, err := boolSetting(config.Insecure, "RABBITMQ_INSECURE")
 	if err != nil {
-		return nil, err
+		return broker.Config{}, err
 	}
 	timeout, err := parseTimeout(stringSetting(config.Timeout, "RABBITMQ_TIMEOUT"))
 	if err != nil {
-		return nil, err
+		return broker.Config{}, err
 	}
 	amqpCounts, err := boolSetting(config.AMQPCounts, "RABBITMQ_AMQP_COUNTS")
 	if err != nil {
-		return nil, err
+		return broker.Config{}, err
 	}
 	if config.AMQPCounts.IsNull() && os.Getenv("RABBITMQ_AMQP_COUNTS") == "" {
 		amqpCounts = true
 	}
-	return broker.New(broker.Config{
+	return broker.Config{
 		Endpoint:       endpoint,
 		Username:       stringSetting(config.Username, "RABBITMQ_USERNAME"),
 		Password:       stringSetting(config.Password, "RABBITMQ_PASSWORD"),
@@ -317,7 +330,7 @@ func newClient(config providerModel) (*broker.Client, error) {
 		DisableAMQPCounts: !amqpCounts,
 		// One debug line per broker operation, with its request count and duration.
 		Logf: func(ctx context.Context, msg string, fields map[string]any) { tflog.Debug(ctx, msg, fields) },
-	})
+	}, nil
 }
 
 // providerSetting is one attribute of the provider block.
@@ -388,10 +401,13 @@ func boolSetting(v types.Bool, env string) (bool, error) {
 	return b, nil
 }
 
+// checkEndpoint refuses an endpoint that is no http:// or https:// URL,
+// naming it redacted: it may hold a password.
 func checkEndpoint(endpoint string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("endpoint %q is not an http:// or https:// URL of the management API, such as http://127.0.0.1:15672", endpoint)
+		return fmt.Errorf("endpoint %q is not an http:// or https:// URL of the management API, such as http://127.0.0.1:15672",
+			broker.RedactURL(endpoint))
 	}
 	return nil
 }

@@ -113,6 +113,10 @@ func TestProvider_invalidSettings(t *testing.T) {
 		"endpoint without a scheme":   {settings: `endpoint = "127.0.0.1:15672"`, want: `(?s)Invalid Endpoint.*not an http:// or https://`},
 		"timeout that is no duration": {settings: `timeout = "soon"`, want: `(?s)Invalid Timeout.*"soon"`},
 		"negative timeout":            {settings: `timeout = "-1s"`, want: `(?s)Invalid Timeout`},
+		"endpoint with a password, redacted": {settings: `endpoint = "amqp://admin:S3cret@rabbit.internal:5672"`,
+			want: `(?s)Invalid Endpoint.*"amqp://admin:xxxxx@rabbit.internal:5672" is not an http://`},
+		"proxy of another scheme, redacted": {settings: `proxy = "ftp://u:S3cret@proxy.internal"`,
+			want: `(?s)Invalid Proxy.*"ftp://u:xxxxx@proxy.internal": the scheme must be`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -130,7 +130,11 @@ func (r *specReader) count(v types.Int64, field string) int {
 	if !v.IsNull() && !v.IsUnknown() && v.ValueInt64() == 0 {
 		r.explicitZero(field)
 	}
-	return int(v.ValueInt64())
+	n, ok := intOf(v.ValueInt64())
+	if !ok {
+		r.diags.AddAttributeError(path.Root(field), "Invalid Delay Queue Set", field+": "+outOfRange(v.ValueInt64()))
+	}
+	return n
 }
 
 // duration reads max_delay or resolution: 0 when null, unknown or refused.
@@ -198,7 +202,18 @@ func specOf(m delayQueueSetModel) (topology.Spec, diag.Diagnostics) {
 		spec.MaxDelay = 0 // levels already derived from it
 	}
 	// A state written before generations existed has none: generation 0.
-	spec.Generation, spec.FormatGeneration = int(m.Generation.ValueInt64()), int(m.ExchangeGeneration.ValueInt64())
+	generation, generationOK := intOf(m.Generation.ValueInt64())
+	format, formatOK := intOf(m.ExchangeGeneration.ValueInt64())
+	switch {
+	case !generationOK:
+		diags.AddAttributeError(path.Root("generation"), "Invalid Delay Queue Set", "generation: "+outOfRange(m.Generation.ValueInt64()))
+		return spec, diags
+	case !formatOK:
+		diags.AddAttributeError(path.Root("exchange_generation"), "Invalid Delay Queue Set",
+			"exchange_generation: "+outOfRange(m.ExchangeGeneration.ValueInt64()))
+		return spec, diags
+	}
+	spec.Generation, spec.FormatGeneration = generation, format
 	resolved, err := topology.Resolve(spec)
 	if err != nil {
 		return spec, problemDiagnostics(err, "Invalid Delay Queue Set", nil)
@@ -229,22 +244,23 @@ func drainingOf(m delayQueueSetModel) ([]topology.Generation, []int64) {
 			continue
 		}
 		a := entry.Attributes()
-		integer := func(name string) int {
+		integer := func(name string) int64 {
 			v, _ := a[name].(types.Int64)
-			return int(v.ValueInt64())
+			return v.ValueInt64()
 		}
+		small := func(name string) int { return clampedIntOf(integer(name)) }
 		text := func(name string) string {
 			v, _ := a[name].(types.String)
 			return v.ValueString()
 		}
 		resolution, _ := time.ParseDuration(text("resolution"))
 		generations = append(generations, topology.Generation{
-			Number: integer("generation"), Format: integer("exchange_generation"), Levels: integer("levels"), Radix: integer("radix"),
-			Resolution: resolution, QueueType: topology.QueueType(text("queue_type")), QuorumInitialGroupSize: integer(groupSizeAttribute),
+			Number: small("generation"), Format: small("exchange_generation"), Levels: small("levels"), Radix: small("radix"),
+			Resolution: resolution, QueueType: topology.QueueType(text("queue_type")), QuorumInitialGroupSize: small(groupSizeAttribute),
 			DeadLetterStrategy: topology.DeadLetterStrategy(text("dead_letter_strategy")),
 			QueueLeaderLocator: topology.LeaderLocator(text("queue_leader_locator")), // null before it existed: none
 		})
-		messages = append(messages, int64(integer("messages")))
+		messages = append(messages, integer("messages"))
 	}
 	return generations, messages
 }

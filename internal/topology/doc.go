@@ -60,7 +60,8 @@
 // [Names.Queue], [Names.LevelDone]), by generation ([Names.Generation]: the
 // same methods of [GenerationNames]) and as one pattern
 // ([Names.ObjectNamePattern], [Layout.ObjectNamePattern],
-// [AnyLayoutObjectNamePattern]).
+// [AnyLayoutObjectNamePattern]; for every set whose name starts with a
+// prefix, [PrefixObjectNamePattern]): the least permission patterns too.
 //
 // # Keys
 //

@@ -105,10 +105,27 @@ const MaxSetNameLength = MaxNameLength - longestSuffix
 // the objects of a set whose name extends this one ("delay" never matches
 // "delay.level.ingest" nor "delay.out.ingest" nor "delay.r16.ingest"). It
 // suits the management API's use_regex filters.
+//
+// It is also the least permission pattern (configure, write and read) that
+// a user needs in the set's vhost to manage this set alone, through every
+// change: DESIGN.md ("Permissions") and the operating guide take it from here.
 func (n Names) ObjectNamePattern() string {
-	return "^" + regexp.QuoteMeta(string(n)) + `\.(unroutable|(ingest|out|level\.[0-9]{2}(\.done)?` +
-		radixObjectPatterns + `)(\.g[1-9][0-9]*)?)$`
+	return "^" + regexp.QuoteMeta(string(n)) + objectSuffixPattern
 }
+
+// PrefixObjectNamePattern is a regular expression that matches the names of
+// the exchanges and queues of every set whose name starts with prefix, of
+// any radix and generation, and nothing else: the permission pattern of a
+// user that manages every set of a team ("team-a." for team-a.orders,
+// team-a.billing, …). An empty prefix matches the objects of every set.
+func PrefixObjectNamePattern(prefix string) string {
+	return "^" + regexp.QuoteMeta(prefix) + ".*" + objectSuffixPattern
+}
+
+// objectSuffixPattern matches what follows a set's name in its objects'
+// names, to the end.
+var objectSuffixPattern = `\.(unroutable|(ingest|out|level\.[0-9]{2}(\.done)?` +
+	radixObjectPatterns + `)(\.g[1-9][0-9]*)?)$`
 
 // radixObjectPatterns matches the TTL queues and done exchanges of every
 // radix but 2 (spelled "level"), without the set's name:

@@ -77,6 +77,57 @@ func TestObjectNamePattern(t *testing.T) {
 	}
 }
 
+// TestPrefixObjectNamePattern checks the pattern of every set whose name
+// starts with a prefix: it matches every object of such sets, of every
+// radix and generation, and what ObjectNamePattern matches of each, but
+// neither other sets' objects nor other names that start with the prefix.
+func TestPrefixObjectNamePattern(t *testing.T) {
+	t.Parallel()
+	pattern := regexp.MustCompile(PrefixObjectNamePattern("team-a."))
+	tests := map[string]bool{
+		"team-a.orders.ingest":           true,
+		"team-a.orders.level.03.done":    true,
+		"team-a.orders.r16.03.15.g2":     true,
+		"team-a.orders.ingest.g1":        true,
+		"team-a.x.y.unroutable":          true, // set "team-a.x.y"
+		"team-a.orders-work":             false,
+		"team-a.orders.level.00.g1.done": false,
+		"team-b.orders.ingest":           false,
+		"team-a.ingest":                  false, // set "team-a", not under the prefix
+		"team-axorders.ingest":           false, // the dot is literal
+		"xteam-a.orders.ingest":          false,
+	}
+	for name, want := range tests {
+		if got := pattern.MatchString(name); got != want {
+			t.Errorf("PrefixObjectNamePattern(\"team-a.\") matches %q = %v, want %v", name, got, want)
+		}
+	}
+	for _, set := range []string{"team-a.orders", "team-a.x.y", "team-a.r16"} {
+		for _, radix := range Radixes {
+			spec := Spec{Name: set, VHost: "/", Levels: 2, Radix: radix, Resolution: time.Second}
+			if radix == 256 {
+				spec.Levels = 1
+			}
+			plan, err := Plan(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, generation := range []int{0, 1, 12} {
+				names := Names(set).Generation(generation)
+				for _, name := range []string{names.Ingest(), names.Out(), names.Queue(radix, 1, radix-1), names.LevelDone(radix, 0)} {
+					if !pattern.MatchString(name) {
+						t.Errorf("%s does not match %s", name, pattern)
+					}
+				}
+			}
+			checkPatternMatchesPlan(t, pattern, plan)
+		}
+	}
+	if got, want := PrefixObjectNamePattern(""), "^.*"+objectSuffixPattern; got != want {
+		t.Errorf("PrefixObjectNamePattern(\"\") = %q, want %q", got, want)
+	}
+}
+
 // TestObjectNamePatternEveryRadix checks that the pattern and parse know
 // every object of a plan of every radix, and the kind parse gives it.
 func TestObjectNamePatternEveryRadix(t *testing.T) {

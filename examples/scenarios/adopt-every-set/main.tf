@@ -22,15 +22,16 @@ import {
 resource "rabbitmq_delay_queue_set" "adopted" {
   for_each = local.existing
 
-  name                 = each.value.name
-  vhost                = each.value.vhost
-  layout               = each.value.layout
-  levels               = each.value.levels
-  radix                = each.value.radix
-  resolution           = each.value.resolution
-  queue_type           = each.value.queue_type
-  dead_letter_strategy = each.value.dead_letter_strategy
-  queue_leader_locator = each.value.queue_leader_locator
+  name                      = each.value.name
+  vhost                     = each.value.vhost
+  layout                    = each.value.layout
+  levels                    = each.value.levels
+  radix                     = each.value.radix
+  resolution                = each.value.resolution
+  queue_type                = each.value.queue_type
+  dead_letter_strategy      = each.value.dead_letter_strategy
+  queue_leader_locator      = each.value.queue_leader_locator
+  quorum_initial_group_size = each.value.quorum_initial_group_size
 
   dynamic "route" {
     for_each = each.value.routes

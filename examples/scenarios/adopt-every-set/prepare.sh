@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Makes a vhost to try the adoption on: delay sets that exist on the broker but in no Terraform state,
 # declared here through the management API, one HTTP request per object, as other tools and hands make them:
-#   billing.retry    this provider's layout in radix 16, quorum at-least-once, as an earlier deployment whose
-#                    state is lost left it
+#   billing.retry    this provider's layout in radix 16, quorum at-least-once, one replica a queue
+#                    (x-quorum-initial-group-size 1), as an earlier deployment whose state is lost left it
 #   reminders        a binary chain built by hand in the same names: classic queues declared without
 #                    x-queue-type
 #   nservicebus      the delay infrastructure the NServiceBus RabbitMQ transport declares (v2)
@@ -104,7 +104,7 @@ queue reminders.due
 exchange Sales fanout
 queue Sales
 bind Sales q Sales ""
-delay_set billing.retry 16 2 1000 '"x-queue-type":"quorum","x-dead-letter-strategy":"at-least-once","x-overflow":"reject-publish","x-queue-leader-locator":"balanced"' \
+delay_set billing.retry 16 2 1000 '"x-queue-type":"quorum","x-dead-letter-strategy":"at-least-once","x-overflow":"reject-publish","x-queue-leader-locator":"balanced","x-quorum-initial-group-size":1' \
 	'"x-queue-type":"quorum"' Sales invoices
 delay_set reminders 2 3 1000 '' '' reminders.due reminders
 nservicebus Sales
