@@ -140,6 +140,13 @@ provider "rabbitmq" {
 			fails: true,
 		},
 		{
+			name:  "plan: RABBITMQ_AMQP_ENDPOINT with userinfo",
+			args:  []string{"plan", "-input=false", "-no-color", "-var=read_sets=true"},
+			env:   []string{"RABBITMQ_ENDPOINT=" + endpoint, "RABBITMQ_PASSWORD=" + secret, "RABBITMQ_USERNAME=guest", "RABBITMQ_AMQP_ENDPOINT=amqp://admin:" + secret + "@rabbit.internal:5672"},
+			want:  []string{"amqp://admin:xxxxx@rabbit.internal:5672", "give none in the URL"},
+			fails: true,
+		},
+		{
 			name: "plan: http:// to another host and insecure, password attribute: both warnings",
 			args: []string{"plan", "-input=false", "-no-color"},
 			env:  []string{"TF_VAR_endpoint=http://rabbit.internal:15672", "TF_VAR_password=" + secret, "TF_VAR_insecure=true", "RABBITMQ_USERNAME=admin"},
