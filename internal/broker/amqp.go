@@ -202,12 +202,14 @@ func (c *Client) discoverAMQP(ctx context.Context) (string, error) {
 	case a.configured != "":
 		return a.configured, nil
 	}
-	management, err := url.Parse(c.endpoint)
-	if err != nil {
-		return "", nil
+	// New parsed the endpoint already; a proxy that carries the management
+	// API, or a proxy setting that fails, means no AMQP.
+	management, parseErr := url.Parse(c.endpoint)
+	if parseErr != nil {
+		return "", nil //nolint:nilerr // no endpoint to count through: counts by statistics
 	}
-	if proxy, err := c.proxy(&http.Request{URL: management}); err != nil || proxy != nil {
-		return "", nil
+	if proxy, proxyErr := c.proxy(&http.Request{URL: management}); proxyErr != nil || proxy != nil {
+		return "", nil //nolint:nilerr // as above
 	}
 	var overview struct {
 		Listeners []struct {

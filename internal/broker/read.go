@@ -571,10 +571,10 @@ func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mod
 // (countFresh); otherwise what the statistics or the leader's totals count
 // (rule.countOf). exists is false when the queue went meanwhile.
 func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode) (_ int64, exists bool, err error) {
-	switch {
-	case mode == countForDeletion:
+	switch mode {
+	case countForDeletion:
 		return c.countForDeletion(ctx, vhost, rule, q)
-	case mode == countHeld:
+	case countHeld:
 		// As fresh as the deletion's own check: a change refused here
 		// changes nothing, where one refused at a deletion has begun.
 		if n, trusted, gone, err := c.leaderCount(ctx, vhost, rule, q, false); err != nil || gone || trusted {
@@ -582,6 +582,7 @@ func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkR
 		}
 		messages, gone, err := c.countFresh(ctx, vhost, rule, q)
 		return messages, !gone, err
+	case countStatistics:
 	}
 	messages, err := rule.countOf(vhost, q)
 	return messages, true, err

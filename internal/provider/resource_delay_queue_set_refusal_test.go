@@ -52,7 +52,7 @@ func TestAccDelayQueueSet_destroyRightAfterPublish(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					testCheckSetMatchesPlan(client, spec),
 					func(*terraform.State) error {
-						return testArrivesOnTime(ctx, names.Unroutable(), published, 15*time.Second)
+						return testArrivesOnTime(names.Unroutable(), published, 15*time.Second)
 					},
 				),
 			},
@@ -64,7 +64,7 @@ func TestAccDelayQueueSet_destroyRightAfterPublish(t *testing.T) {
 // testArrivesOnTime waits for the one message published at published to
 // reach queue (a set without routes parks what leaves it), and fails if it
 // came before delay, or more than 5 s after.
-func testArrivesOnTime(ctx context.Context, queue string, published time.Time, delay time.Duration) error {
+func testArrivesOnTime(queue string, published time.Time, delay time.Duration) error {
 	conn, err := messaging.Dial(messaging.URLFromEnv(), 10*time.Second)
 	if err != nil {
 		return err
