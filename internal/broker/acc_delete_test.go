@@ -413,9 +413,13 @@ func TestAccQuorumDeletionCheckReadsTheQueueAlone(t *testing.T) {
 		t.Helper()
 		path := "/api/queues/" + url.PathEscape(accVHost) + "/" + url.PathEscape(queue)
 		got := log.take()
+		// The client's one read of the broker's listeners, for its first
+		// count through a queue's leader over AMQP, is not the queue's.
+		got = slices.DeleteFunc(got, func(r string) bool { return strings.HasPrefix(r, "GET /api/overview") })
 		if !peeksAtQuorum && !counted {
 			// Without a peek, the check lists the queue's bindings (to delete
-			// any left) right after its first read, then reads it again.
+			// any left) right after its first read, then reads it again: its
+			// statistics, or, where its leader counts it, the leader's state.
 			if len(got) < 3 || got[2] != "GET "+path+"/bindings" {
 				t.Errorf("requests of the deletion %q: want the listing of the queue's bindings third", got)
 			} else {
