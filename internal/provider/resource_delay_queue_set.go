@@ -111,6 +111,7 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	resp.Diagnostics.Append(r.lengthLimitWarnings(ctx, resolved, desired)...)
 	if req.State.Raw.IsNull() {
 		plan.Members = plannedMembers(plan, delayQueueSetModel{}) // each queue known after apply
 	}
