@@ -353,15 +353,21 @@ func (m *managedRun) run(t *testing.T) {
 		},
 		Config:  radix16,
 		Destroy: true,
-		Check:   func(*terraform.State) error { return nil },
+	}, resource.TestStep{
+		// The destroy's time, and that nothing of the set is left.
+		PreConfig: func() {
+			done(fmt.Sprintf("destroy the empty radix-%d set", managedRadix), "destroyed")
+			if err := checkSetGoneIn(m.eyes, managedVHost, m.name); err != nil {
+				t.Error(err)
+			}
+		},
+		Config:   m.providerBlock(),
+		PlanOnly: true,
 	})
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: m.warnings.factories(),
-		CheckDestroy: func(*terraform.State) error {
-			done(fmt.Sprintf("destroy the empty radix-%d set", managedRadix), "destroyed")
-			return checkSetGoneIn(m.eyes, managedVHost, m.name)
-		},
-		Steps: steps,
+		CheckDestroy:             func(*terraform.State) error { return checkSetGoneIn(m.eyes, managedVHost, m.name) },
+		Steps:                    steps,
 	})
 }
 
