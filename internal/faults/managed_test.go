@@ -280,7 +280,10 @@ func (m *managedRun) run(t *testing.T) {
 			}
 			done(fmt.Sprintf("create the README's kind of set (%d binary levels of %s, quorum, at-most-once)", managedLevels,
 				topology.FormatDuration(managedResolution)), "applied; the plan warned: "+m.warnings.summary(lengthLimitWarning))
-			return m.expectWarning(lengthLimitWarning)
+			if err := m.expectWarning(lengthLimitWarning); err != nil {
+				return err
+			}
+			return m.tenantReads(t)
 		},
 	}}
 	refusal := func(i int) string {
@@ -307,6 +310,9 @@ func (m *managedRun) run(t *testing.T) {
 		PreConfig: func() {
 			done(refusal(managedRefusals), "refused: Delay Queues Hold Messages")
 			m.settle(t, f, "README's kind of set: messages of 1–31 s, and the one held through the refused destroys", append(held, spread...), nil)
+			m.findings = append(m.findings, fmt.Sprintf("delivery-limit %d: the message held through %d refused destroys "+
+				"arrived on time (%s late at most, none early, lost or parked): no check before a deletion counted as a delivery.",
+				managedDeliveryLimit, managedRefusals, seconds(m.rows[len(m.rows)-1].Max)))
 			begin()
 		},
 		Config: radix16,
@@ -391,6 +397,40 @@ func (m *managedRun) publishBinary(t *testing.T, f *flight, ingest string) (held
 	spread = f.sent[len(held):]
 	time.Sleep(broker.StatisticsLag)
 	return held, spread
+}
+
+// tenantReads notes what the tenant's user may read through the TLS
+// endpoint, as the provider reads it: the vhost's policies (the plan's
+// warning needs them), the feature flags (4.3's checks peek only when
+// they show rabbitmq_4.3.0 enabled) and the nodes (placement's OS pid).
+func (m *managedRun) tenantReads(t *testing.T) error {
+	tenant, err := broker.New(broker.Config{Endpoint: m.tlsEndpoint, Username: managedUser, Password: managedPassword,
+		CACertFile: m.caFile, Timeout: 30 * time.Second})
+	if err != nil {
+		return err
+	}
+	policies, readable, err := tenant.VHostPolicies(t.Context(), managedVHost)
+	if err != nil || !readable || len(policies.OperatorPolicies) != 1 {
+		return fmt.Errorf("the tenant's user read the vhost's policies: readable %v, %d operator policies, %v; want the one", readable,
+			len(policies.OperatorPolicies), err)
+	}
+	flags := "could not read the feature flags"
+	if store := tenant.MetadataStore(t.Context()); store != "" {
+		flags = "read the feature flags (so on 4.3 the checks may peek)"
+	}
+	node, err := tenant.Node(t.Context())
+	if err != nil {
+		return err
+	}
+	nodes := "could not list the nodes (`GET /api/nodes` needs the `monitoring` tag)"
+	if node.OSPID != 0 {
+		nodes = "listed the nodes"
+	}
+	m.findings = append(m.findings, fmt.Sprintf("The tenant's user (tag `management` alone, over TLS verified with `cacert_file`) "+
+		"created, refreshed, switched and destroyed the set; it read the vhost's policies and operator policies "+
+		"(`GET /api/policies/%s`, `/api/operator-policies/%s`), which the plan's warning needs, %s, and %s, which the provider "+
+		"does without.", managedVHost, managedVHost, flags, nodes))
+	return nil
 }
 
 // tenantNode is the node as the tenant reaches it over AMQP.
@@ -639,7 +679,7 @@ func (m *managedRun) write(t *testing.T) {
 		t.Fatal(err)
 	}
 	sections := managedSections(string(old))
-	sections[version] = m.section(t, version)
+	sections[version] = m.section(version)
 	var b strings.Builder
 	b.WriteString(managedIntro)
 	for _, v := range slices.Sorted(maps.Keys(sections)) {
@@ -667,7 +707,7 @@ func managedSections(text string) map[string]string {
 }
 
 // section is this run's section: provenance, steps, messages, findings.
-func (m *managedRun) section(t *testing.T, version string) string {
+func (m *managedRun) section(version string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p := machine.Collect(ctx, repositoryRoot)
@@ -693,8 +733,10 @@ func (m *managedRun) section(t *testing.T, version string) string {
 		b.WriteString("- " + f + "\n")
 	}
 	if detail := m.warnings.detail(lengthLimitWarning); detail != "" {
-		fmt.Fprintf(&b, "\nThe plan's warning, as terraform shows it:\n\n> **%s**\n>\n> %s\n", lengthLimitWarning,
-			strings.ReplaceAll(detail, "\n", "\n> "))
+		fmt.Fprintf(&b, "\nThe plan's warning, as terraform shows it:\n\n> **%s**\n>\n", lengthLimitWarning)
+		for _, line := range strings.Split(detail, "\n") {
+			b.WriteString(strings.TrimSpace("> "+line) + "\n")
+		}
 	}
 	fmt.Fprintf(&b, managedSectionEnd, version)
 	return b.String()

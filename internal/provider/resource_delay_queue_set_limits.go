@@ -62,13 +62,13 @@ func lengthLimitDiagnostics(spec topology.Spec, queues []topology.Queue, policie
 	var diags diag.Diagnostics
 	diags.AddWarning("Queue Length Limit Sends Delayed Messages Early",
 		fmt.Sprintf("The %s of vhost %q limits the length of %d of the %d TTL queues of the delay queue set %q (%s). A TTL queue that "+
-			"reaches the limit %s, and the set dead-letters that message to its next level at once: it arrives before its "+
-			"delay is over. The set works while no level queue holds more messages than the limit at once.\n\n"+
+			"reaches the limit %s: the broker dead-letters that message to the set's next level at once, and it arrives "+
+			"before its delay is over. The set works while no level queue holds more messages than the limit at once.\n\n"+
 			"To keep every delay: have the broker's operator exclude the set's queues from the policy (a pattern that "+
 			"matches none of %s), or raise the limit above the most messages one level holds at once. With "+
 			"queue_type = \"quorum\" and dead_letter_strategy = \"at-least-once\" the set's queues overflow with "+
-			"reject-publish instead: a full level refuses a message (a publisher with confirms gets a nack) rather than "+
-			"send one on early.",
+			"reject-publish instead, which refuses a message rather than dead-letter it (a publisher with confirms gets "+
+			"a nack).",
 			limitedBy(limit), spec.VHost, len(limited), ttlQueues, spec.Name, limitText(limit),
 			overflowText(limit.Overflow), exampleNames(limited)))
 	return diags
@@ -102,9 +102,9 @@ func limitText(l broker.LengthLimit) string {
 
 func overflowText(overflow string) string {
 	if overflow == broker.OverflowRejectPublishDLX {
-		return "dead-letters each message it refuses (overflow reject-publish-dlx)"
+		return "refuses each new message (overflow reject-publish-dlx)"
 	}
-	return "drops its oldest message (overflow " + overflow + "), which dead-letters it"
+	return "drops its oldest message (overflow " + overflow + ")"
 }
 
 // exampleNames quotes the first two names and says how many more.
