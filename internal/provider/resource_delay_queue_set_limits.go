@@ -21,9 +21,11 @@ const policiesTimeout = 10 * time.Second
 // lengthLimitWarnings warns at plan time when a policy or operator policy
 // of the set's vhost limits the length of its TTL queues so that a full
 // one sends messages on early (broker.LengthLimit.SendsEarly), as managed
-// brokers' operator policies often do. The policies are read once per
-// vhost and run; a user who may not read them, or a broker that does not
-// answer, gets no warning and no error: the plan does not depend on it.
+// brokers' operator policies often do. ModifyPlan asks for it in the plans
+// of a create or a change only, so that a refresh and a plan without a
+// change make no more requests. The policies are read once per vhost and
+// run; a user who may not read them, or a broker that does not answer,
+// gets no warning and no error: the plan does not depend on it.
 func (r *DelayQueueSetResource) lengthLimitWarnings(ctx context.Context, spec topology.Spec, desired topology.Topology) diag.Diagnostics {
 	if r.data == nil || r.data.clientErr != nil || r.data.client == nil {
 		return nil
