@@ -86,6 +86,8 @@ type Client struct {
 	bindingKeys bindingKeys
 	// placements are where the queues the reads found run.
 	placements placements
+	// policies are the vhosts' policies VHostPolicies read.
+	policies policiesRead
 	// shared are the listings of bindings that set reads share.
 	shared sharedBindings
 	// learned is what the checks for messages may do on this broker.

@@ -21,6 +21,13 @@
 //     checks the bound.
 //   - TestFaultManagementTLS: the provider against a management listener
 //     with TLS that requires client certificates, from a CA the test makes.
+//   - TestFaultManagedBroker: the managed-broker profile (node 6): an
+//     operator policy on every queue (delivery-limit, max-length), a vhost
+//     whose default queue type is quorum, a user with the management tag
+//     alone, the management API over TLS with cacert_file; create, data
+//     path, refused destroys, a switch to radix 16, a queue filled past
+//     max-length (its plan warns), destroy. MANAGED_MARKDOWN names the
+//     file it writes its version's section of (benchmarks/managed-broker.md).
 //
 // Each test counts, for every message it published, whether it arrived,
 // how often, and how late; `make test-faults` prints the table of all

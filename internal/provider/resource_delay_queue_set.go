@@ -115,6 +115,11 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 		plan.Members = plannedMembers(plan, delayQueueSetModel{}) // each queue known after apply
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if req.State.Raw.IsNull() || !resp.Plan.Raw.Equal(req.State.Raw) {
+		// A create or a change: a refresh and a plan without one cost
+		// the policies' reads nothing.
+		resp.Diagnostics.Append(r.lengthLimitWarnings(ctx, resolved, desired)...)
+	}
 	if !req.State.Raw.IsNull() && !resp.Plan.Raw.Equal(req.State.Raw) {
 		resp.Diagnostics.Append(leaveToApply(ctx, plan, state, &resp.Plan)...)
 	}
