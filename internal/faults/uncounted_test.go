@@ -23,9 +23,11 @@ var uncountedNodes = []int{4, 5}
 // a node's totals (enable_queue_totals) come from its own metrics table,
 // which only the queue's leader fills: the leader's node counts a message
 // the other answers 0 for. Through the leader's node the checks count it
-// and a deletion is refused as non-empty; through the other node the count
-// is unknown (*broker.UncountedError): HeldMessages counts the queue as
-// holding, and a deletion is refused, never made on a guess. Once the
+// and a deletion is refused as non-empty. Through the other node the queue's
+// leader counts it over AMQP (a passive declaration), exactly; a client that
+// counts by statistics alone (amqp_counts = false) cannot count it there
+// (*broker.UncountedError): HeldMessages counts the queue as holding, and a
+// deletion is refused, never made on a guess. Once the
 // message is taken, a deletion through the leader's node goes through. On
 // brokers where a peek counts as a delivery (4.0–4.2) no check peeks: the
 // message comes out not redelivered. On 4.3, where a peek is no delivery,
@@ -58,10 +60,18 @@ func TestFaultUncountedWithoutMetrics(t *testing.T) {
 		t.Fatalf("want the leader on %s counting 1 and %s answering 0: the test proves nothing", nodes[0].Name, nodes[1].Name)
 	}
 	checkThrough(t, leader, queue.Name, 1, nil)
+	// The queue's leader counts it over AMQP, through either node: exact,
+	// with no metrics and no peek.
+	checkThrough(t, other, queue.Name, 1, nil)
+	statisticsOnly, err := broker.New(broker.Config{Endpoint: nodes[1].ManagementURL, Username: "guest", Password: "guest",
+		Timeout: 30 * time.Second, DisableAMQPCounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if peeks {
-		checkThrough(t, other, queue.Name, 1, nil)
+		checkThrough(t, statisticsOnly, queue.Name, 1, nil)
 	} else {
-		checkThrough(t, other, queue.Name, 1, new(*broker.UncountedError))
+		checkThrough(t, statisticsOnly, queue.Name, 1, new(*broker.UncountedError))
 	}
 	msg, ok, err := ch.Get(queue.Name, true)
 	if err != nil || !ok || msg.Redelivered != peeks {
