@@ -284,7 +284,7 @@ func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Bin
 		// without arguments, which the layout's bindings are.
 		keys = []string{propertiesKey(b.RoutingKey)}
 	}
-	err := c.deleteBindingByKeys(ctx, path, keys)
+	err := c.deleteBindingByKeys(ctx, vhost, b, keys)
 	if !isGone(err) {
 		return err
 	}
@@ -314,7 +314,7 @@ func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Bin
 		err := c.viaRabbitHole(ctx, http.MethodDelete, path+"/"+url.PathEscape(found.PropertiesKey), func() error {
 			return closeAnswer(c.rabbit.DeleteBinding(vhost, binding))
 		})
-		c.unbound()
+		c.unbound(vhost, b.Destination)
 		if err != nil {
 			return err
 		}
@@ -337,10 +337,11 @@ func propertiesKey(routingKey string) string {
 // deleteBindingByKeys deletes the bindings at path with the given properties
 // keys. Not through rabbit-hole, which takes a 404 for success: here a 404
 // means the key is stale, and the caller looks the binding up instead.
-func (c *Client) deleteBindingByKeys(ctx context.Context, path string, keys []string) error {
+func (c *Client) deleteBindingByKeys(ctx context.Context, vhost string, b topology.Binding, keys []string) error {
+	path := bindingPath(vhost, b)
 	for _, key := range keys {
 		err := c.call(ctx, http.MethodDelete, path+"/"+url.PathEscape(key), nil, nil, nil)
-		c.unbound()
+		c.unbound(vhost, b.Destination)
 		if err != nil {
 			return err
 		}
@@ -348,8 +349,14 @@ func (c *Client) deleteBindingByKeys(ctx context.Context, path string, keys []st
 	return nil
 }
 
-// unbound notes that a binding may have gone just now (awaitSettledArrivals).
-func (c *Client) unbound() { c.lastUnbind.Store(time.Now().UnixNano()) }
+// unbound notes that a binding into destination may have gone just now
+// (awaitSettledArrivals).
+func (c *Client) unbound(vhost, destination string) {
+	c.unbinds.Store(vhostObject{vhost, destination}, time.Now())
+}
+
+// vhostObject names an exchange or queue of a vhost.
+type vhostObject struct{ vhost, name string }
 
 // bindingKeys remembers the properties keys of the bindings ReadSet listed,
 // by vhost and binding: the hint that spares deleteBinding a lookup. A stale
@@ -592,8 +599,8 @@ func (c *Client) stopArrivals(ctx context.Context, vhost, queue string) (restore
 		if b.Source == "" {
 			continue
 		}
-		path := bindingPath(vhost, topology.Binding{Source: b.Source, Destination: queue, DestinationType: topology.DestinationQueue})
-		if err := c.deleteBindingByKeys(ctx, path, []string{b.PropertiesKey}); err != nil && !isGone(err) {
+		into := topology.Binding{Source: b.Source, Destination: queue, DestinationType: topology.DestinationQueue}
+		if err := c.deleteBindingByKeys(ctx, vhost, into, []string{b.PropertiesKey}); err != nil && !isGone(err) {
 			return nil, false, errors.Join(fmt.Errorf("deleting the bindings into queue %q of vhost %q: %w", queue, vhost, err),
 				restoreOnItsOwn(ctx, restore))
 		}

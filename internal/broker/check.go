@@ -436,7 +436,7 @@ const arrivalsSettle = time.Second
 // milliseconds, unless its target never confirms: then it waits for
 // minutes, and the statistics count it.
 // settle makes it wait arrivalsSettle after the client's last deletion of
-// a binding, as a deletion must.
+// a binding into q, as a deletion must.
 func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, q queueJSON, settle bool) (count int64, trusted, gone bool, err error) {
 	if q.Type != queueTypeQuorum {
 		return 0, false, false, nil
@@ -454,7 +454,7 @@ func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, 
 		return 0, false, false, nil // counted by statistics instead
 	}
 	if settle {
-		if err := c.awaitSettledArrivals(ctx); err != nil {
+		if err := c.awaitSettledArrivals(ctx, vhost, q.Name); err != nil {
 			return 0, false, false, err
 		}
 	}
@@ -508,9 +508,13 @@ func (c *Client) logAMQP(ctx context.Context, err error) {
 }
 
 // awaitSettledArrivals waits until arrivalsSettle has passed since the
-// client last deleted a binding.
-func (c *Client) awaitSettledArrivals(ctx context.Context) error {
-	wait := time.Until(time.Unix(0, c.lastUnbind.Load()).Add(arrivalsSettle))
+// client last deleted a binding into queue.
+func (c *Client) awaitSettledArrivals(ctx context.Context, vhost, queue string) error {
+	last, ok := c.unbinds.Load(vhostObject{vhost, queue})
+	if !ok {
+		return nil
+	}
+	wait := time.Until(last.(time.Time).Add(arrivalsSettle))
 	if wait <= 0 {
 		return nil
 	}

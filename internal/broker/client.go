@@ -98,9 +98,10 @@ type Client struct {
 	proxy func(*http.Request) (*url.URL, error)
 	// amqp is how the client counts a quorum queue's messages over AMQP.
 	amqp amqpCounts
-	// lastUnbind is when the client last deleted a binding (UnixNano):
-	// the leader's count is asked only once arrivals have settled.
-	lastUnbind atomic.Int64
+	// unbinds is when the client last deleted a binding into each
+	// destination (vhostObject → time.Time): a queue's leader is asked for
+	// its count only once arrivals have settled.
+	unbinds sync.Map
 	// quorumDeletions makes the client's quorum queue deletions, of every
 	// set it serves, one at a time: on RabbitMQ 3.13.5 and later, quorum
 	// queues deleted while others are deleted or declared can corrupt a
