@@ -699,3 +699,33 @@ func TestDeletionWithoutPeekStopsArrivals(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelledCheckRestoresArrivals cancels an apply while the no-peek
+// check of a queue it unbound waits for fresh statistics, as Ctrl-C does:
+// the bindings come back all the same, on the restore's own deadline, and
+// the queue is not deleted.
+func TestCancelledCheckRestoresArrivals(t *testing.T) {
+	t.Parallel()
+	// Statistics that never prove a fresh 0: the check waits until cancelled.
+	fake, client := steppedClient(t, rabbit405, statistics("0", "10"))
+	broker.SetCheckTiming(client, 20*time.Millisecond, time.Minute, time.Minute, time.Minute)
+	fake.bindings = `[{"source":"x","destination":"q","destination_type":"queue","routing_key":"k","properties_key":"k"}]`
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for fake.sent(readQ) < 3 { // the first read, the read once unbound, one of the wait's
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	queue := topology.Queue{Name: "q"}
+	err := client.Apply(ctx, "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Apply() error = %v, want the cancellation", err)
+	}
+	if fake.sent(unbindXQ) != 1 || fake.sent(rebindXQ) != 1 {
+		t.Errorf("unbound %d times, bound again %d times; want once each: %v", fake.sent(unbindXQ), fake.sent(rebindXQ), fake.requests)
+	}
+	if fake.sent(deleteQ) != 0 {
+		t.Errorf("the queue was deleted after a cancelled check")
+	}
+}
