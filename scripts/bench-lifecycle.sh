@@ -24,6 +24,8 @@ export CHECKPOINT_DISABLE=1
 unset TF_ACC_TERRAFORM_VERSION
 
 terraform=$(scripts/terraform.sh)
+# The commit the provider is built from, now: the tree may move while the runs go on.
+commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- internal || echo ' (internal/ changed)')
 TF_CLI_CONFIG_FILE=$(scripts/dev-overrides.sh)
 export TF_CLI_CONFIG_FILE
 work=$(mktemp -d)
@@ -119,7 +121,7 @@ statistics=${RABBITMQ_STATISTICS_SECONDS:-5}
 {
 	echo "# Lifecycle of a set, as terraform runs it: RabbitMQ $version"
 	echo
-	echo "Written by \`scripts/bench-lifecycle.sh\` at commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- internal || echo ' (internal/ changed)'),"
+	echo "Written by \`scripts/bench-lifecycle.sh\` at commit $commit,"
 	echo "$(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs; RabbitMQ $version, statistics every ${statistics} s;"
 	echo "$("$terraform" version | head -n 1); checks before a quorum deletion: $([ "$amqp_counts" = 1 ] && echo "the leader's count over AMQP (amqp_counts = true)" || echo "statistics alone (amqp_counts = false)")."
 	echo "The README's set: max_delay 36h, quorum, one route (17 levels); radix 16: the same delay; $runs runs, seconds."

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -172,11 +173,11 @@ func (a *amqpCounts) forget(vhost string, conn *amqp.Connection) {
 
 // amqpEndpoint is the AMQP URL to count through, learned once: the
 // configured one, else the management endpoint's host with the port of the
-// broker's own AMQP listener (amqps for an https endpoint: the credentials
-// never travel in clear where the management API's do not). None when
-// counts over AMQP are disabled, when a proxy carries the management API
-// (AMQP would not go through it), or when the broker lists no such
-// listener.
+// broker's own AMQP listener, or the standard port where the broker shows
+// the user none (amqps for an https endpoint: the credentials never travel
+// in clear where the management API's do not). None when counts over AMQP
+// are disabled, or when a proxy carries the management API (AMQP would not
+// go through it).
 func (c *Client) amqpEndpoint(ctx context.Context) (string, error) {
 	a := &c.amqp
 	a.mu.Lock()
@@ -217,20 +218,33 @@ func (c *Client) discoverAMQP(ctx context.Context) (string, error) {
 			Port     int    `json:"port"`
 		} `json:"listeners"`
 	}
-	if err := c.call(ctx, http.MethodGet, apiPath("overview"), url.Values{"columns": {"listeners"}}, nil, &overview); err != nil {
+	var raw json.RawMessage
+	if err := c.call(ctx, http.MethodGet, apiPath("overview"), url.Values{"columns": {"listeners"}}, nil, &raw); err != nil {
 		return "", fmt.Errorf("reading the broker's listeners: %w", err)
 	}
-	scheme, protocol := "amqp", "amqp"
+	scheme, protocol, port := "amqp", "amqp", standardAMQPPort
 	if management.Scheme == "https" {
-		scheme, protocol = "amqps", "amqp/ssl"
+		scheme, protocol, port = "amqps", "amqp/ssl", standardAMQPSPort
 	}
-	for _, l := range overview.Listeners {
-		if l.Protocol == protocol && l.Port > 0 {
-			return (&url.URL{Scheme: scheme, Host: net.JoinHostPort(management.Hostname(), strconv.Itoa(l.Port)), Path: "/"}).String(), nil
+	// A user without the monitoring or administrator tag is shown no
+	// listeners (an empty answer): the standard port is then the guess, and
+	// a connection that fails there leaves the client counting by statistics.
+	if json.Unmarshal(raw, &overview) == nil {
+		for _, l := range overview.Listeners {
+			if l.Protocol == protocol && l.Port > 0 {
+				port = l.Port
+				break
+			}
 		}
 	}
-	return "", nil
+	return (&url.URL{Scheme: scheme, Host: net.JoinHostPort(management.Hostname(), strconv.Itoa(port)), Path: "/"}).String(), nil
 }
+
+// The ports IANA assigns AMQP and AMQP over TLS, which brokers keep.
+const (
+	standardAMQPPort  = 5672
+	standardAMQPSPort = 5671
+)
 
 // parseAMQPEndpoint checks a configured AMQP endpoint: amqp or amqps, a
 // host, and no credentials (they are the management API's).

@@ -473,13 +473,29 @@ func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, 
 	case answer.ready > 0:
 		return answer.ready, true, false, nil
 	case major < 4 || !zeroTrusted(answer, servingLeader):
+		c.logUntrusted(ctx, q.Name, answer, leaderState{})
 		return 0, false, false, nil // no need to look
 	}
 	after, gone, err := c.readLeaderState(ctx, vhost, q.Name)
 	if err != nil || gone {
 		return 0, false, gone, err
 	}
-	return 0, zeroTrusted(answer, after), false, nil
+	if !zeroTrusted(answer, after) {
+		c.logUntrusted(ctx, q.Name, answer, after)
+		return 0, false, false, nil
+	}
+	return 0, true, false, nil
+}
+
+// logUntrusted says why a leader's 0 was not believed: the check then
+// waits for fresh statistics, which a user may want to know.
+func (c *Client) logUntrusted(ctx context.Context, queue string, answer leaderAnswer, after leaderState) {
+	if c.logf != nil {
+		c.logf(ctx, "a leader's count of 0 not trusted; counting by fresh statistics", map[string]any{
+			"queue": queue, "took_ms": answer.took.Milliseconds(), "consumers": answer.consumers,
+			"state": after.state, "node": after.node, "online": after.online,
+		})
+	}
 }
 
 // zeroTrusted tells whether a passive declaration's 0 is its leader's
@@ -510,11 +526,12 @@ func (c *Client) logAMQP(ctx context.Context, err error) {
 // awaitSettledArrivals waits until arrivalsSettle has passed since the
 // client last deleted a binding into queue.
 func (c *Client) awaitSettledArrivals(ctx context.Context, vhost, queue string) error {
-	last, ok := c.unbinds.Load(vhostObject{vhost, queue})
+	stored, _ := c.unbinds.Load(vhostObject{vhost, queue})
+	last, ok := stored.(time.Time)
 	if !ok {
 		return nil
 	}
-	wait := time.Until(last.(time.Time).Add(arrivalsSettle))
+	wait := time.Until(last.Add(arrivalsSettle))
 	if wait <= 0 {
 		return nil
 	}

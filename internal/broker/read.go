@@ -393,7 +393,10 @@ func argumentJSON(value any) string {
 // queue, but without waiting for statistics sampled after it began (see
 // queueHeld): Apply's deletion waits, and checks again. A queue it cannot
 // count (see UncountedError) is in the map as holding one message, and the
-// error, beside the map, says why (IsUncounted tells such an error).
+// error, beside the map, says why (IsUncounted tells such an error). Once
+// one queue is found holding messages, the checks still waiting for fresh
+// statistics heldGrace later are stopped: the map then names the queues
+// found holding by then, enough to refuse a change.
 func (c *Client) HeldMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
 	ctx, report := c.observe(ctx, "held messages", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()
@@ -460,13 +463,30 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 	if mode != countStatistics {
 		limit = checkConcurrency // checks that may wait for fresh statistics wait together
 	}
-	errs := runUntilUnreachable(ctx, len(names), limit, func(ctx context.Context, i int) (err error) {
+	// Before a change, one queue found holding a message settles it: the
+	// change is refused. The checks still waiting for fresh statistics a
+	// moment later are stopped (their queues absent from the answer), so
+	// that a refusal does not wait for them.
+	checkCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var stopping sync.Once
+	errs := runUntilUnreachable(checkCtx, len(names), limit, func(ctx context.Context, i int) (err error) {
 		counts[i], exists[i], err = c.queueHeld(ctx, vhost, names[i], mode)
 		if IsUncounted(err) {
 			counts[i] = 1
 		}
+		if mode == countHeld && err == nil && counts[i] > 0 {
+			stopping.Do(func() { time.AfterFunc(heldGrace, func() { stop(errOthersHold) }) })
+		}
 		return err
 	})
+	if ctx.Err() == nil && errors.Is(context.Cause(checkCtx), errOthersHold) {
+		for i, err := range errs {
+			if errors.Is(err, errOthersHold) || errors.Is(err, context.Canceled) {
+				errs[i], exists[i] = nil, false
+			}
+		}
+	}
 	err := errors.Join(errs...)
 	if err != nil && !IsUncounted(err) {
 		return nil, err
@@ -487,6 +507,14 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 	}
 	return held, err
 }
+
+// heldGrace is how long, once a check before a change found a queue
+// holding messages, the checks of the other queues may go on: enough for
+// those that need no fresh statistics, which then name their queues too.
+const heldGrace = 2 * time.Second
+
+// errOthersHold stops the checks that a refusal no longer needs.
+var errOthersHold = errors.New("another queue holds messages")
 
 // queueHeld counts the messages one queue holds:
 //

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -121,6 +122,8 @@ type managedRun struct {
 	rows        []faultRow
 	took        time.Duration
 	loadAtStart string
+	// amqpsEndpoint is the node's AMQP over TLS, where the provider counts.
+	amqpsEndpoint string
 }
 
 // managedStep is one line of the results' step table.
@@ -132,21 +135,38 @@ type managedStep struct {
 func setUpManaged(t *testing.T) *managedRun {
 	t.Helper()
 	files := writeTLSFiles(t)
-	tlsPort := describeNode(t, managedNode).ManagementTLSPort
-	// verify_none, no client certificate: as hosted brokers serve their API.
+	described := describeNode(t, managedNode)
+	tlsPort := described.ManagementTLSPort
+	plainAMQP, err := url.Parse(described.AMQPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	amqpPort, err := strconv.Atoi(plainAMQP.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// verify_none, no client certificate: as hosted brokers serve their API,
+	// and AMQP over TLS too (Amazon MQ's 5671), where the provider asks a
+	// quorum queue's leader for its count.
 	n := startNodes(t, nodeConfig{Conf: fmt.Sprintf(`management.ssl.ip = 127.0.0.1
 management.ssl.port = %d
 management.ssl.cacertfile = %s
 management.ssl.certfile = %s
-management.ssl.keyfile = %s`, tlsPort, files.CA, files.ServerCert, files.ServerKey)}, managedNode)[0]
+management.ssl.keyfile = %s
+listeners.ssl.default = 127.0.0.1:%d
+ssl_options.cacertfile = %[2]s
+ssl_options.certfile = %[3]s
+ssl_options.keyfile = %[4]s
+ssl_options.verify = verify_none
+ssl_options.fail_if_no_peer_cert = false`, tlsPort, files.CA, files.ServerCert, files.ServerKey, amqpPort+10)}, managedNode)[0]
 	admin, err := rabbithole.NewClient(n.ManagementURL, "guest", "guest")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &managedRun{
 		n: n, admin: admin, eyes: brokerClient(t, n.ManagementURL), caFile: files.CA,
-		tlsEndpoint: fmt.Sprintf("https://127.0.0.1:%d", tlsPort),
-		name:        "managed-" + strings.ToLower(acctest.RandString(6)), warnings: &warningLog{},
+		tlsEndpoint: fmt.Sprintf("https://127.0.0.1:%d", tlsPort), amqpsEndpoint: fmt.Sprintf("amqps://127.0.0.1:%d", amqpPort+10),
+		name: "managed-" + strings.ToLower(acctest.RandString(6)), warnings: &warningLog{},
 	}
 	m.routeQueue = m.name + ".work"
 	m.loadAtStart = loadAverage()
@@ -218,13 +238,16 @@ func (m *managedRun) configureTenant(t *testing.T) {
 
 // providerBlock is the tenant's provider block: the TLS endpoint, verified
 // with the CA file, and the management user.
+// AMQP over TLS sits on a port of the test's own, not the standard 5671,
+// which the provider would guess for a user shown no listeners: named.
 func (m *managedRun) providerBlock() string {
 	return fmt.Sprintf(`provider "rabbitmq" {
-  endpoint    = %q
-  username    = %q
-  password    = %q
-  cacert_file = %q
-}`, m.tlsEndpoint, managedUser, managedPassword, m.caFile)
+  endpoint      = %q
+  username      = %q
+  password      = %q
+  cacert_file   = %q
+  amqp_endpoint = %q
+}`, m.tlsEndpoint, managedUser, managedPassword, m.caFile, m.amqpsEndpoint)
 }
 
 // setConfig is the README's kind of set (radix 2) or the radix-16 one.

@@ -95,7 +95,7 @@ func TestFaultUncountedWithoutMetrics(t *testing.T) {
 // checkThrough makes the provider's checks of queue through client, and a
 // deletion, which must be refused: as uncounted when uncounted is not nil,
 // else as holding want messages.
-func checkThrough(t *testing.T, client *broker.Client, queue string, want int64, uncounted **broker.UncountedError) {
+func checkThrough(t *testing.T, client *broker.Client, queue string, want int64, uncounted **broker.UncountedError) { //nolint:unparam // want says what the count must be
 	t.Helper()
 	held, err := client.HeldMessages(t.Context(), "/", []string{queue})
 	if uncounted == nil && (err != nil || held[queue] != want) || uncounted != nil && (!broker.IsUncounted(err) || held[queue] != 1) {
