@@ -71,17 +71,17 @@ type leaderAnswer struct {
 }
 
 // declarePassive asks the broker, over AMQP, how many ready messages the
-// queue holds and how many consumers it has. gone tells that the queue does
-// not exist (404). errNoAMQP when there is no endpoint to ask.
-func (c *Client) declarePassive(ctx context.Context, vhost, queue string) (answer leaderAnswer, gone bool, err error) {
+// queue holds and how many consumers it has. errNoAMQP when there is no
+// endpoint to ask.
+func (c *Client) declarePassive(ctx context.Context, vhost, queue string) (answer leaderAnswer, err error) {
 	conn, err := c.amqpConnection(ctx, vhost)
 	if err != nil {
-		return answer, false, err
+		return answer, err
 	}
 	ch, err := conn.Channel()
 	if err != nil {
 		c.amqp.forget(vhost, conn)
-		return answer, false, fmt.Errorf("opening an AMQP channel: %w", err)
+		return answer, fmt.Errorf("opening an AMQP channel: %w", err)
 	}
 	type result struct {
 		queue amqp.Queue
@@ -100,17 +100,20 @@ func (c *Client) declarePassive(ctx context.Context, vhost, queue string) (answe
 		var amqpErr *amqp.Error
 		switch {
 		case errors.As(r.err, &amqpErr) && amqpErr.Code == amqp.NotFound:
-			return answer, true, nil
+			// Not "gone": the management API found the queue, so this
+			// AMQP endpoint may be another broker's. Nothing is believed.
+			return answer, fmt.Errorf("AMQP passive declaration of queue %q: not found at %s, though the management API "+
+				"has it: is amqp_endpoint this broker's?", queue, c.amqp.endpoint)
 		case r.err != nil:
-			return answer, false, fmt.Errorf("AMQP passive declaration of queue %q: %w", queue, r.err)
+			return answer, fmt.Errorf("AMQP passive declaration of queue %q: %w", queue, r.err)
 		}
-		return leaderAnswer{ready: int64(r.queue.Messages), consumers: int64(r.queue.Consumers), took: r.took}, false, nil
+		return leaderAnswer{ready: int64(r.queue.Messages), consumers: int64(r.queue.Consumers), took: r.took}, nil
 	case <-ctx.Done():
 		c.amqp.forget(vhost, conn)
-		return answer, false, context.Cause(ctx)
+		return answer, context.Cause(ctx)
 	case <-time.After(c.amqp.timeout):
 		c.amqp.forget(vhost, conn)
-		return answer, false, fmt.Errorf("AMQP passive declaration of queue %q: no answer within %s", queue, c.amqp.timeout)
+		return answer, fmt.Errorf("AMQP passive declaration of queue %q: no answer within %s", queue, c.amqp.timeout)
 	}
 }
 
@@ -173,11 +176,11 @@ func (a *amqpCounts) forget(vhost string, conn *amqp.Connection) {
 
 // amqpEndpoint is the AMQP URL to count through, learned once: the
 // configured one, else the management endpoint's host with the port of the
-// broker's own AMQP listener, or the standard port where the broker shows
-// the user none (amqps for an https endpoint: the credentials never travel
-// in clear where the management API's do not). None when counts over AMQP
-// are disabled, or when a proxy carries the management API (AMQP would not
-// go through it).
+// broker's own AMQP listener (amqps for an https endpoint: the credentials
+// never travel in clear where the management API's do not). None when
+// counts over AMQP are disabled, when a proxy carries the management API
+// (AMQP would not go through it), or when the broker shows the user no such
+// listener.
 func (c *Client) amqpEndpoint(ctx context.Context) (string, error) {
 	a := &c.amqp
 	a.mu.Lock()
@@ -222,29 +225,24 @@ func (c *Client) discoverAMQP(ctx context.Context) (string, error) {
 	if err := c.call(ctx, http.MethodGet, apiPath("overview"), url.Values{"columns": {"listeners"}}, nil, &raw); err != nil {
 		return "", fmt.Errorf("reading the broker's listeners: %w", err)
 	}
-	scheme, protocol, port := "amqp", "amqp", standardAMQPPort
+	scheme, protocol := "amqp", "amqp"
 	if management.Scheme == "https" {
-		scheme, protocol, port = "amqps", "amqp/ssl", standardAMQPSPort
+		scheme, protocol = "amqps", "amqp/ssl"
 	}
-	// A user without the monitoring or administrator tag is shown no
-	// listeners (an empty answer): the standard port is then the guess, and
-	// a connection that fails there leaves the client counting by statistics.
-	if json.Unmarshal(raw, &overview) == nil {
-		for _, l := range overview.Listeners {
-			if l.Protocol == protocol && l.Port > 0 {
-				port = l.Port
-				break
-			}
+	// A user without the monitoring or administrator tag, or a broker
+	// without management metrics, shows no listeners (an empty answer). No
+	// port is guessed then: another broker may listen on the same host, and
+	// its count of a queue of the same name would be believed.
+	if json.Unmarshal(raw, &overview) != nil {
+		return "", nil
+	}
+	for _, l := range overview.Listeners {
+		if l.Protocol == protocol && l.Port > 0 {
+			return (&url.URL{Scheme: scheme, Host: net.JoinHostPort(management.Hostname(), strconv.Itoa(l.Port)), Path: "/"}).String(), nil
 		}
 	}
-	return (&url.URL{Scheme: scheme, Host: net.JoinHostPort(management.Hostname(), strconv.Itoa(port)), Path: "/"}).String(), nil
+	return "", nil
 }
-
-// The ports IANA assigns AMQP and AMQP over TLS, which brokers keep.
-const (
-	standardAMQPPort  = 5672
-	standardAMQPSPort = 5671
-)
 
 // parseAMQPEndpoint checks a configured AMQP endpoint: amqp or amqps, a
 // host, and no credentials (they are the management API's).

@@ -550,10 +550,8 @@ func (c *Client) deleteCheckedQueue(ctx context.Context, vhost string, queue top
 		c.quorumDeletions.Lock()
 		defer c.quorumDeletions.Unlock()
 		if _, err := c.amqpEndpoint(ctx); err == nil {
-			answer, gone, err := c.declarePassive(ctx, vhost, queue.Name)
+			answer, err := c.declarePassive(ctx, vhost, queue.Name)
 			switch {
-			case gone:
-				return nil
 			case err == nil && answer.ready > 0:
 				return &QueueNotEmptyError{Queue: queue.Name, Messages: answer.ready}
 			case err == nil:

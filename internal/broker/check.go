@@ -458,7 +458,7 @@ func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, 
 			return 0, false, false, err
 		}
 	}
-	answer, gone, err := c.declarePassive(ctx, vhost, q.Name)
+	answer, err := c.declarePassive(ctx, vhost, q.Name)
 	// 3.x answers "state" and "online" once, from the cluster's membership:
 	// they cannot tell that the leader answered.
 	major, _, _ := parseVersion(rule.version)
@@ -468,8 +468,6 @@ func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, 
 	case err != nil:
 		c.logAMQP(ctx, err)
 		return 0, false, false, nil // counted by statistics instead
-	case gone:
-		return 0, false, true, nil
 	case answer.ready > 0:
 		return answer.ready, true, false, nil
 	case major < 4 || !zeroTrusted(answer, servingLeader):

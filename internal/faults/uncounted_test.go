@@ -24,10 +24,11 @@ var uncountedNodes = []int{4, 5}
 // which only the queue's leader fills: the leader's node counts a message
 // the other answers 0 for. Through the leader's node the checks count it
 // and a deletion is refused as non-empty. Through the other node the queue's
-// leader counts it over AMQP (a passive declaration), exactly; a client that
-// counts by statistics alone (amqp_counts = false) cannot count it there
-// (*broker.UncountedError): HeldMessages counts the queue as holding, and a
-// deletion is refused, never made on a guess. Once the
+// leader counts it over AMQP (a passive declaration) with amqp_endpoint
+// named, exactly; without it (the broker shows no listeners without
+// metrics) the count is unknown there (*broker.UncountedError): HeldMessages
+// counts the queue as holding, and a deletion is refused, never made on a
+// guess. Once the
 // message is taken, a deletion through the leader's node goes through. On
 // brokers where a peek counts as a delivery (4.0–4.2) no check peeks: the
 // message comes out not redelivered. On 4.3, where a peek is no delivery,
@@ -61,18 +62,25 @@ func TestFaultUncountedWithoutMetrics(t *testing.T) {
 	}
 	checkThrough(t, leader, queue.Name, 1, nil)
 	// The queue's leader counts it over AMQP, through either node: exact,
-	// with no metrics and no peek.
-	checkThrough(t, other, queue.Name, 1, nil)
-	statisticsOnly, err := broker.New(broker.Config{Endpoint: nodes[1].ManagementURL, Username: "guest", Password: "guest",
-		Timeout: 30 * time.Second, DisableAMQPCounts: true})
+	// with no metrics and no peek. Without metrics the broker shows no
+	// listeners, so the AMQP endpoint is named, as a user would.
+	amqpOf, err := url.Parse(nodes[1].AMQPURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if peeks {
-		checkThrough(t, statisticsOnly, queue.Name, 1, nil)
-	} else {
-		checkThrough(t, statisticsOnly, queue.Name, 1, new(*broker.UncountedError))
+	amqpOf.User, amqpOf.Path = nil, "/"
+	named, err := broker.New(broker.Config{Endpoint: nodes[1].ManagementURL, Username: "guest", Password: "guest",
+		Timeout: 30 * time.Second, AMQPEndpoint: amqpOf.String()})
+	if err != nil {
+		t.Fatal(err)
 	}
+	checkThrough(t, named, queue.Name, 1, nil)
+	if peeks {
+		checkThrough(t, other, queue.Name, 1, nil)
+	} else {
+		checkThrough(t, other, queue.Name, 1, new(*broker.UncountedError))
+	}
+
 	msg, ok, err := ch.Get(queue.Name, true)
 	if err != nil || !ok || msg.Redelivered != peeks {
 		t.Fatalf("Get(%s) = %v redelivered %v, %v; want the message, redelivered %v (peeked at)", queue.Name, ok, msg.Redelivered, err, peeks)

@@ -141,9 +141,9 @@ func providerSchema() schema.Schema {
 					"would count as a delivery (RabbitMQ 4.0–4.2): a check before a change or a deletion then takes " +
 					"milliseconds instead of three statistics samples. The credentials and TLS settings are the management " +
 					"API's. Falls back to `RABBITMQ_AMQP_ENDPOINT`; defaults to the management endpoint's host at the port " +
-					"of the broker's own AMQP listener (`amqps` for an `https` endpoint), or at the standard port (5671 for " +
-					"`amqps`, 5672) where the broker shows the user no listeners, and to none when `proxy` or the proxy " +
-					"variables carry the management API.",
+					"of the broker's own AMQP listener (`amqps` for an `https` endpoint), and to none where the broker shows " +
+					"the user no listeners (a user tagged `management` alone, a broker without management metrics) or " +
+					"`proxy` or the proxy variables carry the management API.",
 				Optional: true,
 			},
 			"amqp_counts": schema.BoolAttribute{
