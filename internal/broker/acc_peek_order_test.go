@@ -131,13 +131,15 @@ func TestAccHeldMessagesKeepsQuorumOrder(t *testing.T) {
 // delivery_limit: a peek that counted would, from the 21st check of a
 // draining generation, send its head on early (issue 23). Where the client
 // peeks at quorum queues (3.10, whose limit is unset, and 4.3 with every
-// node on 4.3), a message with a 6 s TTL peeked 25 times dead-letters on
+// node on 4.3), a message with a 12 s TTL peeked 25 times dead-letters on
 // time, as expired. On 4.0–4.2, where the client does not peek at them,
 // every return counts: the same peeks dead-letter it early, by the limit.
 func TestAccPeeksAreNoDeliveries(t *testing.T) {
 	client := accClient(t)
 	t.Parallel()
-	const ttl, peeks = 6 * time.Second, 25
+	// 12 s: 25 peeks took up to 3.9 s with CI's three lanes on two cores,
+	// and must end within half the TTL to tell an early message.
+	const ttl, peeks = 12 * time.Second, 25
 	peeksAtQuorum := peeksAtQuorumQueues(t, client)
 	source, dead := ttlQueueDeadLettering(t, client, ttl, topology.AtMostOnce)
 	ch := amqpChannel(t)
