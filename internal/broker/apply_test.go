@@ -20,11 +20,12 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker/brokertest"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 // quorumDeletionBroker answers the requests of a quorum queue's deletion,
-// as RabbitMQ 4.3.6, where a peek is no delivery (brokerIdentity):
+// as RabbitMQ 4.3.6, where a peek is no delivery (brokertest.Identity):
 // it refuses if-empty as RabbitMQ does, and serves canned statistics of the
 // queue and peek answers. It serves no listing: the check must read the
 // queue alone.
@@ -40,7 +41,7 @@ type quorumDeletionBroker struct {
 }
 
 func (f *quorumDeletionBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if (brokerIdentity{}).serve(w, r) {
+	if (brokertest.Identity{}).Serve(w, r) {
 		return // not recorded: the client learns its broker once (TestCheckRuleLearnedOnce)
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -149,7 +150,7 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 			t.Parallel()
 			fake := &quorumDeletionBroker{statistics: tt.statistics, statisticsStatus: tt.statisticsStatus,
 				peekStatus: tt.peekStatus, peekAnswer: tt.peekAnswer}
-			client := fakeClient(t, fake, broker.Config{})
+			client := brokertest.NewClient(t, fake, broker.Config{})
 			queue := topology.Queue{Name: "q"}
 			err := client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{ForceDeleteQueues: tt.force})
 
@@ -239,7 +240,7 @@ func (f *orderBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func newOrderClient(t *testing.T, plan topology.Topology) (*orderBroker, *broker.Client) {
 	t.Helper()
 	fake := newOrderBroker(t, plan)
-	return fake, fakeClient(t, fake, broker.Config{})
+	return fake, brokertest.NewClient(t, fake, broker.Config{})
 }
 
 func newOrderBroker(t *testing.T, plan topology.Topology) *orderBroker {
@@ -485,7 +486,7 @@ func TestApplyDeletesOneAtATime(t *testing.T) {
 			}
 			var mu sync.Mutex
 			inFlight, most := map[string]int{}, map[string]int{}
-			client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			client := brokertest.NewClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				// "exchanges d" for set d's exchanges, "queues" for every set's queues
 				parts := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/api/"), "/")
 				kind := parts[0]
@@ -541,7 +542,7 @@ func TestApplyDeclaresBalancedQueuesOneAtATime(t *testing.T) {
 				t.Fatal(err)
 			}
 			var inFlight, most atomic.Int64
-			client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			client := brokertest.NewClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Method == http.MethodPut && strings.HasPrefix(r.URL.EscapedPath(), "/api/queues/") {
 					now := inFlight.Add(1)
 					defer inFlight.Add(-1)
@@ -653,10 +654,10 @@ func TestDeletionWithoutPeek(t *testing.T) {
 			case tt.wantReason != "" && (!errors.As(err, &uncounted) || !strings.Contains(err.Error(), tt.wantReason)):
 				t.Errorf("Apply() error = %v, want an *UncountedError saying %q", err, tt.wantReason)
 			}
-			if deleted := fake.sent(deleteQ) == 1; deleted != tt.wantDeleted {
-				t.Errorf("deleted = %v, want %v: %v", deleted, tt.wantDeleted, fake.requests)
+			if deleted := fake.Sent(deleteQ) == 1; deleted != tt.wantDeleted {
+				t.Errorf("deleted = %v, want %v: %v", deleted, tt.wantDeleted, fake.Requests())
 			}
-			if n := fake.sent(peekAtQ); n > 0 {
+			if n := fake.Sent(peekAtQ); n > 0 {
 				t.Errorf("the deletion peeked %d times at a queue where a peek counts as a delivery", n)
 			}
 		})
@@ -687,13 +688,11 @@ func TestDeletionWithoutPeekStopsArrivals(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			fake, client := steppedClient(t, rabbit405, tt.answers...)
-			fake.bindings = bindings
+			fake.Bindings = bindings
 			queue := topology.Queue{Name: "q"}
 			_ = client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{})
-			fake.mu.Lock()
-			defer fake.mu.Unlock()
 			want := append([]string{"DELETE /api/queues/%2F/q?if-empty=true", readQ, readNodeOf}, tt.wantRequests...)
-			if diff := gocmp.Diff(want, fake.requests); diff != "" {
+			if diff := gocmp.Diff(want, fake.Requests()); diff != "" {
 				t.Errorf("requests (-want +got):\n%s", diff)
 			}
 		})
@@ -709,10 +708,10 @@ func TestCancelledCheckRestoresArrivals(t *testing.T) {
 	// Statistics that never prove a fresh 0: the check waits until cancelled.
 	fake, client := steppedClient(t, rabbit405, statistics("0", "10"))
 	broker.SetCheckTiming(client, 20*time.Millisecond, time.Minute, time.Minute, time.Minute)
-	fake.bindings = `[{"source":"x","destination":"q","destination_type":"queue","routing_key":"k","properties_key":"k"}]`
+	fake.Bindings = `[{"source":"x","destination":"q","destination_type":"queue","routing_key":"k","properties_key":"k"}]`
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
-		for fake.sent(readQ) < 3 { // the first read, the read once unbound, one of the wait's
+		for fake.Sent(readQ) < 3 { // the first read, the read once unbound, one of the wait's
 			time.Sleep(5 * time.Millisecond)
 		}
 		cancel()
@@ -722,10 +721,10 @@ func TestCancelledCheckRestoresArrivals(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Apply() error = %v, want the cancellation", err)
 	}
-	if fake.sent(unbindXQ) != 1 || fake.sent(rebindXQ) != 1 {
-		t.Errorf("unbound %d times, bound again %d times; want once each: %v", fake.sent(unbindXQ), fake.sent(rebindXQ), fake.requests)
+	if fake.Sent(unbindXQ) != 1 || fake.Sent(rebindXQ) != 1 {
+		t.Errorf("unbound %d times, bound again %d times; want once each: %v", fake.Sent(unbindXQ), fake.Sent(rebindXQ), fake.Requests())
 	}
-	if fake.sent(deleteQ) != 0 {
+	if fake.Sent(deleteQ) != 0 {
 		t.Errorf("the queue was deleted after a cancelled check")
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker/brokertest"
 )
 
 // writePEMFiles writes a self-signed certificate and its key, and a file of
@@ -163,7 +164,7 @@ func TestUnreachable(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	client := brokertest.NewClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// QueueMessages asks for "^(name)$".
 		switch strings.TrimSuffix(strings.TrimPrefix(r.URL.Query().Get("name"), "^("), ")$") {
 		case "unauthorized":

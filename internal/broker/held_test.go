@@ -14,6 +14,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker/brokertest"
 )
 
 // heldBroker serves each queue's own statistics and a canned peek answer
@@ -68,7 +69,7 @@ func (f *heldBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func newHeldBroker(t *testing.T, statistics string, peeks map[string]string) (*heldBroker, *broker.Client) {
 	t.Helper()
 	fake := &heldBroker{statistics: statistics, peeks: peeks}
-	return fake, fakeClient(t, fake, broker.Config{})
+	return fake, brokertest.NewClient(t, fake, broker.Config{})
 }
 
 func TestHeldMessages(t *testing.T) {
@@ -234,7 +235,7 @@ func TestHeldMessagesMissingVHost(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			client := brokertest.NewClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusNotFound)
 				_, _ = io.WriteString(w, `{"error":"Object Not Found","reason":"Not Found"}`)
 			}), broker.Config{})
@@ -277,17 +278,17 @@ func totals(m, leader string) string {
 const noCountYet = `{"name":"q","type":"quorum","leader":"rabbit@a","arguments":{"x-queue-type":"quorum"}}`
 
 var (
-	rabbit405  = brokerIdentity{version: "4.0.5", node: "rabbit@a"}
-	rabbit3108 = brokerIdentity{version: "3.10.8", node: "rabbit@a"}
+	rabbit405  = brokertest.Identity{Version: "4.0.5", Node: "rabbit@a"}
+	rabbit3108 = brokertest.Identity{Version: "3.10.8", Node: "rabbit@a"}
 )
 
-// steppedClient serves a steppedBroker, with the no-peek check's waits
+// steppedClient serves a brokertest.SteppedQueue, with the no-peek check's waits
 // shortened: reads 1 ms apart, at most 300 ms for first or fresh
 // statistics, totals trusted 50 ms after the first read.
-func steppedClient(t *testing.T, identity brokerIdentity, answers ...string) (*steppedBroker, *broker.Client) {
+func steppedClient(t *testing.T, identity brokertest.Identity, answers ...string) (*brokertest.SteppedQueue, *broker.Client) {
 	t.Helper()
-	fake := &steppedBroker{identity: identity, answers: answers}
-	client := fakeClient(t, fake, broker.Config{})
+	fake := &brokertest.SteppedQueue{Identity: identity, Answers: answers}
+	client := brokertest.NewClient(t, fake, broker.Config{})
 	broker.SetCheckTiming(client, time.Millisecond, 300*time.Millisecond, 300*time.Millisecond, 50*time.Millisecond)
 	return fake, client
 }
@@ -307,7 +308,7 @@ func TestCheckWithoutPeek(t *testing.T) {
 	// the deletion: the refusal then comes before anything changed.
 	fresh := []string{statistics("0", "1"), statistics("0", "2"), statistics("0", "3"), statistics("0", "4"), statistics("0", "4")}
 	tests := map[string]struct {
-		identity      brokerIdentity
+		identity      brokertest.Identity
 		counted       bool // CountedMessages, else HeldMessages
 		answers       []string
 		want          int64 // 0: absent from the map
@@ -355,10 +356,10 @@ func TestCheckWithoutPeek(t *testing.T) {
 			if diff := gocmp.Diff(want, got); diff != "" {
 				t.Errorf("counts (-want +got):\n%s", diff)
 			}
-			if n := fake.sent(peekAtQ); n > 0 {
+			if n := fake.Sent(peekAtQ); n > 0 {
 				t.Errorf("the check peeked %d times at a queue where a peek counts as a delivery", n)
 			}
-			if reads := fake.sent(readQ); tt.wantReads > 0 && reads != tt.wantReads || tt.wantReads < 0 && reads < 3 {
+			if reads := fake.Sent(readQ); tt.wantReads > 0 && reads != tt.wantReads || tt.wantReads < 0 && reads < 3 {
 				t.Errorf("the check read the queue %d times, want %d (-1: until it gave up)", reads, tt.wantReads)
 			}
 		})
@@ -372,18 +373,18 @@ func TestCheckWithoutPeek(t *testing.T) {
 func TestCheckPeeksWhereNoDelivery(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		identity  brokerIdentity
+		identity  brokertest.Identity
 		answers   []string
 		wantPeeks int
 	}{
-		"4.3.6, every node on 4.3":   {identity: brokerIdentity{}, answers: []string{statistics("0", "1")}, wantPeeks: 1},
-		"4.3.6, a new queue":         {identity: brokerIdentity{}, answers: []string{noCountYet}, wantPeeks: 1},
-		"4.3.6, flag not enabled":    {identity: brokerIdentity{version: "4.3.6", node: "rabbit@a"}, answers: []string{statistics("0", "1")}},
-		"4.3.6, flags unreadable":    {identity: brokerIdentity{version: "4.3.6", node: "rabbit@a", flags: []string{"rabbitmq_4.3.0"}, flagsStatus: http.StatusUnauthorized}, answers: []string{statistics("0", "1")}},
+		"4.3.6, every node on 4.3":   {identity: brokertest.Identity{}, answers: []string{statistics("0", "1")}, wantPeeks: 1},
+		"4.3.6, a new queue":         {identity: brokertest.Identity{}, answers: []string{noCountYet}, wantPeeks: 1},
+		"4.3.6, flag not enabled":    {identity: brokertest.Identity{Version: "4.3.6", Node: "rabbit@a"}, answers: []string{statistics("0", "1")}},
+		"4.3.6, flags unreadable":    {identity: brokertest.Identity{Version: "4.3.6", Node: "rabbit@a", Flags: []string{"rabbitmq_4.3.0"}, FlagsStatus: http.StatusUnauthorized}, answers: []string{statistics("0", "1")}},
 		"3.10.8, no delivery limit":  {identity: rabbit3108, answers: []string{statistics("0", "1")}, wantPeeks: 1},
 		"3.10.8, a new queue":        {identity: rabbit3108, answers: []string{noCountYet, statistics("0", "1")}, wantPeeks: 1},
 		"4.0.5 never":                {identity: rabbit405, answers: []string{statistics("0", "1")}},
-		"5.0.0, a version not known": {identity: brokerIdentity{version: "5.0.0", node: "rabbit@a", flags: []string{"rabbitmq_4.3.0"}}, answers: []string{statistics("0", "1")}},
+		"5.0.0, a version not known": {identity: brokertest.Identity{Version: "5.0.0", Node: "rabbit@a", Flags: []string{"rabbitmq_4.3.0"}}, answers: []string{statistics("0", "1")}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -394,7 +395,7 @@ func TestCheckPeeksWhereNoDelivery(t *testing.T) {
 			if _, err := client.HeldMessages(t.Context(), "/", []string{"q"}); err != nil && (tt.wantPeeks > 0 || !broker.IsUncounted(err)) {
 				t.Fatal(err)
 			}
-			if n := fake.sent(peekAtQ); n != tt.wantPeeks {
+			if n := fake.Sent(peekAtQ); n != tt.wantPeeks {
 				t.Errorf("the check peeked %d times, want %d", n, tt.wantPeeks)
 			}
 		})
@@ -407,11 +408,11 @@ func TestCheckPeeksWhereNoDelivery(t *testing.T) {
 func TestCheckRuleLearnedOnce(t *testing.T) {
 	t.Parallel()
 	for name, tt := range map[string]struct {
-		identity                brokerIdentity
+		identity                brokertest.Identity
 		answer                  string
 		wantOverview, wantFlags int
 	}{
-		"4.3.6":   {identity: brokerIdentity{}, answer: statistics("0", "1"), wantOverview: 1, wantFlags: 1},
+		"4.3.6":   {identity: brokertest.Identity{}, answer: statistics("0", "1"), wantOverview: 1, wantFlags: 1},
 		"4.0.5":   {identity: rabbit405, answer: statistics("0", "1"), wantOverview: 1},
 		"classic": {identity: rabbit405, answer: strings.Replace(statistics("0", "1"), `"type":"quorum"`, `"type":"classic"`, 1)},
 	} {
@@ -426,7 +427,7 @@ func TestCheckRuleLearnedOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got := []int{fake.sent(readNodeOf), fake.sent(readFlags)}; !slices.Equal(got, []int{tt.wantOverview, tt.wantFlags}) {
+			if got := []int{fake.Sent(readNodeOf), fake.Sent(readFlags)}; !slices.Equal(got, []int{tt.wantOverview, tt.wantFlags}) {
 				t.Errorf("overview and feature flags read %v times, want %d and %d", got, tt.wantOverview, tt.wantFlags)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker/brokertest"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -145,7 +146,7 @@ func TestApplyLogsEveryRequest(t *testing.T) {
 	t.Parallel()
 	fake := &fakeBroker{}
 	var logged []map[string]any
-	client := fakeClient(t, fake, broker.Config{Logf: func(_ context.Context, _ string, fields map[string]any) {
+	client := brokertest.NewClient(t, fake, broker.Config{Logf: func(_ context.Context, _ string, fields map[string]any) {
 		logged = append(logged, fields)
 	}})
 	exchange := topology.Exchange{Name: "d.ingest", Type: topology.ExchangeTopic}

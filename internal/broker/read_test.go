@@ -15,6 +15,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker/brokertest"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -96,7 +97,7 @@ func TestReadSetMapsTheBrokersJSON(t *testing.T) {
 		},
 	}
 	var logged []map[string]any
-	client := fakeClient(t, fake, broker.Config{Logf: func(_ context.Context, msg string, fields map[string]any) {
+	client := brokertest.NewClient(t, fake, broker.Config{Logf: func(_ context.Context, msg string, fields map[string]any) {
 		logged = append(logged, fields)
 	}})
 
@@ -165,7 +166,7 @@ func listingQuery(pattern string) string {
 func TestApplyDeclaresWhatReadSetReads(t *testing.T) {
 	t.Parallel()
 	fake := &fakeBroker{}
-	client := fakeClient(t, fake, broker.Config{})
+	client := brokertest.NewClient(t, fake, broker.Config{})
 	queue := topology.Queue{Name: "d.level.05", Arguments: topology.QueueArguments{
 		MessageTTL: 315_360_000_000, DeadLetterExchange: "d.level.05.done", QueueType: "quorum",
 		DeadLetterStrategy: "at-least-once", Overflow: "reject-publish", Other: map[string]string{"x-max-length": "10"},

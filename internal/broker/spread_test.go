@@ -11,6 +11,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker/brokertest"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -103,7 +104,7 @@ func TestApplySpreadsDeclarationsOverTheNodes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			fake := &clusterVHosts{running: nodes, stopped: []string{"rabbit@e"}, adminOnly: tc.adminOnly}
-			client := fakeClient(t, fake, broker.Config{})
+			client := brokertest.NewClient(t, fake, broker.Config{})
 			spec := tc.spec
 			spec.Name, spec.VHost, spec.Levels, spec.Radix = "d", "/", 2, 4
 			resolved, err := topology.NewSet(spec)
@@ -182,7 +183,7 @@ func TestReadSetTypesTheGroupSize(t *testing.T) {
 		{"name":"d.level.01","type":"quorum","durable":true,"arguments":{"x-queue-type":"quorum","x-quorum-initial-group-size":"2"}},
 		{"name":"d.level.02","type":"quorum","durable":true,"arguments":{"x-queue-type":"quorum","x-quorum-initial-group-size":0}}
 	]`, exchanges: `[]`}
-	got, err := fakeClient(t, fake, broker.Config{}).ReadSet(t.Context(), "/", "d")
+	got, err := brokertest.NewClient(t, fake, broker.Config{}).ReadSet(t.Context(), "/", "d")
 	if err != nil {
 		t.Fatal(err)
 	}

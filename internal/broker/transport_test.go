@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker/brokertest"
 )
 
 // TestRedirectRefused has an https management API answer every request with
@@ -85,7 +86,7 @@ func TestAnswerTooLarge(t *testing.T) {
 		return []byte(`[{"name":"` + strings.Repeat("v", size-13) + `"}]`)
 	}
 	var size atomic.Int64
-	client := fakeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	client := brokertest.NewClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(answer(int(size.Load())))
 	}), broker.Config{})

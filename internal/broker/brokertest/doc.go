@@ -10,4 +10,10 @@
 // each queue ([Messages]). It records every call ([Call]) for the test to
 // assert on. Build one with [New], seed it with [Broker.Declare], script
 // it with [Broker.SetMessages] and [Broker.Script].
+//
+// For tests of *broker.Client itself, a fake of the management HTTP API:
+// [NewClient] serves a handler and returns a client of it; [Identity]
+// answers the requests by which a client learns its broker's version and
+// feature flags; [SteppedQueue] serves one queue whose statistics change
+// from read to read, and records the requests.
 package brokertest
