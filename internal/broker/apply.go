@@ -461,44 +461,6 @@ func (c *Client) deleteQueueRequest(ctx context.Context, vhost string, queue top
 	})
 }
 
-// peekRequest is the body of POST /api/queues/{vhost}/{name}/get that looks
-// at the head of a queue and puts the message back: basic.get, then
-// basic.nack with requeue (ack_requeue_true). Not basic.reject
-// (reject_requeue_true): RabbitMQ 4.3 counts a rejected message as a failed
-// delivery, and a quorum queue dead-letters a message past its delivery
-// limit (20 by default on 4.x), so the 21st peek at a TTL queue would send
-// its head on early (TestAccPeeksAreNoDeliveries). A nack is a plain return
-// there. On 3.10, which has no default limit, the two modes act alike.
-var peekRequest = map[string]any{"count": 1, "ackmode": "ack_requeue_true", "encoding": "auto", "truncate": 50}
-
-// peekedMessage is the part of a /get answer's message that counts.
-type peekedMessage struct {
-	// MessageCount is the number of ready messages left in the queue once
-	// this one was taken, as basic.get-ok reports it.
-	MessageCount int64 `json:"message_count"`
-}
-
-// peekReady looks at the head of a queue and puts the message back, and
-// returns how many ready messages the queue held at that instant: 0 when it
-// had none, else the peeked one and the message_count the broker reported
-// with it. gone tells that the queue does not exist. It is exact for ready
-// messages; it cannot see those delivered and unacknowledged or, for
-// at-least-once dead-lettering, waiting in messages_dlx. rabbit-hole has no
-// /get, so the request is made here.
-func (c *Client) peekReady(ctx context.Context, vhost, name string) (ready int64, gone bool, err error) {
-	var peeked []peekedMessage
-	err = c.call(ctx, http.MethodPost, apiPath("queues", vhost, name, "get"), nil, peekRequest, &peeked)
-	switch {
-	case isGone(err):
-		return 0, true, nil
-	case err != nil:
-		return 0, false, err
-	case len(peeked) == 0:
-		return 0, false, nil
-	}
-	return peeked[0].MessageCount + 1, false, nil
-}
-
 // deleteQueueIfHoldsNothing deletes a queue that the broker cannot delete
 // only if empty, after the check of HeldMessages found no message in it,
 // exact at this moment: the management statistics of that queue alone
@@ -571,68 +533,6 @@ func (c *Client) deleteCheckedQueue(ctx context.Context, vhost string, queue top
 		return nil
 	}
 	return err
-}
-
-// stopArrivals makes queue stop taking messages before the no-peek check
-// of its deletion, whose 0 holds only from then on: it deletes the bindings
-// into it (not the default exchange's, which none can delete) and returns
-// the function that declares them again, for a queue the check refuses.
-// Apply has deleted them already, but for a queue it replaces: topology.Diff
-// lets that queue's deletion drop them, and a message routed to it in the
-// seconds the check waits would be lost with it. Meanwhile such messages
-// go where their exchange sends what it cannot route (a set's exchanges:
-// its parking lot).
-func (c *Client) stopArrivals(ctx context.Context, vhost, queue string) (restore func(context.Context) error, stoppedAny bool, err error) {
-	var bindings []rabbithole.BindingInfo
-	err = c.viaRabbitHole(ctx, http.MethodGet, apiPath("queues", vhost, queue, "bindings"), func() (err error) {
-		bindings, err = c.rabbit.ListQueueBindings(vhost, queue)
-		return err
-	})
-	if err != nil && !isNotFound(err) {
-		return nil, false, fmt.Errorf("listing the bindings into queue %q of vhost %q: %w", queue, vhost, err)
-	}
-	var stopped []rabbithole.BindingInfo
-	restore = func(ctx context.Context) error { return c.declareBindingInfos(ctx, vhost, stopped) }
-	for _, b := range bindings {
-		if b.Source == "" {
-			continue
-		}
-		into := topology.Binding{Source: b.Source, Destination: queue, DestinationType: topology.DestinationQueue}
-		if err := c.deleteBindingByKeys(ctx, vhost, into, []string{b.PropertiesKey}); err != nil && !isGone(err) {
-			return nil, false, errors.Join(fmt.Errorf("deleting the bindings into queue %q of vhost %q: %w", queue, vhost, err),
-				restoreOnItsOwn(ctx, restore))
-		}
-		stopped = append(stopped, b)
-	}
-	return restore, len(stopped) > 0, nil
-}
-
-// restoreTimeout bounds the restoring of what a check removed: long enough
-// for a few declarations, short enough for a user who pressed Ctrl-C.
-const restoreTimeout = 15 * time.Second
-
-// restoreOnItsOwn runs restore on a deadline of its own, whatever became of
-// ctx: work that undoes a step must not end with the step's cancellation.
-func restoreOnItsOwn(ctx context.Context, restore func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
-	defer cancel()
-	return restore(ctx)
-}
-
-// declareBindingInfos declares bindings as the broker listed them, with
-// their arguments.
-func (c *Client) declareBindingInfos(ctx context.Context, vhost string, bindings []rabbithole.BindingInfo) error {
-	var errs []error
-	for _, b := range bindings {
-		path := bindingPath(vhost, topology.Binding{Source: b.Source, Destination: b.Destination, DestinationType: topology.DestinationQueue})
-		errs = append(errs, c.viaRabbitHole(ctx, http.MethodPost, path, func() error {
-			return closeAnswer(c.rabbit.DeclareBinding(vhost, b))
-		}))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("declaring again the bindings the check deleted: %w", err)
-	}
-	return nil
 }
 
 // isGone tells whether err is a 404 for the object itself, not for its vhost.

@@ -57,13 +57,19 @@
 // statistics do not count yet. Where a peek would count as a delivery (a
 // quorum queue of RabbitMQ 4.0–4.2, or one with a delivery limit on 3.x:
 // the client learns its broker once, at its first check of a quorum queue,
-// and one rule, check.go's checkRule, decides) nothing peeks: the counts are
+// and one rule, count.go's checkRule, decides) nothing peeks: the counts are
 // the statistics', or without them the totals of the node that leads the
 // queue; a queue neither counts is uncounted ([*UncountedError],
 // [IsUncounted], [Uncounted]), which callers take as holding messages. It
-// reads each queue alone, four at a time: one or two requests per queue,
+// reads each queue alone, four at a time (HeldMessages: 32, whose checks
+// may wait for fresh statistics together): one or two requests per queue,
 // and one more when a queue is missing, to tell a missing vhost; never a
-// listing.
+// listing. [Client.CountedByStatistics] is what the statistics alone count
+// in one queue, for a test that waits until they count a message.
+//
+// All of the counting is count.go's, and a queue's JSON has one shape
+// there, whatever a read asks of it; amqp.go carries the leader's count
+// over AMQP.
 //
 // # Deleting only empty queues
 //

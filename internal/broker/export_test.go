@@ -34,7 +34,7 @@ func (c *Client) QueueMessages(ctx context.Context, vhost string, queues []strin
 		var result queueDepthPage
 		err := c.call(ctx, http.MethodGet, apiPath("queues", vhost), filteredQuery(pattern, depthColumns), nil, &result)
 		items, err := exactMatches("queues", vhost, pattern, err, result.FilteredCount, result.Items,
-			func(q queueDepthJSON) string { return q.Name })
+			func(q queueJSON) string { return q.Name })
 		if err != nil {
 			return nil, err
 		}
@@ -46,8 +46,8 @@ func (c *Client) QueueMessages(ctx context.Context, vhost string, queues []strin
 }
 
 type queueDepthPage struct {
-	FilteredCount int              `json:"filtered_count"`
-	Items         []queueDepthJSON `json:"items"`
+	FilteredCount int         `json:"filtered_count"`
+	Items         []queueJSON `json:"items"`
 }
 
 // maxPatternLength keeps a QueueMessages listing's URL well under the 8,000

@@ -50,40 +50,6 @@ type exchangePage struct {
 	Items         []rabbithole.ExchangeInfo `json:"items"`
 }
 
-// queueDepthJSON is a queue's message counts, from the management statistics.
-// Not rabbithole.QueueInfo, which lacks messages_dlx. A count the broker
-// leaves out is nil: a queue too new for its first statistics, or any queue
-// of a broker that collects no management metrics (RabbitMQ 4.x with the
-// deprecated feature management_metrics_collection not permitted). Such a
-// 4.x broker still answers enable_queue_totals=true with messages,
-// messages_ready and messages_unacknowledged from the queue's own metrics
-// (refreshed every 5 s, on the node that leads a quorum queue; 0 on the
-// others), where messages also counts those waiting in messages_dlx.
-type queueDepthJSON struct {
-	Name                   string `json:"name"`
-	Messages               *int64 `json:"messages"`
-	MessagesReady          *int64 `json:"messages_ready"`
-	MessagesUnacknowledged *int64 `json:"messages_unacknowledged"`
-	MessagesDLX            *int64 `json:"messages_dlx"` // quorum queues: waiting for at-least-once dead-lettering
-}
-
-// messages is every message the statistics count in the queue: ready,
-// unacknowledged and waiting in messages_dlx, or the total where the broker
-// gives only that and it is larger. known is false when the broker gave no
-// count at all.
-func (q queueDepthJSON) messages() (messages int64, known bool) {
-	for _, count := range []*int64{q.MessagesReady, q.MessagesUnacknowledged, q.MessagesDLX} {
-		if count != nil {
-			messages += *count
-			known = true
-		}
-	}
-	if q.Messages != nil {
-		messages, known = max(messages, *q.Messages), true
-	}
-	return messages, known
-}
-
 // filteredQuery is the query of a listing of the objects whose name matches
 // pattern, all on one page.
 func filteredQuery(pattern string, extra url.Values) url.Values {
@@ -141,28 +107,6 @@ func (c *Client) listQueues(ctx context.Context, vhost, pattern string, extra ur
 	})
 	return exactMatches("queues", vhost, pattern, err, result.FilteredCount, result.Items,
 		func(q rabbithole.QueueInfo) string { return q.Name })
-}
-
-// depthColumns are the fields of queueDepthJSON: the broker sends only these.
-// enable_queue_totals asks a broker without management metrics (4.x) for the
-// totals it still has; one with them, or 3.10, answers as without it.
-var depthColumns = url.Values{
-	"columns":             {"name,messages,messages_ready,messages_unacknowledged,messages_dlx"},
-	"enable_queue_totals": {"true"},
-}
-
-// readQueueDepth reads the message counts of one queue by its own path,
-// which the broker answers from that queue alone however many the vhost
-// holds; not through rabbit-hole, whose DetailedQueueInfo has no
-// messages_dlx either. The broker answers a plain 404 alike for a missing
-// queue and a missing vhost.
-func (c *Client) readQueueDepth(ctx context.Context, vhost, name string) (messages int64, known bool, err error) {
-	var q queueDepthJSON
-	if err := c.call(ctx, http.MethodGet, apiPath("queues", vhost, name), depthColumns, nil, &q); err != nil {
-		return 0, false, err
-	}
-	messages, known = q.messages()
-	return messages, known, nil
 }
 
 // ReadSet reads the exchanges and queues of the set called name in vhost,
