@@ -21,7 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -34,7 +34,7 @@ var (
 // New returns the provider factory providerserver.Serve expects.
 func New(version string) func() provider.Provider {
 	return func() provider.Provider {
-		return &RabbitMQProvider{version: version, clock: drain.SystemClock{}}
+		return &RabbitMQProvider{version: version, clock: delayset.SystemClock{}}
 	}
 }
 
@@ -46,7 +46,7 @@ type RabbitMQProvider struct {
 	version string
 	// clock is the one the resources drain generations by, handed to
 	// them by Configure: the machine's, or a test's.
-	clock drain.Clock
+	clock delayset.Clock
 	// clientBuilt, when set, sees every management API client Configure
 	// builds: the acceptance tests count the requests of a refresh with it.
 	clientBuilt func(*broker.Client)
@@ -237,7 +237,7 @@ func (p *RabbitMQProvider) Functions(_ context.Context) []func() function.Functi
 type providerData struct {
 	client    *broker.Client
 	clientErr error
-	clock     drain.Clock
+	clock     delayset.Clock
 
 	// created names, by library layout and vhost, the set that this
 	// provider instance (one Terraform run) has begun to create: the

@@ -21,7 +21,7 @@ import (
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 )
 
 // testAccProtoV6ProviderFactories serves the provider in-process to the
@@ -210,7 +210,7 @@ type testClock struct {
 	now time.Time
 }
 
-var _ drain.Clock = (*testClock)(nil)
+var _ delayset.Clock = (*testClock)(nil)
 
 func newTestClock() *testClock {
 	return &testClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -238,7 +238,7 @@ func (c *testClock) Advance(d time.Duration) time.Time {
 
 // testProviderFactoriesWithClock serves the provider as
 // testAccProtoV6ProviderFactories does, with clock for its clock.
-func testProviderFactoriesWithClock(clock drain.Clock) map[string]func() (tfprotov6.ProviderServer, error) {
+func testProviderFactoriesWithClock(clock delayset.Clock) map[string]func() (tfprotov6.ProviderServer, error) {
 	return map[string]func() (tfprotov6.ProviderServer, error){
 		"rabbitmq": providerserver.NewProtocol6WithError(&RabbitMQProvider{version: "test", clock: clock}),
 	}
@@ -253,7 +253,7 @@ func TestProvider_configureHandsOverItsClock(t *testing.T) {
 	if !ok {
 		t.Fatalf("New gives a %T, want a *RabbitMQProvider", New("test")())
 	}
-	if fresh.clock != (drain.SystemClock{}) {
+	if fresh.clock != (delayset.SystemClock{}) {
 		t.Errorf("New gives the provider the clock %#v, want the machine's", fresh.clock)
 	}
 	ctx := context.Background()

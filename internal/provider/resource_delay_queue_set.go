@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -99,7 +101,7 @@ func (r *DelayQueueSetResource) ModifyPlan(ctx context.Context, req resource.Mod
 			return
 		}
 	}
-	desired, err := desiredSet(resolved, nil, shownQueues(state))
+	desired, err := delayset.Desired(resolved, nil, shownOf(state))
 	if err != nil {
 		resp.Diagnostics.Append(problemDiagnostics(err, "Invalid Delay Queue Set", nil)...)
 		return
@@ -145,160 +147,169 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 			return
 		}
 	}
-	client, spec, desired, actual, diags := r.desiredAndActual(ctx, "create", plan)
+	sets, diags := r.sets()
+	resp.Diagnostics.Append(diags...)
+	spec, diags := specOf(plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if len(actual.Exchanges)+len(actual.Queues) > 0 {
-		resp.Diagnostics.Append(alreadyExists(spec, actual)...)
+	result, err := sets.Create(ctx, spec)
+	var exists *delayset.ExistsError
+	if errors.As(err, &exists) {
+		resp.Diagnostics.Append(alreadyExists(spec, exists.Found)...)
 		return
 	}
-	changes := topology.Diff(desired, actual)
-	err := r.apply(ctx, client, spec, changes, false)
+	if stageOf(err) == delayset.Reading {
+		resp.Diagnostics.Append(brokerError("create", spec, err, "")...)
+		return
+	}
 	// State is saved even after a failure part-way, so that no object the
 	// broker made is forgotten: Terraform marks the set tainted, and the next
 	// apply deletes what exists (the usual empty-queue checks apply) and
 	// creates it again. Without state, the next Create would find the objects
 	// and refuse, like for a set made by hand.
 	if err == nil {
-		resp.Diagnostics.Append(readPlacement(ctx, client, spec, desired, &plan)...)
+		resp.Diagnostics.Append(showPlacement(&plan, spec, result)...)
 	} else {
 		noPlacement(&plan)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if err != nil {
-		resp.Diagnostics.Append(brokerError("create", spec, err, "The set may be partly created. Terraform marks it "+
-			"tainted: the next apply deletes the objects that exist, refusing as always to delete queues that "+
-			"hold messages, and creates the set again. To keep what exists and only add what is missing, run "+
-			"`terraform untaint` on this resource before the next apply.")...)
+		resp.Diagnostics.Append(setError("create", spec, err, map[delayset.Stage]string{delayset.Applying: "The set may be partly " +
+			"created. Terraform marks it tainted: the next apply deletes the objects that exist, refusing as always to delete " +
+			"queues that hold messages, and creates the set again. To keep what exists and only add what is missing, run " +
+			"`terraform untaint` on this resource before the next apply."})...)
 	}
 }
 
 // Read refreshes the state from the broker. The state ImportState writes
-// holds only the import ID's parts: readImportedSet reads that set and
-// infers the rest of its state from its objects, and the refresh goes on
-// from there.
+// holds only the import ID's parts (isImportStub): then the set is
+// imported, its spec inferred from its objects, and the layout when the ID
+// names none.
 func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state delayQueueSetModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, state.delaySpecModel)...)
-	client, diags := r.data.brokerClient()
+	sets, diags := r.sets()
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	read := readStateSet
-	if isImportStub(state) {
-		read = readImportedSet
+	vhost, name := state.VHost.ValueString(), state.Name.ValueString()
+	var result delayset.Result
+	var found bool
+	var err error
+	imported := isImportStub(state)
+	if imported {
+		layout := topology.Layout("")
+		if !state.Layout.IsNull() {
+			layout = layoutOf(state.Layout)
+		}
+		result, found, err = sets.Import(ctx, vhost, name, layout)
+	} else {
+		prior, specDiags := rememberedOf(ctx, state, req.Private)
+		resp.Diagnostics.Append(specDiags.Warnings()...)
+		result, found, err = sets.Refresh(ctx, prior)
+		if err != nil && prior.Unresolved {
+			resp.Diagnostics.Append(specDiags.Errors()...) // why the set cannot be planned
+			return
+		}
 	}
-	actual, found, diags := read(ctx, client, &state)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	var importErr *delayset.ImportError
+	switch {
+	case errors.As(err, &importErr):
+		hint := ""
+		if importErr.LayoutsMixed {
+			hint = fmt.Sprintf(". If they are those of two layouts, name the one to import at the end of the import ID: "+
+				"%s/<layout>, one of %s.", importID(vhost, name), quoted(topology.Layouts))
+		}
+		resp.Diagnostics.Append(cannotImport(vhost, name, importErr.Err, hint))
 		return
-	}
-	if !found {
+	case err != nil:
+		resp.Diagnostics.Append(brokerError("read", topology.Spec{Name: name, VHost: vhost, Layout: layoutOf(state.Layout)}, err, "")...)
+		return
+	case !found:
+		tflog.Warn(ctx, "the vhost or every object of the delay queue set is gone; removing it from state",
+			map[string]any{"vhost": vhost, "name": name})
 		resp.State.RemoveResource(ctx) // shows as a create in the next plan
 		return
 	}
-	r.refresh(ctx, client, state, actual, req.Private, resp)
+	spec := result.Spec
+	if imported {
+		setSpec(&state, spec)
+	} else if int64(spec.Generation) != state.Generation.ValueInt64() || int64(spec.FormatGeneration) != state.ExchangeGeneration.ValueInt64() {
+		setGeneration(&state, spec) // the broker holds a generation an apply cut off began
+	}
+	resp.Diagnostics.Append(noteDriftedHolding(ctx, resp.Private, result.DriftedHolding)...)
+	state.Draining, diags = drainingValue(spec.Name, result.Draining, result.Counts)
+	resp.Diagnostics.Append(diags...)
+	setPlanned(&state, spec, result.Set)
+	setPlacement(&state, result.Placements)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
 func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan delayQueueSetModel
+	var plan, state delayQueueSetModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.delaySpecModel)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client, spec, _, actual, diags := r.desiredAndActual(ctx, "update", plan)
+	sets, diags := r.sets()
+	resp.Diagnostics.Append(diags...)
+	spec, diags := specOf(plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	draining, err := keepDraining(ctx, client, spec, actual, req.State)
-	changed := false
-	if err == nil {
+	prior, priorDiags := rememberedOf(ctx, state, req.Private)
+	resp.Diagnostics.Append(priorDiags.Warnings()...) // a prior state that cannot be planned keeps nothing
+	wait, _ := time.ParseDuration(plan.MigrationWait.ValueString())
+	result, err := sets.Update(ctx, spec, prior, delayset.UpdateOptions{Wait: wait, Force: plan.ForceDestroy.ValueBool()})
+	if !result.SwitchedAt.Equal(prior.SwitchedAt) {
+		resp.Diagnostics.Append(noteSwitchedAt(ctx, resp.Private, result.SwitchedAt)...)
+	}
+	if err != nil {
 		// After a failure the state keeps the prior values: the next refresh
 		// reads what the broker has, and the next apply makes what is missing.
-		changed, err = r.applyGenerations(ctx, client, spec, draining, actual, plan.ForceDestroy.ValueBool())
-	}
-	if err != nil {
-		resp.Diagnostics.Append(brokerError("update", spec, err, "Part of the change may have been made. "+
-			"The next apply reads the set again and makes only what is still missing.")...)
+		resp.Diagnostics.Append(setError("update", spec, err, map[delayset.Stage]string{
+			delayset.Applying: "Part of the change may have been made. The next apply reads the set again and makes only what is still missing.",
+			delayset.Draining: "The change is made; the older generations drain on, and the next apply deletes those it finds empty.",
+		})...)
 		return
 	}
-	switched, diags := switchedAt(ctx, req.Private)
+	resp.Diagnostics.Append(warnings(result.Warnings)...)
+	plan.Draining, diags = drainingValue(spec.Name, result.Draining, result.Counts)
 	resp.Diagnostics.Append(diags...)
-	if changed && len(draining) > 0 {
-		// Taken for a switch, which it is unless only routes or drift
-		// changed beside a draining generation, or finishes one an apply
-		// cut off began: either way the last generation to drain may have
-		// taken messages until now.
-		switched = r.data.clock.Now()
-		resp.Diagnostics.Append(noteSwitchedAt(ctx, resp.Private, switched)...)
-	}
-	// Wait for the draining generations to empty, then delete those that did.
-	wait, _ := time.ParseDuration(plan.MigrationWait.ValueString())
-	draining, counts, diags, err := r.deleteEmptied(ctx, client, spec, draining, wait, switched)
-	resp.Diagnostics.Append(diags...)
-	if err != nil {
-		resp.Diagnostics.Append(brokerError("update", spec, err, "The change is made; the older generations drain on, "+
-			"and the next apply deletes those it finds empty.")...)
-		return
-	}
-	plan.Draining, diags = drainingValue(spec.Name, draining, counts)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, driftedHoldingKey, nil)...) // repaired: the next refresh looks again
-	if after, err := topology.PlanGenerations(spec, draining); err == nil {
-		resp.Diagnostics.Append(readPlacement(ctx, client, spec, after, &plan)...)
-	} else {
-		noPlacement(&plan) // applyGenerations has planned the same without error
-	}
+	resp.Diagnostics.Append(noteDriftedHolding(ctx, resp.Private, nil)...) // repaired: the next refresh looks again
+	resp.Diagnostics.Append(showPlacement(&plan, spec, result)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
 func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state delayQueueSetModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	client, diags := r.data.brokerClient()
+	sets, diags := r.sets()
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec := topology.Spec{Name: state.Name.ValueString(), VHost: state.VHost.ValueString(), Layout: layoutOf(state.Layout)}
-	// The objects the state plans are deleted by name, without reading them
-	// first: a delete of what is gone already succeeds, and a queue is
-	// deleted only if empty either way. A state whose last refresh found
-	// more than its plan (a stray level, a drifted binding) or that plans no
-	// set is read, so that none of that is left behind or, holding
-	// messages, stripped of the exchanges it dead-letters to.
-	doomed, known := knownSet(state)
-	if !known || !plansAllOf(doomed, state) {
-		var err error
-		doomed, err = readKnownSet(ctx, client, state, broker.ReadOptions{})
-		if errors.Is(err, broker.ErrVHostNotFound) {
-			return // the vhost and everything in it are gone
-		}
-		if err != nil {
-			resp.Diagnostics.Append(brokerError("destroy", spec, err, "")...)
-			return
-		}
-	}
-	// Teardown deletes no binding to an object outside the set on its own:
-	// the delivery exchange's bindings, the routes' and a library's, stay
-	// while the queues are checked and deleted, so a message leaving level 0
-	// meanwhile still reaches its destination, and go with the exchange.
-	changes := topology.Teardown(doomed)
-	err := r.apply(ctx, client, spec, changes, state.ForceDestroy.ValueBool())
-	if errors.Is(err, broker.ErrVHostNotFound) {
-		return // the vhost and everything in it are gone
-	}
-	if err != nil {
+	prior, _ := rememberedOf(ctx, state, nil) // a state that cannot be planned is read by listing
+	if err := sets.Destroy(ctx, prior, state.ForceDestroy.ValueBool()); err != nil {
 		// The set stays in state; the next refresh sees what is left.
-		resp.Diagnostics.Append(brokerError("destroy", spec, err, "Part of the set may have been deleted. "+
-			"Run destroy again: it deletes what remains.")...)
+		spec := topology.Spec{Name: state.Name.ValueString(), VHost: state.VHost.ValueString(), Layout: layoutOf(state.Layout)}
+		resp.Diagnostics.Append(setError("destroy", spec, err, map[delayset.Stage]string{
+			delayset.Applying: "Part of the set may have been deleted. Run destroy again: it deletes what remains.",
+		})...)
 	}
+}
+
+// sets is package delayset over the provider's broker client and clock.
+func (r *DelayQueueSetResource) sets() (delayset.Sets, diag.Diagnostics) {
+	client, diags := r.data.brokerClient()
+	if diags.HasError() {
+		return delayset.Sets{}, diags
+	}
+	return delayset.Sets{Broker: client, Clock: r.data.clock}, diags
 }
 
 // ImportState takes an ID "<name>@<vhost>", such as "delay@/", or

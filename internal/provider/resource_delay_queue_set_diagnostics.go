@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -44,25 +45,37 @@ func fieldPath(problem *topology.FieldError) path.Path {
 	return p
 }
 
-// queuesHoldMessagesError refuses a change that would delete queues holding messages.
-type queuesHoldMessagesError struct {
-	held []string
-	// redeclaredIn is the library layout of a set whose change declares
-	// some of those queues again, or "": such a layout's queues have the
-	// library's names, so unlike the default layout's they cannot drain in
-	// an older generation beside new ones.
-	redeclaredIn topology.Layout
+// setError is brokerError for a step of package delayset that failed,
+// with what partly says of the stage it failed at.
+func setError(action string, spec topology.Spec, err error, partly map[delayset.Stage]string) diag.Diagnostics {
+	stage := delayset.Reading
+	var failed *delayset.StageError
+	if errors.As(err, &failed) {
+		stage, err = failed.Stage, failed.Err
+	}
+	return brokerError(action, spec, err, partly[stage])
 }
 
-func (e *queuesHoldMessagesError) Error() string {
-	message := fmt.Sprintf("refusing to delete queues that hold messages: %s. Wait until they drain, or set "+
-		"force_destroy = true to delete them with their messages", strings.Join(e.held, "; "))
-	if e.redeclaredIn != "" {
-		message += fmt.Sprintf(". In the %s layout the queues have the library's names, so a change of their "+
-			"arguments (queue_type, or drift to repair) cannot start a new generation beside them to drain into: "+
-			"each queue is deleted and declared again, which is done only to an empty one", e.redeclaredIn)
+// stageOf is how far a step of package delayset got before err; Draining
+// (the furthest) when it did not fail.
+func stageOf(err error) delayset.Stage {
+	var failed *delayset.StageError
+	if errors.As(err, &failed) {
+		return failed.Stage
 	}
-	return message
+	if err == nil {
+		return delayset.Draining
+	}
+	return delayset.Reading
+}
+
+// warnings are package delayset's warnings as diagnostics.
+func warnings(ws []delayset.Warning) diag.Diagnostics {
+	var diags diag.Diagnostics
+	for _, w := range ws {
+		diags.AddWarning(w.Summary, w.Detail)
+	}
+	return diags
 }
 
 // brokerError turns a broker failure into one diagnostic that says what was
@@ -76,7 +89,7 @@ func brokerError(action string, spec topology.Spec, err error, partly string) di
 	var (
 		unreachable *broker.UnreachableError
 		auth        *broker.AuthError
-		held        *queuesHoldMessagesError
+		held        *delayset.HoldsMessagesError
 		notEmpty    *broker.QueueNotEmptyError
 		uncounted   *broker.UncountedError
 	)
@@ -177,7 +190,7 @@ func removedRoutesStayBound(state delayQueueSetModel, resolved topology.Spec, de
 	if !resolved.Layout.DeclaredByLibrary() {
 		return diags
 	}
-	_, prior, priorDiags := planOf(state, shownQueues(state))
+	_, prior, priorDiags := planOf(state, shownOf(state))
 	if priorDiags.HasError() {
 		return diags // a state that plans no set had no routes to remove
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -103,7 +103,7 @@ func modifyPlanOf(t *testing.T, state *topology.Spec, config delayQueueSetModel,
 		}
 	}
 	resp := fwresource.ModifyPlanResponse{Plan: req.Plan}
-	(&DelayQueueSetResource{data: &providerData{clock: drain.SystemClock{}}}).ModifyPlan(ctx, req, &resp) // configured, as the framework calls it
+	(&DelayQueueSetResource{data: &providerData{clock: delayset.SystemClock{}}}).ModifyPlan(ctx, req, &resp) // configured, as the framework calls it
 	if resp.Diagnostics.HasError() {
 		t.Fatal(resp.Diagnostics)
 	}

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -192,7 +194,7 @@ func routeField(index int, field string) string {
 }
 
 // specOf resolves the spec of a model that is fully known (a plan or a
-// state), its current generation's; desiredSet plans it.
+// state), its current generation's; delayset.Desired plans it.
 func specOf(m delayQueueSetModel) (topology.Spec, diag.Diagnostics) {
 	spec, _, diags := specFromModel(m.delaySpecModel)
 	if diags.HasError() {
@@ -222,14 +224,14 @@ func specOf(m delayQueueSetModel) (topology.Spec, diag.Diagnostics) {
 }
 
 // planOf resolves a fully known model and works out what its set is to
-// hold (desiredSet), the current generation only, with the parking lot as
+// hold (delayset.Desired), the current generation only, with the parking lot as
 // seen has it.
 func planOf(m delayQueueSetModel, seen topology.Topology) (topology.Spec, topology.Topology, diag.Diagnostics) {
 	spec, diags := specOf(m)
 	if diags.HasError() {
 		return spec, topology.Topology{}, diags
 	}
-	desired, err := desiredSet(spec, nil, seen)
+	desired, err := delayset.Desired(spec, nil, seen)
 	return spec, desired, problemDiagnostics(err, "Invalid Delay Queue Set", nil)
 }
 
@@ -460,4 +462,48 @@ func parseEscapedImportID(id string) (vhost, name string, layout topology.Layout
 		return "", "", "", fmt.Errorf("the layout part %q of the import ID %q is none of %s", layoutText, id, quoted(topology.Layouts))
 	}
 	return vhost, name, layout, nil
+}
+
+// rememberedOf is what a state remembers of its set, for package delayset:
+// its resolved spec, or, when the state cannot be planned (diags say why),
+// its name, vhost and layout alone; its draining generations, the objects
+// it shows and, with private (nil: not read), when it last switched.
+func rememberedOf(ctx context.Context, state delayQueueSetModel, private privateState) (delayset.Remembered, diag.Diagnostics) {
+	spec, diags := specOf(state)
+	prior := delayset.Remembered{Spec: spec, Shown: shownOf(state)}
+	if diags.HasError() {
+		prior.Spec = topology.Spec{Name: state.Name.ValueString(), VHost: state.VHost.ValueString(), Layout: layoutOf(state.Layout)}
+		prior.Unresolved = true
+	}
+	prior.Draining, _ = drainingOf(state)
+	if private != nil {
+		var noteDiags diag.Diagnostics
+		prior.SwitchedAt, noteDiags = switchedAt(ctx, private)
+		diags.Append(noteDiags...)
+	}
+	return prior, diags
+}
+
+// shownOf is the objects a state's exchanges, queues and bindings
+// attributes show: the exchanges' and queues' names, the queues' types,
+// and the bindings.
+func shownOf(state delayQueueSetModel) topology.Topology {
+	var shown topology.Topology
+	for _, line := range lines(state.Exchanges) {
+		shown.Exchanges = append(shown.Exchanges, topology.Exchange{Name: topology.LineName(line)})
+	}
+	for _, line := range lines(state.Queues) {
+		name, queueType := topology.QueueTypeInLine(line)
+		shown.Queues = append(shown.Queues, topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: queueType}})
+	}
+	for _, line := range lines(state.Bindings) {
+		if b, ok := topology.BindingInLine(line); ok {
+			shown.Bindings = append(shown.Bindings, b)
+		} else {
+			// A line no binding writes: a plan never holds it, so the
+			// set is read before it is destroyed.
+			shown.Bindings = append(shown.Bindings, topology.Binding{Source: line, DestinationType: "?"})
+		}
+	}
+	return shown
 }

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -76,12 +76,12 @@ func setPlacement(m *delayQueueSetModel, placements map[string]broker.Placement)
 	m.Members = membersOf(m.Queues, placements)
 }
 
-// readPlacement shows where the queues of set are after an apply. The apply is
-// done, so a failed read is only a warning, and the next refresh reads it.
-func readPlacement(ctx context.Context, client *broker.Client, spec topology.Spec, set topology.Topology, m *delayQueueSetModel) diag.Diagnostics {
+// showPlacement shows where the queues of a set are after an apply
+// (result's placements). The apply is done, so a failed read is only a
+// warning, and the next refresh reads it.
+func showPlacement(m *delayQueueSetModel, spec topology.Spec, result delayset.Result) diag.Diagnostics {
 	planned := m.Members
-	placements, err := client.ReadPlacements(ctx, spec.VHost, set.QueueNames())
-	if err != nil {
+	if err := result.PlacementError; err != nil {
 		noPlacement(m)
 		var diags diag.Diagnostics
 		m.Members = keptMembers(planned, m.Members)
@@ -90,7 +90,7 @@ func readPlacement(ctx context.Context, client *broker.Client, spec topology.Spe
 				"the members of the queues the apply declared, stay empty until the next refresh.", spec.Name, err))
 		return diags
 	}
-	setPlacement(m, placements)
+	setPlacement(m, result.Placements)
 	m.Members = keptMembers(planned, m.Members)
 	return nil
 }

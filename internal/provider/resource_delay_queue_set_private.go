@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 // privateState is the provider's private data of a resource, as the
@@ -24,27 +21,10 @@ type privateState interface {
 // for the next plan to repair through a new generation.
 const driftedHoldingKey = "drifted_queues_holding_messages"
 
-// noteDriftedHolding notes in private the TTL queues of spec's generation
-// whose arguments drifted from desired and that hold messages (see
-// topology.DriftedQueues), or that there are none. It asks the broker only
-// about drifted queues: nothing when none drifted.
-func (r *DelayQueueSetResource) noteDriftedHolding(ctx context.Context, client *broker.Client, spec topology.Spec, desired, actual topology.Topology,
-	private privateState,
-) diag.Diagnostics {
-	drifted := topology.DriftedQueues(spec, desired, actual)
-	if len(drifted) == 0 {
-		return private.SetKey(ctx, driftedHoldingKey, nil)
-	}
-	held, err := client.HeldMessages(ctx, spec.VHost, drifted)
-	if err != nil && !broker.IsUncounted(err) { // an uncounted queue counts as holding
-		return brokerError("read", spec, err, "")
-	}
-	var holding []string
-	for _, queue := range drifted {
-		if held[queue] > 0 {
-			holding = append(holding, queue)
-		}
-	}
+// noteDriftedHolding notes in private the TTL queues of the current
+// generation whose arguments drifted and that hold messages, as a refresh
+// found them (delayset.Remembered.DriftedHolding), or that there are none.
+func noteDriftedHolding(ctx context.Context, private privateState, holding []string) diag.Diagnostics {
 	if len(holding) == 0 {
 		return private.SetKey(ctx, driftedHoldingKey, nil)
 	}
@@ -79,7 +59,7 @@ func noteSwitchedAt(ctx context.Context, private privateState, at time.Time) dia
 }
 
 // switchedAt reads when the last switch noteSwitchedAt noted happened, or
-// the zero time when none is noted (see drain.Settled).
+// the zero time when none is noted (see delayset.Settled).
 func switchedAt(ctx context.Context, private privateState) (time.Time, diag.Diagnostics) {
 	value, diags := private.GetKey(ctx, switchedAtKey)
 	if diags.HasError() || len(value) == 0 {

@@ -19,7 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -64,7 +64,7 @@ func TestDelayQueueSet_modifyPlanRadix(t *testing.T) {
 				State:  tfsdk.State{Schema: schema, Raw: prior.Raw},
 			}
 			resp := fwresource.ModifyPlanResponse{Plan: plan}
-			(&DelayQueueSetResource{data: &providerData{clock: drain.SystemClock{}}}).ModifyPlan(ctx, req, &resp) // configured, as the framework calls it
+			(&DelayQueueSetResource{data: &providerData{clock: delayset.SystemClock{}}}).ModifyPlan(ctx, req, &resp) // configured, as the framework calls it
 			if resp.Diagnostics.HasError() {
 				t.Fatal(resp.Diagnostics)
 			}

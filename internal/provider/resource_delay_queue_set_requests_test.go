@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider/drain"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -47,7 +47,7 @@ func (c *requestCounter) sinceReset() int64 { return c.total() - c.mark }
 
 func (c *requestCounter) factories() map[string]func() (tfprotov6.ProviderServer, error) {
 	return map[string]func() (tfprotov6.ProviderServer, error){
-		"rabbitmq": providerserver.NewProtocol6WithError(&RabbitMQProvider{version: "test", clock: drain.SystemClock{}, clientBuilt: c.add}),
+		"rabbitmq": providerserver.NewProtocol6WithError(&RabbitMQProvider{version: "test", clock: delayset.SystemClock{}, clientBuilt: c.add}),
 	}
 }
 

@@ -638,3 +638,25 @@ func TestQueueTypeInLine(t *testing.T) {
 		}
 	}
 }
+
+// TestBindingInLine reads back what Binding.String writes, the default
+// exchange's empty source and a key with quotes and blanks included, and
+// refuses what is no binding's line.
+func TestBindingInLine(t *testing.T) {
+	for _, b := range []Binding{
+		{Source: "delay.ingest", Destination: "delay.level.03", DestinationType: DestinationQueue, RoutingKey: "#.1.*.*.*"},
+		{Source: "", Destination: "q", DestinationType: DestinationQueue, RoutingKey: "q"},
+		{Source: "delay.out", Destination: "orders", DestinationType: DestinationExchange, RoutingKey: `a "quoted", key -> x`},
+		{Source: "delay.out", Destination: "orders", DestinationType: DestinationExchange},
+	} {
+		got, ok := BindingInLine(b.String())
+		if !ok || got != b {
+			t.Errorf("BindingInLine(%q) = %+v, %v; want %+v", b.String(), got, ok, b)
+		}
+	}
+	for _, line := range []string{"", "delay.ingest: topic", "a -> queue b", "a -> queue b, key unquoted", "a -> queueb, key \"k\""} {
+		if got, ok := BindingInLine(line); ok {
+			t.Errorf("BindingInLine(%q) = %+v, true; want false", line, got)
+		}
+	}
+}

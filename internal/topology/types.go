@@ -282,6 +282,23 @@ func QueueTypeInLine(line string) (name string, queueType QueueType) {
 	return name, ""
 }
 
+// BindingInLine reads a binding's line (Binding.String) back; false when
+// line is none. A name holds no blank, so the source ends at " -> " and the
+// destination at the first blank after its type.
+func BindingInLine(line string) (Binding, bool) {
+	source, rest, ok := strings.Cut(line, " -> ")
+	if !ok {
+		return Binding{}, false
+	}
+	head, quoted, ok := strings.Cut(rest, ", key ")
+	destinationType, destination, typed := strings.Cut(head, " ")
+	key, err := strconv.Unquote(quoted)
+	if !ok || !typed || err != nil {
+		return Binding{}, false
+	}
+	return Binding{Source: source, Destination: destination, DestinationType: DestinationType(destinationType), RoutingKey: key}, true
+}
+
 // Lines are objects' one-line forms (String), one per line, in order: how
 // a set shows its exchanges, queues and bindings.
 func Lines[T fmt.Stringer](objects []T) string {

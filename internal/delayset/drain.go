@@ -1,4 +1,4 @@
-package drain
+package delayset
 
 import (
 	"context"
@@ -45,14 +45,27 @@ func Counted(ctx context.Context, counter Counter, spec topology.Spec, draining 
 	return count(ctx, counter.CountedMessages, spec, draining)
 }
 
+// exactCount counts exactly the queues of generations, as the guard does
+// (exactCounts): an uncounted queue holds.
+func exactCount(ctx context.Context, counter Counter, spec topology.Spec, generations []topology.Generation) (map[string]int64, error) {
+	counts, _, err := exactCounts(ctx, counter, spec.VHost, queuesOf(spec, generations))
+	return counts, err
+}
+
+// queuesOf lists the queues of generations of spec's set.
+func queuesOf(spec topology.Spec, generations []topology.Generation) []string {
+	var queues []string
+	for _, g := range generations {
+		queues = append(queues, g.Queues(spec.Name)...)
+	}
+	return queues
+}
+
 // count counts with one of a Counter's methods.
 func count(ctx context.Context, method func(ctx context.Context, vhost string, queues []string) (map[string]int64, error),
 	spec topology.Spec, draining []topology.Generation,
 ) (map[string]int64, error) {
-	var queues []string
-	for _, g := range draining {
-		queues = append(queues, g.Queues(spec.Name)...)
-	}
+	queues := queuesOf(spec, draining)
 	if len(queues) == 0 {
 		return nil, nil
 	}
@@ -81,7 +94,7 @@ func Refreshed(ctx context.Context, counter Counter, spec topology.Spec, drainin
 	if err != nil {
 		return nil, err
 	}
-	held, err := count(ctx, counter.HeldMessages, spec, CalledEmpty(draining, messagesOf(spec, draining, counts), settled))
+	held, err := exactCount(ctx, counter, spec, CalledEmpty(draining, messagesOf(spec, draining, counts), settled))
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +121,7 @@ func messagesOf(spec topology.Spec, draining []topology.Generation, counts map[s
 // current one when spec switches from it. The current one is not counted:
 // a switch keeps it anyway, so a peek there would be work for nothing.
 func Keep(ctx context.Context, counter Counter, spec, current topology.Spec, draining []topology.Generation) ([]topology.Generation, error) {
-	held, err := count(ctx, counter.HeldMessages, spec, draining)
+	held, err := exactCount(ctx, counter, spec, draining)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +177,7 @@ func Empty(ctx context.Context, counter Counter, clock Clock, spec topology.Spec
 		return nil, nil, err
 	}
 	candidates := CalledEmpty(draining, messagesOf(spec, draining, counts), Settled(clock.Now(), switched))
-	held, err := count(ctx, counter.HeldMessages, spec, candidates)
+	held, err := exactCount(ctx, counter, spec, candidates)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,4 +1,4 @@
-package drain
+package delayset
 
 import (
 	"context"
@@ -42,8 +42,8 @@ func holding(n int64, generations ...topology.Generation) map[string]int64 {
 	return counts
 }
 
-// queuesOf is the queues of generations, in their order.
-func queuesOf(generations ...topology.Generation) []string {
+// queuesIn is the queues of generations, in their order.
+func queuesIn(generations ...topology.Generation) []string {
 	var queues []string
 	for _, g := range generations {
 		queues = append(queues, g.Queues(spec.Name)...)
@@ -200,72 +200,72 @@ func TestEmpty(t *testing.T) {
 		"switch: the generation just switched from is not checked exactly before the lag": {
 			draining: []topology.Generation{g2}, switchedAgo: ago(2 * time.Second),
 			wantCounts: map[string]int64{},
-			wantCalls:  []call{{"counted", queuesOf(g2), 0}},
+			wantCalls:  []call{{"counted", queuesIn(g2), 0}},
 		},
 		"switch: it is checked once the lag has passed since the switch": {
 			draining: []topology.Generation{g2}, switchedAgo: ago(broker.StatisticsLag),
 			wantCounts: map[string]int64{},
 			wantEmpty:  []topology.Generation{g2},
-			wantCalls:  []call{{"counted", queuesOf(g2), 0}, {"held", queuesOf(g2), 0}},
+			wantCalls:  []call{{"counted", queuesIn(g2), 0}, {"held", queuesIn(g2), 0}},
 		},
 		"switch: within the wait, the lag is waited out, then the generation checked": {
 			draining: []topology.Generation{g2}, switchedAgo: ago(0), wait: time.Minute,
 			wantCounts: map[string]int64{},
 			wantEmpty:  []topology.Generation{g2},
-			wantCalls: append(polls(queuesOf(g2), broker.StatisticsLag),
-				call{"held", queuesOf(g2), broker.StatisticsLag}),
+			wantCalls: append(polls(queuesIn(g2), broker.StatisticsLag),
+				call{"held", queuesIn(g2), broker.StatisticsLag}),
 		},
 		"switch: an older generation is checked while the one just switched from is not": {
 			draining: []topology.Generation{g1, g2}, switchedAgo: ago(0),
 			wantCounts: map[string]int64{},
 			wantEmpty:  []topology.Generation{g1},
-			wantCalls:  []call{{"counted", queuesOf(g1, g2), 0}, {"held", queuesOf(g1), 0}},
+			wantCalls:  []call{{"counted", queuesIn(g1, g2), 0}, {"held", queuesIn(g1), 0}},
 		},
 		"wait: the statistics count messages, then none within the wait: checked and empty": {
 			draining: []topology.Generation{g1}, wait: time.Minute,
 			counted:    []map[string]int64{holding(5, g1), holding(3, g1), {}},
 			wantCounts: map[string]int64{},
 			wantEmpty:  []topology.Generation{g1},
-			wantCalls:  append(polls(queuesOf(g1), 2*time.Second), call{"held", queuesOf(g1), 2 * time.Second}),
+			wantCalls:  append(polls(queuesIn(g1), 2*time.Second), call{"held", queuesIn(g1), 2 * time.Second}),
 		},
 		"wait: still counting messages at the deadline: kept, not checked": {
 			draining: []topology.Generation{g1}, wait: 2500 * time.Millisecond,
 			counted:    []map[string]int64{holding(5, g1)},
 			wantCounts: holding(5, g1),
-			wantCalls: append(polls(queuesOf(g1), 2*time.Second),
-				call{"counted", queuesOf(g1), 2500 * time.Millisecond}),
+			wantCalls: append(polls(queuesIn(g1), 2*time.Second),
+				call{"counted", queuesIn(g1), 2500 * time.Millisecond}),
 		},
 		"wait: a wait of 0 counts once": {
 			draining:   []topology.Generation{g1},
 			counted:    []map[string]int64{holding(5, g1)},
 			wantCounts: holding(5, g1),
-			wantCalls:  []call{{"counted", queuesOf(g1), 0}},
+			wantCalls:  []call{{"counted", queuesIn(g1), 0}},
 		},
 		"wait: ten minutes pass on the clock, not on the machine": {
 			draining: []topology.Generation{g1}, wait: 10 * time.Minute,
 			counted:    []map[string]int64{holding(1, g1)},
 			wantCounts: holding(1, g1),
-			wantCalls:  polls(queuesOf(g1), 10*time.Minute),
+			wantCalls:  polls(queuesIn(g1), 10*time.Minute),
 		},
 		"keep: only the generation the statistics count empty is checked": {
 			draining: []topology.Generation{g1, g2}, wait: 0,
 			counted:    []map[string]int64{holding(4, g2)},
 			wantCounts: holding(4, g2),
 			wantEmpty:  []topology.Generation{g1},
-			wantCalls:  []call{{"counted", queuesOf(g1, g2), 0}, {"held", queuesOf(g1), 0}},
+			wantCalls:  []call{{"counted", queuesIn(g1, g2), 0}, {"held", queuesIn(g1), 0}},
 		},
 		"delete: the exact check finds nothing in either generation": {
 			draining:   []topology.Generation{g1, g2},
 			wantCounts: map[string]int64{},
 			wantEmpty:  []topology.Generation{g1, g2},
-			wantCalls:  []call{{"counted", queuesOf(g1, g2), 0}, {"held", queuesOf(g1, g2), 0}},
+			wantCalls:  []call{{"counted", queuesIn(g1, g2), 0}, {"held", queuesIn(g1, g2), 0}},
 		},
 		"refuse: the exact check finds a message the statistics missed": {
 			draining:   []topology.Generation{g1, g2},
 			held:       map[string]int64{g2.Queues(spec.Name)[1]: 1},
 			wantCounts: map[string]int64{g2.Queues(spec.Name)[1]: 1},
 			wantEmpty:  []topology.Generation{g1},
-			wantCalls:  []call{{"counted", queuesOf(g1, g2), 0}, {"held", queuesOf(g1, g2), 0}},
+			wantCalls:  []call{{"counted", queuesIn(g1, g2), 0}, {"held", queuesIn(g1, g2), 0}},
 		},
 		"nothing drains: nothing is asked": {
 			wait: time.Minute,
@@ -313,18 +313,18 @@ func TestKeep(t *testing.T) {
 			spec: spec, current: spec, draining: []topology.Generation{g1, g2},
 			held:      holding(1, g1, g2),
 			want:      []topology.Generation{g1, g2},
-			wantCalls: []call{{"held", queuesOf(g1, g2), 0}},
+			wantCalls: []call{{"held", queuesIn(g1, g2), 0}},
 		},
 		"keep: an empty older generation is not": {
 			spec: spec, current: spec, draining: []topology.Generation{g1, g2},
 			held:      holding(2, g2),
 			want:      []topology.Generation{g2},
-			wantCalls: []call{{"held", queuesOf(g1, g2), 0}},
+			wantCalls: []call{{"held", queuesIn(g1, g2), 0}},
 		},
 		"switch: the current generation is kept, uncounted, and drains": {
 			spec: next, current: spec, draining: []topology.Generation{g1},
 			want:      []topology.Generation{g3},
-			wantCalls: []call{{"held", queuesOf(g1), 0}},
+			wantCalls: []call{{"held", queuesIn(g1), 0}},
 		},
 		"nothing drains and nothing switches: nothing is asked": {
 			spec: spec, current: spec,
@@ -484,7 +484,7 @@ func TestCountedAsksOnce(t *testing.T) {
 	if got, err := Counted(context.Background(), counter, spec, nil); err != nil || got != nil {
 		t.Errorf("Counted of no generation = %v, %v; want nil, nil", got, err)
 	}
-	want := []call{{"counted", queuesOf(g1, g2), 0}}
+	want := []call{{"counted", queuesIn(g1, g2), 0}}
 	if diff := cmp.Diff(want, counter.calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
@@ -505,24 +505,24 @@ func TestRefreshed(t *testing.T) {
 		"the statistics count every generation: no exact check": {
 			counted: holding(2, g1, g2), held: holding(5, g1, g2), settled: true,
 			want:      holding(2, g1, g2),
-			wantCalls: []call{{"counted", queuesOf(g1, g2), 0}},
+			wantCalls: []call{{"counted", queuesIn(g1, g2), 0}},
 		},
 		"a generation the statistics count nothing in is counted exactly": {
 			// Its messages moved from one queue to the next, whose
 			// statistics have not counted them yet.
 			counted: holding(2, g1), held: holding(20, g2), settled: true,
 			want:      mergeCounts(holding(2, g1), holding(20, g2)),
-			wantCalls: []call{{"counted", queuesOf(g1, g2), 0}, {"held", queuesOf(g2), 0}},
+			wantCalls: []call{{"counted", queuesIn(g1, g2), 0}, {"held", queuesIn(g2), 0}},
 		},
 		"an empty generation stays empty": {
 			counted: holding(2, g1), settled: true,
 			want:      holding(2, g1),
-			wantCalls: []call{{"counted", queuesOf(g1, g2), 0}, {"held", queuesOf(g2), 0}},
+			wantCalls: []call{{"counted", queuesIn(g1, g2), 0}, {"held", queuesIn(g2), 0}},
 		},
 		"the generation switched from last, before its statistics settle": {
 			counted: nil, held: holding(20, g1, g2), settled: false,
 			want:      holding(20, g1),
-			wantCalls: []call{{"counted", queuesOf(g1, g2), 0}, {"held", queuesOf(g1), 0}},
+			wantCalls: []call{{"counted", queuesIn(g1, g2), 0}, {"held", queuesIn(g1), 0}},
 		},
 	}
 	for name, tt := range tests {
