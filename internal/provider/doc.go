@@ -25,5 +25,8 @@
 // hands resources a client, or the reason there is none, and the provider's
 // clock, by which the resource waits for and judges its draining
 // generations (New gives it the machine's; a test builds a provider with
-// its own). Package drain holds those decisions.
+// its own). Package delayset does what a set does over time — create,
+// update, refresh, import, destroy, and the guard that no queue holding
+// messages is deleted —; the resource turns its models into what
+// delayset.Remembered says and back, and its errors into diagnostics.
 package provider

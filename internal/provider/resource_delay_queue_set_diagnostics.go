@@ -216,3 +216,10 @@ func removedRoutesStayBound(state delayQueueSetModel, resolved topology.Spec, de
 	}
 	return diags
 }
+
+// cannotImport is the error of an import whose objects explain no set,
+// the detail ending with hint.
+func cannotImport(vhost, name string, err error, hint string) diag.Diagnostic {
+	return diag.NewErrorDiagnostic("Cannot Import the Delay Queue Set",
+		fmt.Sprintf("The objects of %q in vhost %q do not explain a delay queue set: %s%s", name, vhost, err, hint))
+}

@@ -2,8 +2,9 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"net/url"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -409,61 +411,6 @@ func optionalString(s string) types.String {
 	return types.StringValue(s)
 }
 
-// importID is the resource ID: the URL-escaped vhost and the name, so that a
-// vhost containing "/" (such as the default one) stays unambiguous. An "@"
-// in the vhost is escaped too (%40), so that the ID never reads as the
-// other form of import ID, <name>@<vhost> (see parseImportID).
-func importID(vhost, name string) string {
-	return strings.ReplaceAll(url.PathEscape(vhost), "@", "%40") + "/" + name
-}
-
-// importIDForms names both forms of the import ID, for errors.
-const importIDForms = "<name>@<vhost>, the vhost as it is (such as delay@/ for the set \"delay\" in the vhost \"/\"), " +
-	"or <url-escaped vhost>/<name>, optionally followed by /<layout> (such as %2F/delay, or %2F/nsb/" + string(topology.LayoutNServiceBus) + ")"
-
-// parseImportID reads an import ID in either of its forms. A set name holds
-// neither "@" nor "/", so the first of them in the ID tells the form:
-//   - "@": <name>@<vhost>, the community RabbitMQ provider's form. The name
-//     ends at the first "@"; the vhost is the rest, as it is, "@" and "/"
-//     included: "delay@/" is the set "delay" in the vhost "/", "delay@team/a"
-//     in "team/a", "delay@a@b" in "a@b". This form names no layout.
-//   - "/", or neither: <url-escaped vhost>/<name>, or
-//     <url-escaped vhost>/<name>/<layout> to name the layout of a set whose
-//     objects the import cannot tell on its own (both libraries' layouts in
-//     one vhost). It is the resource's ID (importID); an "@" in its vhost
-//     must be escaped (%40), or the ID reads as the first form.
-func parseImportID(id string) (vhost, name string, layout topology.Layout, err error) {
-	at, slash := strings.Index(id, "@"), strings.Index(id, "/")
-	if at >= 0 && (slash < 0 || at < slash) {
-		name, vhost = id[:at], id[at+1:]
-		if name == "" || vhost == "" {
-			return "", "", "", fmt.Errorf("the import ID %q has no set name before its first \"@\" or no vhost after it; "+
-				"an import ID is %s", id, importIDForms)
-		}
-		return vhost, name, "", nil
-	}
-	return parseEscapedImportID(id)
-}
-
-// parseEscapedImportID reads the form <url-escaped vhost>/<name>[/<layout>].
-func parseEscapedImportID(id string) (vhost, name string, layout topology.Layout, err error) {
-	escaped, rest, found := strings.Cut(id, "/")
-	name, layoutText, withLayout := strings.Cut(rest, "/")
-	if !found || escaped == "" || name == "" || (withLayout && layoutText == "") {
-		return "", "", "", fmt.Errorf("the import ID %q is in neither form of import ID: %s", id, importIDForms)
-	}
-	vhost, err = url.PathUnescape(escaped)
-	if err != nil {
-		return "", "", "", fmt.Errorf("the vhost part %q of the import ID is not URL-escaped correctly (%w); an import ID is %s",
-			escaped, err, importIDForms)
-	}
-	layout = topology.Layout(layoutText)
-	if withLayout && !slices.Contains(topology.Layouts, layout) {
-		return "", "", "", fmt.Errorf("the layout part %q of the import ID %q is none of %s", layoutText, id, quoted(topology.Layouts))
-	}
-	return vhost, name, layout, nil
-}
-
 // rememberedOf is what a state remembers of its set, for package delayset:
 // its resolved spec, or, when the state cannot be planned (diags say why),
 // its name, vhost and layout alone; its draining generations, the objects
@@ -506,4 +453,218 @@ func shownOf(state delayQueueSetModel) topology.Topology {
 		}
 	}
 	return shown
+}
+
+// setPlacement shows where the queues are; no queue, no placement.
+func setPlacement(m *delayQueueSetModel, placements map[string]broker.Placement) {
+	if len(placements) == 0 {
+		noPlacement(m)
+		return
+	}
+	lines := make([]string, 0, len(placements))
+	leaders := map[string]attr.Value{}
+	counts := map[string]int64{}
+	for _, queue := range slices.Sorted(maps.Keys(placements)) {
+		p := placements[queue]
+		lines = append(lines, queue+": "+placementText(p))
+		if p.Leader != "" {
+			counts[p.Leader]++
+		}
+	}
+	for node, n := range counts {
+		leaders[node] = types.Int64Value(n)
+	}
+	m.Placement = types.StringValue(strings.Join(lines, "\n"))
+	m.Leaders = types.MapValueMust(types.Int64Type, leaders)
+	m.Members = membersOf(m.Queues, placements)
+}
+
+// showPlacement shows where the queues of a set are after an apply
+// (result's placements). The apply is done, so a failed read is only a
+// warning, and the next refresh reads it.
+func showPlacement(m *delayQueueSetModel, spec topology.Spec, result delayset.Result) diag.Diagnostics {
+	planned := m.Members
+	if err := result.PlacementError; err != nil {
+		noPlacement(m)
+		var diags diag.Diagnostics
+		m.Members = keptMembers(planned, m.Members)
+		diags.AddWarning("Cannot Read Where the Queues Run",
+			fmt.Sprintf("The apply is done, but reading where the queues of %q run failed: %v. placement and leaders, and "+
+				"the members of the queues the apply declared, stay empty until the next refresh.", spec.Name, err))
+		return diags
+	}
+	setPlacement(m, result.Placements)
+	m.Members = keptMembers(planned, m.Members)
+	return nil
+}
+
+// noPlacement leaves the placement of a set an apply left part-made empty:
+// the next refresh reads it.
+func noPlacement(m *delayQueueSetModel) {
+	m.Placement, m.Leaders, m.Members = types.StringNull(), types.MapNull(types.Int64Type), types.MapNull(types.StringType)
+}
+
+func placementText(p broker.Placement) string {
+	if p.Members == nil {
+		return "node " + p.Leader
+	}
+	leader := "no leader"
+	if p.Leader != "" {
+		leader = "leader " + p.Leader
+	}
+	text := fmt.Sprintf("%s, members %s", leader, strings.Join(p.Members, " "))
+	if offline := slices.DeleteFunc(slices.Clone(p.Members), func(n string) bool { return slices.Contains(p.Online, n) }); len(offline) > 0 {
+		text += ", offline " + strings.Join(offline, " ")
+	}
+	return text
+}
+
+// membersOf is the members attribute: for each queue of queues (the
+// queues attribute's lines) that placements has, the nodes that hold it.
+func membersOf(queues types.String, placements map[string]broker.Placement) types.Map {
+	members := map[string]attr.Value{}
+	for _, line := range lines(queues) {
+		name := topology.LineName(line)
+		if p, ok := placements[name]; ok {
+			members[name] = types.StringValue(nodesText(p))
+		}
+	}
+	return types.MapValueMust(types.StringType, members)
+}
+
+// nodesText is a quorum queue's members or a classic queue's node.
+func nodesText(p broker.Placement) string {
+	if p.Members == nil {
+		return p.Leader
+	}
+	return strings.Join(p.Members, " ")
+}
+
+// plannedMembers is the members a plan shows: for each queue of the plan
+// whose line the state has too, so that the apply keeps it, the members
+// the state says; unknown for each queue the apply declares. Members
+// change only when an operator adds or removes one, so what the refresh
+// read stands.
+func plannedMembers(plan, state delayQueueSetModel) types.Map {
+	if plan.Queues.IsUnknown() {
+		return types.MapUnknown(types.StringType)
+	}
+	kept := map[string]string{}
+	for _, line := range lines(state.Queues) {
+		kept[topology.LineName(line)] = line
+	}
+	known := state.Members.Elements()
+	members := map[string]attr.Value{}
+	for _, line := range lines(plan.Queues) {
+		name := topology.LineName(line)
+		members[name] = types.StringUnknown()
+		if v, ok := known[name].(types.String); ok && kept[name] == line && !v.IsUnknown() && !v.IsNull() {
+			members[name] = v
+		}
+	}
+	return types.MapValueMust(types.StringType, members)
+}
+
+// keptMembers is what an apply shows of members, read the members it read
+// after its changes, planned the plan's: the planned value of each queue
+// the plan knew (a queue the apply kept, as the refresh read it), and the
+// read one of the others, "" when the read did not find it. Terraform
+// requires an apply to end with what its plan knew.
+func keptMembers(planned, read types.Map) types.Map {
+	if planned.IsNull() || planned.IsUnknown() {
+		return read
+	}
+	got := read.Elements()
+	members := map[string]attr.Value{}
+	for name, v := range planned.Elements() {
+		if s, ok := v.(types.String); ok && !s.IsUnknown() {
+			members[name] = s
+			continue
+		}
+		value, _ := got[name].(types.String)
+		members[name] = types.StringValue(value.ValueString())
+	}
+	return types.MapValueMust(types.StringType, members)
+}
+
+// privateState is the provider's private data of a resource, as the
+// framework passes it (its type is internal to the framework).
+type privateState interface {
+	GetKey(context.Context, string) ([]byte, diag.Diagnostics)
+	SetKey(context.Context, string, []byte) diag.Diagnostics
+}
+
+// driftedHoldingKey is the private state key under which a refresh notes
+// the TTL queues of the current generation that drifted and hold messages,
+// for the next plan to repair through a new generation.
+const driftedHoldingKey = "drifted_queues_holding_messages"
+
+// noteDriftedHolding notes in private the TTL queues of the current
+// generation whose arguments drifted and that hold messages, as a refresh
+// found them (delayset.Remembered.DriftedHolding), or that there are none.
+func noteDriftedHolding(ctx context.Context, private privateState, holding []string) diag.Diagnostics {
+	if len(holding) == 0 {
+		return private.SetKey(ctx, driftedHoldingKey, nil)
+	}
+	value, _ := json.Marshal(holding) // a list of strings always marshals
+	return private.SetKey(ctx, driftedHoldingKey, value)
+}
+
+// driftedHolding reads what noteDriftedHolding noted.
+func driftedHolding(ctx context.Context, private privateState) ([]string, diag.Diagnostics) {
+	value, diags := private.GetKey(ctx, driftedHoldingKey)
+	if diags.HasError() || len(value) == 0 {
+		return nil, diags
+	}
+	var queues []string
+	if err := json.Unmarshal(value, &queues); err != nil {
+		diags.Append(unreadableNote(driftedHoldingKey, "a list of queue names", err))
+		return nil, diags
+	}
+	return queues, diags
+}
+
+// switchedAtKey is the private state key under which an update that starts
+// a new generation notes when the one before it stopped taking messages:
+// until broker.StatisticsLag has passed, that generation's statistics may
+// count nothing while it holds messages.
+const switchedAtKey = "generation_switched_at"
+
+// noteSwitchedAt notes in private when the last switch happened.
+func noteSwitchedAt(ctx context.Context, private privateState, at time.Time) diag.Diagnostics {
+	value, _ := json.Marshal(at) // a time always marshals
+	return private.SetKey(ctx, switchedAtKey, value)
+}
+
+// switchedAt reads when the last switch noteSwitchedAt noted happened, or
+// the zero time when none is noted (see delayset.Settled).
+func switchedAt(ctx context.Context, private privateState) (time.Time, diag.Diagnostics) {
+	value, diags := private.GetKey(ctx, switchedAtKey)
+	if diags.HasError() || len(value) == 0 {
+		return time.Time{}, diags
+	}
+	var at time.Time
+	if err := json.Unmarshal(value, &at); err != nil {
+		diags.Append(unreadableNote(switchedAtKey, "a time", err))
+		return time.Time{}, diags
+	}
+	return at, diags
+}
+
+// unreadableNote warns that a note of the provider's in the private state
+// could not be read. The notes only spare a refresh or an apply work (a
+// look at drifted queues, a wait for the statistics); the exact check
+// before any deletion does not depend on them. So the note is ignored
+// rather than failing every plan, and the next apply writes it anew.
+func unreadableNote(key, want string, err error) diag.Diagnostic {
+	return diag.NewWarningDiagnostic("Unreadable Private State Ignored",
+		fmt.Sprintf("The provider's note %q in the state is not %s (%v), so it is ignored: nothing needs doing, "+
+			"and the next apply that changes the set writes it again. No queue is deleted on the strength of a note: "+
+			"each is checked for messages first.", key, want, err))
+}
+
+// isImportStub tells whether state is what ImportState writes: the name,
+// the vhost and perhaps the layout, nothing read from the broker yet.
+func isImportStub(state delayQueueSetModel) bool {
+	return state.Levels.IsNull()
 }
