@@ -270,13 +270,14 @@ func (s Sets) Update(ctx context.Context, spec topology.Spec, prior Remembered, 
 		Counts:     counts,
 		Warnings:   warnings,
 	}
-	after, err := topology.PlanGenerations(spec, still)
-	if err != nil {
-		result.PlacementError = err // applyGenerations has planned the same without error
-		return result, nil
+	// applyGenerations has planned the same without error: a failure here
+	// is only no placement to show.
+	if after, planErr := topology.PlanGenerations(spec, still); planErr != nil {
+		result.PlacementError = planErr
+	} else {
+		result.Set, result.Shown = after, after
+		s.readPlacements(ctx, spec, after, &result)
 	}
-	result.Set, result.Shown = after, after
-	s.readPlacements(ctx, spec, after, &result)
 	return result, nil
 }
 
@@ -458,12 +459,12 @@ func (s Sets) refreshed(ctx context.Context, prior Remembered, actual topology.T
 // generations stand, the draining ones too.
 func followBroker(prior Remembered, actual topology.Topology) (topology.Spec, topology.Topology, []topology.Generation, error) {
 	spec := prior.Spec
-	inferred, draining, inferErr := topology.InferLayout(spec.Name, spec.Layout, actual)
 	set, err := desired(spec, nil, actual)
 	if err != nil {
 		return spec, set, nil, err
 	}
-	if inferErr != nil {
+	inferred, draining, explained := inferredLayout(spec, actual)
+	if !explained {
 		return spec, set, prior.Draining, nil
 	}
 	followed := topology.FollowBroker(spec, inferred)
@@ -476,6 +477,14 @@ func followBroker(prior Remembered, actual topology.Topology) (topology.Spec, to
 	}
 	set, err = desired(spec, nil, actual)
 	return spec, set, draining, err
+}
+
+// inferredLayout is the spec and draining generations actual's objects
+// explain, if they explain a set of spec's layout (no error: drift is for
+// the next plan to show).
+func inferredLayout(spec topology.Spec, actual topology.Topology) (topology.Spec, []topology.Generation, bool) {
+	inferred, draining, err := topology.InferLayout(spec.Name, spec.Layout, actual)
+	return inferred, draining, err == nil
 }
 
 // driftedHolding lists the TTL queues of spec's generation whose arguments

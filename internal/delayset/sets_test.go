@@ -32,11 +32,11 @@ func (c *clock) After(d time.Duration) <-chan time.Time {
 
 func newClock() *clock { return &clock{now: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)} }
 
-// resolved is the README's kind of set, small: name, 3 levels of 1 s, of
-// queueType.
-func resolved(t *testing.T, name string, queueType topology.QueueType) topology.Spec {
+// resolved is the README's kind of set, small: "delay", 3 levels of 1 s,
+// of queueType.
+func resolved(t *testing.T, queueType topology.QueueType) topology.Spec {
 	t.Helper()
-	spec, err := topology.Resolve(topology.Spec{Name: name, VHost: "/", Levels: 3, Resolution: time.Second, QueueType: queueType})
+	spec, err := topology.Resolve(topology.Spec{Name: "delay", VHost: "/", Levels: 3, Resolution: time.Second, QueueType: queueType})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func applied(b *brokertest.Broker) []topology.Change {
 }
 
 func TestCreate(t *testing.T) {
-	spec := resolved(t, "delay", topology.QueueTypeQuorum)
+	spec := resolved(t, topology.QueueTypeQuorum)
 	b, _, _, remembered := created(t, spec)
 	planned, err := topology.PlanGenerations(spec, nil)
 	if err != nil {
@@ -88,7 +88,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestCreateRefusesObjectsThatExist(t *testing.T) {
-	spec := resolved(t, "delay", topology.QueueTypeQuorum)
+	spec := resolved(t, topology.QueueTypeQuorum)
 	b, _, sets, _ := created(t, spec)
 	_, err := sets.Create(t.Context(), spec)
 	var exists *delayset.ExistsError
@@ -101,7 +101,7 @@ func TestCreateRefusesObjectsThatExist(t *testing.T) {
 }
 
 func TestDestroy(t *testing.T) {
-	spec := resolved(t, "delay", topology.QueueTypeQuorum)
+	spec := resolved(t, topology.QueueTypeQuorum)
 	level := spec.CurrentGeneration().Queues(spec.Name)[0]
 	tests := []struct {
 		name     string
@@ -160,7 +160,7 @@ func TestDestroy(t *testing.T) {
 // read before the destroy, so the stray goes too; a state that shows only
 // the plan is not.
 func TestDestroyReadsWhatThePlanDoesNotName(t *testing.T) {
-	spec := resolved(t, "delay", topology.QueueTypeQuorum)
+	spec := resolved(t, topology.QueueTypeQuorum)
 	b, _, sets, remembered := created(t, spec)
 	stray := topology.Queue{Name: "delay.level.99", Arguments: topology.QueueArguments{QueueType: topology.QueueTypeQuorum}}
 	bound := topology.Binding{Source: remembered.Shown.Exchanges[0].Name, Destination: stray.Name,
@@ -204,7 +204,7 @@ func switched(t *testing.T, spec topology.Spec) topology.Spec {
 }
 
 func TestUpdate(t *testing.T) {
-	spec := resolved(t, "delay", topology.QueueTypeQuorum)
+	spec := resolved(t, topology.QueueTypeQuorum)
 	old := spec.CurrentGeneration()
 	level := old.Queues(spec.Name)[0]
 	tests := []struct {
@@ -276,7 +276,7 @@ func TestUpdate(t *testing.T) {
 // and the state does not (an apply cut off) is kept while it holds
 // messages, and deleted once it does not.
 func TestUpdateKeepsWhatTheStateLostTrackOf(t *testing.T) {
-	spec := resolved(t, "delay", topology.QueueTypeQuorum)
+	spec := resolved(t, topology.QueueTypeQuorum)
 	next := switched(t, spec)
 	b, _, sets, _ := created(t, spec)
 	b.Script("/", spec.CurrentGeneration().Queues(spec.Name)[0], brokertest.Messages{Counted: []int64{4}, Held: []int64{4}})
@@ -330,7 +330,7 @@ func TestUpdateRefusesToRedeclareALibraryQueueHoldingMessages(t *testing.T) {
 }
 
 func TestRefresh(t *testing.T) {
-	spec := resolved(t, "delay", topology.QueueTypeQuorum)
+	spec := resolved(t, topology.QueueTypeQuorum)
 	t.Run("a set with no object left is gone", func(t *testing.T) {
 		b, _, sets, remembered := created(t, spec)
 		if err := sets.Destroy(t.Context(), remembered, false); err != nil {
@@ -418,8 +418,8 @@ func mustRead(t *testing.T, b *brokertest.Broker, spec topology.Spec) topology.T
 
 func TestImport(t *testing.T) {
 	for _, spec := range []topology.Spec{
-		resolved(t, "delay", topology.QueueTypeQuorum),
-		resolved(t, "delay", topology.QueueTypeClassic),
+		resolved(t, topology.QueueTypeQuorum),
+		resolved(t, topology.QueueTypeClassic),
 	} {
 		b, _, sets, _ := created(t, spec)
 		_ = b
