@@ -17,6 +17,7 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -99,8 +100,7 @@ type bench struct {
 
 func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err error) {
 	b := &bench{cfg: cfg, progress: progress{w: log, started: time.Now()}}
-	r := report{Provenance: machine.Collect(ctx, moduleRoot(ctx)), UnrelatedQueues: cfg.UnrelatedQueues,
-		UnrelatedBindings: cfg.UnrelatedBindings, Plans: cfg.Plans}
+	r := report{UnrelatedQueues: cfg.UnrelatedQueues, UnrelatedBindings: cfg.UnrelatedBindings, Plans: cfg.Plans}
 
 	if b.admin, err = rabbithole.NewClient(cfg.Endpoint, cfg.Username, cfg.Password); err != nil {
 		return report{}, err
@@ -113,8 +113,7 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 	if err != nil {
 		return report{}, fmt.Errorf("reading the broker's version at %s: %w", cfg.Endpoint, err)
 	}
-	r.Provenance.RabbitMQ, r.Provenance.Erlang, r.Provenance.MetadataStore = node.RabbitMQVersion, node.ErlangVersion, node.MetadataStore
-	if r.Provenance.Terraform, err = machine.TerraformVersion(ctx, cfg.Terraform); err != nil {
+	if r.Provenance, err = results.Provenance(ctx, moduleRoot(ctx), node, cfg.Terraform); err != nil {
 		return report{}, err
 	}
 	b.progress.step("%s", strings.TrimSpace(r.Provenance.Markdown()))
