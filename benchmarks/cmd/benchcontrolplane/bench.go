@@ -19,6 +19,7 @@ import (
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -86,6 +87,7 @@ type bench struct {
 	progress progress
 	admin    *rabbithole.Client
 	client   *broker.Client // straight to the broker: setup, checks and the create-path comparison
+	sets     delayset.Sets  // sets created and destroyed as the provider does, over client
 	proxy    *countingProxy
 	workdir  string
 	env      []string
@@ -109,6 +111,7 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 		Password: cfg.Password, Timeout: time.Minute}); err != nil {
 		return report{}, err
 	}
+	b.sets = delayset.Sets{Broker: b.client}
 	node, err := b.client.Node(ctx)
 	if err != nil {
 		return report{}, fmt.Errorf("reading the broker's version at %s: %w", cfg.Endpoint, err)
@@ -150,8 +153,12 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 	if r.BrokerIdleCPU, err = b.brokerIdleCPU(ctx); err != nil {
 		return report{}, err
 	}
+	peekQueue, err := b.createPeekQueue(ctx)
+	if err != nil {
+		return report{}, err
+	}
 	for _, inFlight := range []int{1, 40} {
-		peeks, err := b.measurePeeks(ctx, cfg.Peeks, inFlight)
+		peeks, err := b.measurePeeks(ctx, peekQueue, cfg.Peeks, inFlight)
 		if err != nil {
 			return report{}, err
 		}
@@ -239,7 +246,8 @@ func moduleRoot(ctx context.Context) string {
 	return "."
 }
 
-// createVHost creates the benchmark's vhost afresh, with the route queue.
+// createVHost creates the benchmark's vhost afresh, with the route queue
+// (a durable classic queue, as a user declares it).
 func (b *bench) createVHost() error {
 	vhost := b.cfg.VHost
 	if exists, err := b.client.VHostExists(context.Background(), vhost); err != nil {
@@ -258,9 +266,10 @@ func (b *bench) createVHost() error {
 		rabbithole.Permissions{Configure: ".*", Write: ".*", Read: ".*"}); err != nil {
 		return fmt.Errorf("granting %s access to vhost %s: %w", b.cfg.Username, vhost, err)
 	}
-	queue := topology.Queue{Name: routeQueue, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeClassic}}
-	return b.client.Apply(context.Background(), vhost,
-		[]topology.Change{{Kind: topology.CreateQueue, Queue: &queue}}, broker.ApplyOptions{})
+	if _, err := b.admin.DeclareQueue(vhost, routeQueue, rabbithole.QueueSettings{Type: string(topology.QueueTypeClassic), Durable: true}); err != nil {
+		return fmt.Errorf("declaring queue %s: %w", routeQueue, err)
+	}
+	return nil
 }
 
 // addUnrelatedObjects fills the vhost with the busy condition's objects, in
@@ -381,16 +390,48 @@ func (b *bench) plan(levels int) (topology.Spec, topology.Topology, error) {
 	return spec, plan, err
 }
 
-// checkSet asks the broker that the set is exactly want.
+// checkSet asks the broker that the set is exactly want: the same objects,
+// each with the same type and arguments, in any order.
 func (b *bench) checkSet(ctx context.Context, name string, want topology.Topology) error {
 	actual, err := b.client.ReadSet(ctx, b.cfg.VHost, name)
 	if err != nil {
 		return err
 	}
-	if changes := topology.Diff(want, actual); len(changes) > 0 {
-		return fmt.Errorf("set %s differs from what it should be by %d changes, the first: %s", name, len(changes), changes[0].Reason)
+	wanted, has := objectLines(want), objectLines(actual)
+	for i := range max(len(wanted), len(has)) {
+		if i >= len(wanted) || i >= len(has) || wanted[i] != has[i] {
+			return fmt.Errorf("set %s differs from what it should be: it has %d objects, wants %d; the first difference: has %q, wants %q",
+				name, len(has), len(wanted), lineAt(has, i), lineAt(wanted, i))
+		}
 	}
 	return nil
+}
+
+// objectLines are t's objects, one line each as listings show them, sorted.
+func objectLines(t topology.Topology) []string {
+	var lines []string
+	for _, e := range t.Exchanges {
+		lines = append(lines, "exchange "+e.String())
+	}
+	for _, q := range t.Queues {
+		lines = append(lines, "queue "+q.String())
+	}
+	for _, b := range t.Bindings {
+		if b.DestinationType == "" {
+			b.DestinationType = topology.DestinationQueue // its meaning
+		}
+		lines = append(lines, "binding "+b.String())
+	}
+	slices.Sort(lines)
+	return slices.Compact(lines)
+}
+
+// lineAt is lines[i], or "nothing" past the end.
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "nothing"
 }
 
 // terraform runs one terraform command in the work directory through the
@@ -442,18 +483,18 @@ func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths
 		return createPaths{}, err
 	}
 	result := createPaths{Levels: levels}
-	empty := topology.Topology{VHost: spec.VHost}
 
-	b.progress.step("N=%d: create by parallel declares (broker layer)", levels)
+	b.progress.step("N=%d: create by parallel declares (delayset's Create, as the provider creates a set)", levels)
 	before, started := b.client.Requests(), time.Now()
-	if err := b.client.Apply(ctx, spec.VHost, topology.Diff(plan, empty), broker.ApplyOptions{}); err != nil {
+	created, err := b.sets.Create(ctx, spec)
+	if err != nil {
 		return createPaths{}, err
 	}
 	result.Declares = measurement{Requests: b.client.Requests() - before, Wall: time.Since(started)}
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
 		return createPaths{}, err
 	}
-	if err := b.deleteSet(ctx, spec.Name); err != nil {
+	if err := b.sets.Destroy(ctx, created.Remembered, false); err != nil {
 		return createPaths{}, err
 	}
 
@@ -466,11 +507,8 @@ func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
 		return createPaths{}, err
 	}
-	return result, b.deleteSet(ctx, spec.Name)
-}
-
-func (b *bench) deleteSet(ctx context.Context, name string) error {
-	return b.client.DeleteSet(ctx, b.cfg.VHost, name, broker.ApplyOptions{ForceDeleteQueues: true})
+	// What a state remembers of the set once created as planned.
+	return result, b.sets.Destroy(ctx, delayset.Remembered{Spec: spec, Shown: plan}, false)
 }
 
 // medianByWall is the measurement of median wall time.

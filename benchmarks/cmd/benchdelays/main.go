@@ -38,6 +38,7 @@ import (
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -135,7 +136,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		}
 	}
 	r := &runner{
-		cfg: cfg, client: client, brokerPIDs: brokerPIDs, cluster: env.cluster(),
+		cfg: cfg, client: client, sets: delayset.Sets{Broker: client}, brokerPIDs: brokerPIDs, cluster: env.cluster(),
 		prefix: fmt.Sprintf("benchdelays-%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff),
 	}
 	if cfg.BrokerProfile {
