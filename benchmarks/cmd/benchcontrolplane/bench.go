@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -120,10 +121,11 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 		return report{}, err
 	}
 	b.progress.step("%s", strings.TrimSpace(r.Provenance.Markdown()))
-	if b.brokerPID = cfg.BrokerPID; b.brokerPID == 0 {
-		if b.brokerPID, err = listeningPID(cfg.Endpoint); err != nil {
-			return report{}, fmt.Errorf("finding the broker's process: %w", err)
-		}
+	if b.brokerPID = cfg.BrokerPID; b.brokerPID == 0 && results.IsLocal(cfg.Endpoint) {
+		b.brokerPID = node.OSPID
+	}
+	if b.brokerPID == 0 {
+		return report{}, errors.New("cannot tell the broker's process: it is not on this machine, or the user may not list nodes (pass -broker-pid)")
 	}
 	r.LoadAverage = machine.LoadAverage()
 	r.ManySetsSettings = fmt.Sprintf("`max_delay = %q`, `queue_type = %q`", cfg.ManySetsMaxDelay.String(), cfg.ManySetsQueueType)
@@ -397,12 +399,8 @@ func (b *bench) checkSet(ctx context.Context, name string, want topology.Topolog
 	if err != nil {
 		return err
 	}
-	wanted, has := objectLines(want), objectLines(actual)
-	for i := range max(len(wanted), len(has)) {
-		if i >= len(wanted) || i >= len(has) || wanted[i] != has[i] {
-			return fmt.Errorf("set %s differs from what it should be: it has %d objects, wants %d; the first difference: has %q, wants %q",
-				name, len(has), len(wanted), lineAt(has, i), lineAt(wanted, i))
-		}
+	if has, wants := objectLines(actual), objectLines(want); !slices.Equal(has, wants) {
+		return fmt.Errorf("set %s is not what it should be:\nit has %q,\nit should have %q", name, has, wants)
 	}
 	return nil
 }
@@ -424,14 +422,6 @@ func objectLines(t topology.Topology) []string {
 	}
 	slices.Sort(lines)
 	return slices.Compact(lines)
-}
-
-// lineAt is lines[i], or "nothing" past the end.
-func lineAt(lines []string, i int) string {
-	if i < len(lines) {
-		return lines[i]
-	}
-	return "nothing"
 }
 
 // terraform runs one terraform command in the work directory through the

@@ -55,8 +55,8 @@ type config struct {
 	// Peeks is how many peeks the peek latency is measured over, one at a
 	// time and then 40 at once.
 	Peeks int
-	// BrokerPID is the broker's OS process; 0 finds the one that listens on
-	// the endpoint's port.
+	// BrokerPID is the broker's OS process; 0 takes the one the broker
+	// names, when it runs on this machine.
 	BrokerPID int
 }
 
@@ -99,7 +99,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.StringVar(&cfg.ManySetsQueueType, "many-sets-queue-type", "classic", "queue_type of each set of the many-sets configurations")
 	flags.IntVar(&cfg.Peeks, "peeks", 300, "peeks at an empty queue to time, one at a time and then 40 at once")
 	flags.IntVar(&cfg.ManySetsRuns, "many-sets-runs", 3, "runs of each many-sets configuration straight to the broker, floors included; the table shows the min and median")
-	flags.IntVar(&cfg.BrokerPID, "broker-pid", 0, "the broker's OS `process` id, for its CPU time (0: the process listening on the endpoint's port)")
+	flags.IntVar(&cfg.BrokerPID, "broker-pid", 0, "the broker's OS `process` id, for its CPU time (0: the one the broker names, when it runs on this machine)")
 	err := flags.Parse(args)
 	if err != nil {
 		return config{}, err

@@ -32,7 +32,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"time"
 
@@ -98,7 +97,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		conns.close()
 	}
 
-	local := isLocal(cfg.URL)
+	local := results.IsLocal(cfg.URL)
 	if local {
 		env.BrokerPID = node.OSPID
 	}
@@ -250,20 +249,6 @@ func errorSuffix(message string) string {
 		return ""
 	}
 	return "; failed: " + message
-}
-
-// isLocal tells whether the AMQP URL names this machine, where the broker's
-// process, and so its CPU time, can be seen.
-func isLocal(amqpURL string) bool {
-	u, err := url.Parse(amqpURL)
-	if err != nil {
-		return false
-	}
-	switch u.Hostname() {
-	case "127.0.0.1", "localhost", "::1":
-		return true
-	}
-	return false
 }
 
 // stepOf is what a search records of a trial.

@@ -8,6 +8,8 @@
 //   - [Provenance] is a run's header: the commit, date and machine
 //     (internal/machine), the broker's versions and terraform's; its
 //     Markdown method writes it.
+//   - [IsLocal] tells whether the broker runs on this machine, where its
+//     process's CPU time can be read.
 //   - [Count] and [Rate] write whole numbers with a comma between groups
 //     of three digits, as every table of the results files does.
 //   - [WriteFile] writes a results file and says so.

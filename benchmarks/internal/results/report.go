@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -58,6 +59,20 @@ func Provenance(ctx context.Context, dir string, node broker.NodeInfo, terraform
 	var err error
 	p.Terraform, err = machine.TerraformVersion(ctx, terraform)
 	return p, err
+}
+
+// IsLocal tells whether the broker's URL (AMQP or management) names this
+// machine, where the broker's process, and so its CPU time, can be seen.
+func IsLocal(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	switch u.Hostname() {
+	case "127.0.0.1", "localhost", "::1":
+		return true
+	}
+	return false
 }
 
 // Count writes n with a comma between groups of three digits: 1,234,567.

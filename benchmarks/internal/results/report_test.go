@@ -31,6 +31,21 @@ func TestRate(t *testing.T) {
 	}
 }
 
+func TestIsLocal(t *testing.T) {
+	t.Parallel()
+	for url, want := range map[string]bool{
+		"amqp://guest:guest@127.0.0.1:5672/": true,
+		"amqp://localhost/":                  true,
+		"amqps://[::1]:5671/":                true,
+		"amqp://rabbit.example.com/":         false,
+		"::not a url":                        false,
+	} {
+		if got := IsLocal(url); got != want {
+			t.Errorf("IsLocal(%q) = %t, want %t", url, got, want)
+		}
+	}
+}
+
 func TestMainExitCodes(t *testing.T) {
 	t.Parallel()
 	var stderr bytes.Buffer
