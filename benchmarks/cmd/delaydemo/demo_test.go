@@ -57,8 +57,13 @@ func TestAccDemoRadix16(t *testing.T) {
 	}
 	created := delayset.Remembered{Spec: spec} // what a create that failed part-way leaves to delete
 	t.Cleanup(func() {
-		// Forced only when the test failed: a demo that passed consumed every
-		// message, and the set's destroy passes the guard as a user's does.
+		// Forced only when the test failed. A demo that passed consumed every
+		// message, and the set's destroy passes the guard as a user's does
+		// once the statistics it counts by have caught up with the messages
+		// that just went through.
+		if !t.Failed() {
+			time.Sleep(broker.StatisticsLag)
+		}
 		if err := sets.Destroy(context.Background(), created, t.Failed()); err != nil {
 			t.Error(err)
 		}
