@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,7 +18,9 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -85,6 +88,7 @@ type bench struct {
 	progress progress
 	admin    *rabbithole.Client
 	client   *broker.Client // straight to the broker: setup, checks and the create-path comparison
+	sets     delayset.Sets  // sets created and destroyed as the provider does, over client
 	proxy    *countingProxy
 	workdir  string
 	env      []string
@@ -99,8 +103,7 @@ type bench struct {
 
 func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err error) {
 	b := &bench{cfg: cfg, progress: progress{w: log, started: time.Now()}}
-	r := report{Provenance: machine.Collect(ctx, moduleRoot(ctx)), UnrelatedQueues: cfg.UnrelatedQueues,
-		UnrelatedBindings: cfg.UnrelatedBindings, Plans: cfg.Plans}
+	r := report{UnrelatedQueues: cfg.UnrelatedQueues, UnrelatedBindings: cfg.UnrelatedBindings, Plans: cfg.Plans}
 
 	if b.admin, err = rabbithole.NewClient(cfg.Endpoint, cfg.Username, cfg.Password); err != nil {
 		return report{}, err
@@ -109,19 +112,20 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 		Password: cfg.Password, Timeout: time.Minute}); err != nil {
 		return report{}, err
 	}
+	b.sets = delayset.Sets{Broker: b.client}
 	node, err := b.client.Node(ctx)
 	if err != nil {
 		return report{}, fmt.Errorf("reading the broker's version at %s: %w", cfg.Endpoint, err)
 	}
-	r.Provenance.RabbitMQ, r.Provenance.Erlang, r.Provenance.MetadataStore = node.RabbitMQVersion, node.ErlangVersion, node.MetadataStore
-	if r.Provenance.Terraform, err = machine.TerraformVersion(ctx, cfg.Terraform); err != nil {
+	if r.Provenance, err = results.Provenance(ctx, moduleRoot(ctx), node, cfg.Terraform); err != nil {
 		return report{}, err
 	}
 	b.progress.step("%s", strings.TrimSpace(r.Provenance.Markdown()))
-	if b.brokerPID = cfg.BrokerPID; b.brokerPID == 0 {
-		if b.brokerPID, err = listeningPID(cfg.Endpoint); err != nil {
-			return report{}, fmt.Errorf("finding the broker's process: %w", err)
-		}
+	if b.brokerPID = cfg.BrokerPID; b.brokerPID == 0 && results.IsLocal(cfg.Endpoint) {
+		b.brokerPID = node.OSPID
+	}
+	if b.brokerPID == 0 {
+		return report{}, errors.New("cannot tell the broker's process: it is not on this machine, or the user may not list nodes (pass -broker-pid)")
 	}
 	r.LoadAverage = machine.LoadAverage()
 	r.ManySetsSettings = fmt.Sprintf("`max_delay = %q`, `queue_type = %q`", cfg.ManySetsMaxDelay.String(), cfg.ManySetsQueueType)
@@ -151,8 +155,12 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 	if r.BrokerIdleCPU, err = b.brokerIdleCPU(ctx); err != nil {
 		return report{}, err
 	}
+	peekQueue, err := b.createPeekQueue(ctx)
+	if err != nil {
+		return report{}, err
+	}
 	for _, inFlight := range []int{1, 40} {
-		peeks, err := b.measurePeeks(ctx, cfg.Peeks, inFlight)
+		peeks, err := b.measurePeeks(ctx, peekQueue, cfg.Peeks, inFlight)
 		if err != nil {
 			return report{}, err
 		}
@@ -240,7 +248,8 @@ func moduleRoot(ctx context.Context) string {
 	return "."
 }
 
-// createVHost creates the benchmark's vhost afresh, with the route queue.
+// createVHost creates the benchmark's vhost afresh, with the route queue
+// (a durable classic queue, as a user declares it).
 func (b *bench) createVHost() error {
 	vhost := b.cfg.VHost
 	if exists, err := b.client.VHostExists(context.Background(), vhost); err != nil {
@@ -259,9 +268,10 @@ func (b *bench) createVHost() error {
 		rabbithole.Permissions{Configure: ".*", Write: ".*", Read: ".*"}); err != nil {
 		return fmt.Errorf("granting %s access to vhost %s: %w", b.cfg.Username, vhost, err)
 	}
-	queue := topology.Queue{Name: routeQueue, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeClassic}}
-	return b.client.Apply(context.Background(), vhost,
-		[]topology.Change{{Kind: topology.CreateQueue, Queue: &queue}}, broker.ApplyOptions{})
+	if _, err := b.admin.DeclareQueue(vhost, routeQueue, rabbithole.QueueSettings{Type: string(topology.QueueTypeClassic), Durable: true}); err != nil {
+		return fmt.Errorf("declaring queue %s: %w", routeQueue, err)
+	}
+	return nil
 }
 
 // addUnrelatedObjects fills the vhost with the busy condition's objects, in
@@ -382,16 +392,36 @@ func (b *bench) plan(levels int) (topology.Spec, topology.Topology, error) {
 	return spec, plan, err
 }
 
-// checkSet asks the broker that the set is exactly want.
+// checkSet asks the broker that the set is exactly want: the same objects,
+// each with the same type and arguments, in any order.
 func (b *bench) checkSet(ctx context.Context, name string, want topology.Topology) error {
 	actual, err := b.client.ReadSet(ctx, b.cfg.VHost, name)
 	if err != nil {
 		return err
 	}
-	if changes := topology.Diff(want, actual); len(changes) > 0 {
-		return fmt.Errorf("set %s differs from what it should be by %d changes, the first: %s", name, len(changes), changes[0].Reason)
+	if has, wants := objectLines(actual), objectLines(want); !slices.Equal(has, wants) {
+		return fmt.Errorf("set %s is not what it should be:\nit has %q,\nit should have %q", name, has, wants)
 	}
 	return nil
+}
+
+// objectLines are t's objects, one line each as listings show them, sorted.
+func objectLines(t topology.Topology) []string {
+	var lines []string
+	for _, e := range t.Exchanges {
+		lines = append(lines, "exchange "+e.String())
+	}
+	for _, q := range t.Queues {
+		lines = append(lines, "queue "+q.String())
+	}
+	for _, b := range t.Bindings {
+		if b.DestinationType == "" {
+			b.DestinationType = topology.DestinationQueue // its meaning
+		}
+		lines = append(lines, "binding "+b.String())
+	}
+	slices.Sort(lines)
+	return slices.Compact(lines)
 }
 
 // terraform runs one terraform command in the work directory through the
@@ -443,18 +473,18 @@ func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths
 		return createPaths{}, err
 	}
 	result := createPaths{Levels: levels}
-	empty := topology.Topology{VHost: spec.VHost}
 
-	b.progress.step("N=%d: create by parallel declares (broker layer)", levels)
+	b.progress.step("N=%d: create by parallel declares (delayset's Create, as the provider creates a set)", levels)
 	before, started := b.client.Requests(), time.Now()
-	if err := b.client.Apply(ctx, spec.VHost, topology.Diff(plan, empty), broker.ApplyOptions{}); err != nil {
+	created, err := b.sets.Create(ctx, spec)
+	if err != nil {
 		return createPaths{}, err
 	}
 	result.Declares = measurement{Requests: b.client.Requests() - before, Wall: time.Since(started)}
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
 		return createPaths{}, err
 	}
-	if err := b.deleteSet(ctx, spec.Name); err != nil {
+	if err := b.sets.Destroy(ctx, created.Remembered, false); err != nil {
 		return createPaths{}, err
 	}
 
@@ -467,11 +497,8 @@ func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
 		return createPaths{}, err
 	}
-	return result, b.deleteSet(ctx, spec.Name)
-}
-
-func (b *bench) deleteSet(ctx context.Context, name string) error {
-	return b.client.DeleteSet(ctx, b.cfg.VHost, name, broker.ApplyOptions{ForceDeleteQueues: true})
+	// What a state remembers of the set once created as planned.
+	return result, b.sets.Destroy(ctx, delayset.Remembered{Spec: spec, Shown: plan}, false)
 }
 
 // medianByWall is the measurement of median wall time.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,13 +138,36 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
-func TestMedianAndThousands(t *testing.T) {
+func TestMedianByWall(t *testing.T) {
 	if got := medianByWall([]measurement{{Wall: 3, Requests: 3}, {Wall: 1, Requests: 1}, {Wall: 2, Requests: 2}}); got.Wall != 2 || got.Requests != 2 {
 		t.Errorf("medianByWall = %+v, want the run of wall 2", got)
 	}
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 20000: "20,000", 1234567: "1,234,567"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+}
+
+func TestObjectLines(t *testing.T) {
+	plan, err := topology.Plan(topology.Spec{Name: "bench-n4", VHost: "v", Levels: 4, Resolution: resolution,
+		Routes: []topology.Route{{Destination: routeQueue}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the broker answers: in another order, every binding's destination type spelled out.
+	read := topology.Topology{VHost: "v", Exchanges: slices.Clone(plan.Exchanges), Queues: slices.Clone(plan.Queues), Bindings: slices.Clone(plan.Bindings)}
+	slices.Reverse(read.Exchanges)
+	slices.Reverse(read.Queues)
+	slices.Reverse(read.Bindings)
+	for i := range read.Bindings {
+		if read.Bindings[i].DestinationType == "" {
+			read.Bindings[i].DestinationType = topology.DestinationQueue
 		}
+	}
+	if want, got := objectLines(plan), objectLines(read); !slices.Equal(want, got) {
+		t.Errorf("the same set read in another order gives other lines:\n%q\n%q", want, got)
+	}
+	if n := len(objectLines(plan)); n != len(plan.Exchanges)+len(plan.Queues)+len(plan.Bindings) {
+		t.Errorf("%d lines for %d objects", n, len(plan.Exchanges)+len(plan.Queues)+len(plan.Bindings))
+	}
+	read.Queues[0].Arguments.MessageTTL++
+	if slices.Equal(objectLines(plan), objectLines(read)) {
+		t.Error("a queue of another TTL gives the same lines")
 	}
 }

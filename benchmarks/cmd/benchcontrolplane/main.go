@@ -22,15 +22,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 )
 
 // config is everything a run needs.
@@ -55,8 +55,8 @@ type config struct {
 	// Peeks is how many peeks the peek latency is measured over, one at a
 	// time and then 40 at once.
 	Peeks int
-	// BrokerPID is the broker's OS process; 0 finds the one that listens on
-	// the endpoint's port.
+	// BrokerPID is the broker's OS process; 0 takes the one the broker
+	// names, when it runs on this machine.
 	BrokerPID int
 }
 
@@ -66,39 +66,27 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseConfig(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "benchcontrolplane: %v\n", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	report, err := benchmark(ctx, cfg, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "benchcontrolplane: %v\n", err)
-		return 1
-	}
-	text := report.Markdown()
-	fmt.Fprint(stdout, text)
-	if cfg.Markdown != "" {
-		if err := os.WriteFile(cfg.Markdown, []byte(text), 0o644); err != nil {
-			fmt.Fprintf(stderr, "benchcontrolplane: %v\n", err)
-			return 1
+	return results.Main("benchcontrolplane", stderr, err, func(ctx context.Context) (int, error) {
+		r, err := benchmark(ctx, cfg, stderr)
+		if err != nil {
+			return 1, err
 		}
-		fmt.Fprintf(stderr, "wrote %s\n", cfg.Markdown)
-	}
-	return 0
+		text := r.Markdown()
+		fmt.Fprint(stdout, text)
+		if err := results.WriteFile(cfg.Markdown, text, stderr); err != nil {
+			return 1, err
+		}
+		return 0, nil
+	})
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
 	cfg := config{}
 	flags := flag.NewFlagSet("benchcontrolplane", flag.ContinueOnError)
 	flags.SetOutput(stderr)
-	flags.StringVar(&cfg.Endpoint, "endpoint", envOr("RABBITMQ_ENDPOINT", "http://127.0.0.1:15672"), "management API `URL`")
-	flags.StringVar(&cfg.Username, "username", envOr("RABBITMQ_USERNAME", "guest"), "management API user (needs the administrator tag: the benchmark creates a vhost)")
-	flags.StringVar(&cfg.Password, "password", envOr("RABBITMQ_PASSWORD", "guest"), "management API password")
+	flags.StringVar(&cfg.Endpoint, "endpoint", results.EnvOr("RABBITMQ_ENDPOINT", "http://127.0.0.1:15672"), "management API `URL`")
+	flags.StringVar(&cfg.Username, "username", results.EnvOr("RABBITMQ_USERNAME", "guest"), "management API user (needs the administrator tag: the benchmark creates a vhost)")
+	flags.StringVar(&cfg.Password, "password", results.EnvOr("RABBITMQ_PASSWORD", "guest"), "management API password")
 	flags.StringVar(&cfg.Terraform, "terraform", "terraform", "terraform `binary`")
 	levels := flags.String("levels", "8,16,32", "set sizes N to measure, comma-separated")
 	flags.IntVar(&cfg.UnrelatedQueues, "unrelated-queues", 5000, "unrelated queues in the busy vhost")
@@ -111,7 +99,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.StringVar(&cfg.ManySetsQueueType, "many-sets-queue-type", "classic", "queue_type of each set of the many-sets configurations")
 	flags.IntVar(&cfg.Peeks, "peeks", 300, "peeks at an empty queue to time, one at a time and then 40 at once")
 	flags.IntVar(&cfg.ManySetsRuns, "many-sets-runs", 3, "runs of each many-sets configuration straight to the broker, floors included; the table shows the min and median")
-	flags.IntVar(&cfg.BrokerPID, "broker-pid", 0, "the broker's OS `process` id, for its CPU time (0: the process listening on the endpoint's port)")
+	flags.IntVar(&cfg.BrokerPID, "broker-pid", 0, "the broker's OS `process` id, for its CPU time (0: the one the broker names, when it runs on this machine)")
 	err := flags.Parse(args)
 	if err != nil {
 		return config{}, err
@@ -149,13 +137,6 @@ func positiveNumbers(flagName, list string) ([]int, error) {
 		numbers = append(numbers, n)
 	}
 	return numbers, nil
-}
-
-func envOr(name, fallback string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return fallback
 }
 
 // progress prints what the benchmark is doing, with the time since start.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -97,22 +97,25 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 	if err != nil {
 		return manySetsResult{}, err
 	}
-	plans := make([]topology.Topology, sets)
-	for i := range plans {
+	planned := make([]delayset.Remembered, sets) // each set as a state remembers it once created
+	for i := range planned {
 		spec.Name = manySetsName(i)
-		if plans[i], err = topology.Plan(spec); err != nil {
+		plan, err := topology.Plan(spec)
+		if err != nil {
 			return manySetsResult{}, err
 		}
+		planned[i] = delayset.Remembered{Spec: spec, Shown: plan}
 	}
+	first := planned[0].Shown
 	result := manySetsResult{Busy: busy, Sets: sets, Levels: spec.Levels,
-		Objects: sets * (len(plans[0].Exchanges) + len(plans[0].Queues) + len(plans[0].Bindings))}
-	if result.Counted, err = b.runManySets(ctx, &result, plans, 0); err != nil {
+		Objects: sets * (len(first.Exchanges) + len(first.Queues) + len(first.Bindings))}
+	if result.Counted, err = b.runManySets(ctx, &result, planned, 0); err != nil {
 		return manySetsResult{}, err
 	}
 	b.direct = true
 	defer func() { b.direct = false }()
 	for run := 1; run <= b.cfg.ManySetsRuns; run++ {
-		timed, err := b.runManySets(ctx, &result, plans, run)
+		timed, err := b.runManySets(ctx, &result, planned, run)
 		if err != nil {
 			return manySetsResult{}, err
 		}
@@ -123,8 +126,8 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 
 // runManySets measures the floors (unless through the counting proxy), then
 // creates, plans (with and without refresh) and destroys the configuration,
-// whose sets are plans, with terraform. It fills in result's state size.
-func (b *bench) runManySets(ctx context.Context, result *manySetsResult, plans []topology.Topology, run int) (manySetsRun, error) {
+// whose sets are planned, with terraform. It fills in result's state size.
+func (b *bench) runManySets(ctx context.Context, result *manySetsResult, planned []delayset.Remembered, run int) (manySetsRun, error) {
 	timed := manySetsRun{LoadAverage: machine.LoadAverage()}
 	sets := result.Sets
 	var err error
@@ -132,7 +135,7 @@ func (b *bench) runManySets(ctx context.Context, result *manySetsResult, plans [
 	label := fmt.Sprintf("%d sets, %s, run %d of %d", sets, condition, run, b.cfg.ManySetsRuns)
 	if !b.direct {
 		label = fmt.Sprintf("%d sets, %s, through the counting proxy", sets, condition)
-	} else if err := b.measureFloors(ctx, label, plans, &timed); err != nil {
+	} else if err := b.measureFloors(ctx, label, planned, &timed); err != nil {
 		return manySetsRun{}, err
 	}
 
@@ -143,7 +146,7 @@ func (b *bench) runManySets(ctx context.Context, result *manySetsResult, plans [
 	if timed.Create, err = b.terraform(ctx, "apply", "-auto-approve"); err != nil {
 		return manySetsRun{}, err
 	}
-	if err := b.checkFirstAndLast(ctx, len(plans), plans); err != nil {
+	if err := b.checkFirstAndLast(ctx, len(planned), planned); err != nil {
 		return manySetsRun{}, err
 	}
 	state, err := os.Stat(filepath.Join(b.workdir, "terraform.tfstate"))
@@ -166,12 +169,12 @@ func (b *bench) runManySets(ctx context.Context, result *manySetsResult, plans [
 }
 
 // checkFirstAndLast asks the broker that the first and the last of sets
-// sets are exactly plans' (that they are gone when plans is nil).
-func (b *bench) checkFirstAndLast(ctx context.Context, sets int, plans []topology.Topology) error {
+// sets are exactly as planned (that they are gone when planned is nil).
+func (b *bench) checkFirstAndLast(ctx context.Context, sets int, planned []delayset.Remembered) error {
 	for _, i := range []int{0, sets - 1} {
 		want := topology.Topology{VHost: b.cfg.VHost}
-		if plans != nil {
-			want = plans[i]
+		if planned != nil {
+			want = planned[i].Shown
 		}
 		if err := b.checkSet(ctx, manySetsName(i), want); err != nil {
 			return err
@@ -181,79 +184,74 @@ func (b *bench) checkFirstAndLast(ctx context.Context, sets int, plans []topolog
 }
 
 // measureFloors times the broker doing the work of create and destroy the
-// cheapest ways it offers: the sets' objects declared by parallel requests
-// straight to the broker (the provider's requests, without terraform),
-// deleted by parallel requests without any check (queues, then exchanges:
-// the broker deletes their bindings with them), uploaded as one definitions
-// document, and deleted again.
-func (b *bench) measureFloors(ctx context.Context, label string, plans []topology.Topology, run *manySetsRun) error {
-	empty := topology.Topology{VHost: b.cfg.VHost}
+// cheapest ways it offers: the sets created by parallel requests straight to
+// the broker (delayset's Create of each, the provider's requests, without
+// terraform), destroyed by parallel requests without any check (delayset's
+// Destroy, forced: queues, then exchanges; the broker deletes their
+// bindings with them), uploaded as one definitions document, and destroyed
+// again.
+func (b *bench) measureFloors(ctx context.Context, label string, planned []delayset.Remembered, run *manySetsRun) error {
 	var err error
 	b.progress.step("%s: floors: declares, deletes, definitions upload", label)
 	if run.DeclareFloor, err = b.timed(func() error {
-		return b.eachSet(ctx, plans, func(p topology.Topology) []topology.Change { return topology.Diff(p, empty) })
+		return b.eachSet(planned, func(set delayset.Remembered) error {
+			_, err := b.sets.Create(ctx, set.Spec)
+			return err
+		})
 	}); err != nil {
 		return fmt.Errorf("declaring the sets straight to the broker: %w", err)
 	}
-	if err := b.checkFirstAndLast(ctx, len(plans), plans); err != nil {
+	if err := b.checkFirstAndLast(ctx, len(planned), planned); err != nil {
 		return err
 	}
-	if run.DeleteFloor, err = b.deleteSetsUnchecked(ctx, plans); err != nil {
+	if run.DeleteFloor, err = b.deleteSetsUnchecked(ctx, planned); err != nil {
 		return err
 	}
 	all := topology.Topology{VHost: b.cfg.VHost}
-	for _, p := range plans {
-		all.Exchanges = append(all.Exchanges, p.Exchanges...)
-		all.Queues = append(all.Queues, p.Queues...)
-		all.Bindings = append(all.Bindings, p.Bindings...)
+	for _, set := range planned {
+		all.Exchanges = append(all.Exchanges, set.Shown.Exchanges...)
+		all.Queues = append(all.Queues, set.Shown.Queues...)
+		all.Bindings = append(all.Bindings, set.Shown.Bindings...)
 	}
 	if run.UploadFloor, err = b.timed(func() error { return b.uploadDefinitions(all) }); err != nil {
 		return err
 	}
-	if err := b.checkFirstAndLast(ctx, len(plans), plans); err != nil {
+	if err := b.checkFirstAndLast(ctx, len(planned), planned); err != nil {
 		return err
 	}
-	_, err = b.deleteSetsUnchecked(ctx, plans)
+	_, err = b.deleteSetsUnchecked(ctx, planned)
 	return err
 }
 
-// deleteSetsUnchecked deletes every queue and exchange of plans by parallel
-// requests, without checks, and times it. A pass that leaves some behind (on
-// RabbitMQ 3.10, exchanges bound to each other and deleted at once can stay;
-// see topology.Teardown) is followed by another, counted in the time.
-func (b *bench) deleteSetsUnchecked(ctx context.Context, plans []topology.Topology) (measurement, error) {
+// deleteSetsUnchecked destroys every set of planned by parallel requests,
+// forced so that no check is made (the floor is the deletes alone; the sets
+// hold no message), and times it. A pass that leaves some behind (on
+// RabbitMQ 3.10, exchanges bound to each other and deleted at once can
+// stay; see topology.Teardown) is followed by another, counted in the time.
+func (b *bench) deleteSetsUnchecked(ctx context.Context, planned []delayset.Remembered) (measurement, error) {
 	var total measurement
-	left := plans
+	left := planned
 	for pass := 1; len(left) > 0; pass++ {
 		if pass > 3 {
 			return measurement{}, fmt.Errorf("%d sets still have objects after 3 passes of deletes", len(left))
 		}
 		m, err := b.timed(func() error {
-			return b.eachSet(ctx, left, func(p topology.Topology) []topology.Change {
-				var changes []topology.Change
-				for _, q := range p.Queues {
-					changes = append(changes, topology.Change{Kind: topology.DeleteQueue, Queue: &q})
-				}
-				for _, e := range p.Exchanges {
-					changes = append(changes, topology.Change{Kind: topology.DeleteExchange, Exchange: &e})
-				}
-				return changes
-			})
+			return b.eachSet(left, func(set delayset.Remembered) error { return b.sets.Destroy(ctx, set, true) })
 		})
 		if err != nil {
 			return measurement{}, fmt.Errorf("deleting the sets straight to the broker: %w", err)
 		}
 		total.Wall, total.BrokerCPU = total.Wall+m.Wall, total.BrokerCPU+m.BrokerCPU
-		if left, err = b.setsWithObjects(plans); err != nil {
+		if left, err = b.setsWithObjects(planned); err != nil {
 			return measurement{}, err
 		}
 	}
 	return total, nil
 }
 
-// setsWithObjects is the plans of which the broker still holds a queue or an
-// exchange.
-func (b *bench) setsWithObjects(plans []topology.Topology) ([]topology.Topology, error) {
+// setsWithObjects is the sets of planned of which the broker still holds a
+// queue or an exchange.
+func (b *bench) setsWithObjects(planned []delayset.Remembered) ([]delayset.Remembered, error) {
 	names := map[string]bool{}
 	queues, err := b.admin.ListQueuesIn(b.cfg.VHost)
 	if err != nil {
@@ -269,26 +267,26 @@ func (b *bench) setsWithObjects(plans []topology.Topology) ([]topology.Topology,
 	for _, e := range exchanges {
 		names[e.Name] = true
 	}
-	return slices.DeleteFunc(slices.Clone(plans), func(p topology.Topology) bool {
-		return !slices.ContainsFunc(p.Queues, func(q topology.Queue) bool { return names[q.Name] }) &&
-			!slices.ContainsFunc(p.Exchanges, func(e topology.Exchange) bool { return names[e.Name] })
+	return slices.DeleteFunc(slices.Clone(planned), func(set delayset.Remembered) bool {
+		return !slices.ContainsFunc(set.Shown.Queues, func(q topology.Queue) bool { return names[q.Name] }) &&
+			!slices.ContainsFunc(set.Shown.Exchanges, func(e topology.Exchange) bool { return names[e.Name] })
 	}), nil
 }
 
-// eachSet applies changesOf each plan straight to the broker, ten sets at a
-// time as Terraform's default parallelism would.
-func (b *bench) eachSet(ctx context.Context, plans []topology.Topology, changesOf func(topology.Topology) []topology.Change) error {
+// eachSet does do with each set, ten sets at a time as Terraform's default
+// parallelism would.
+func (b *bench) eachSet(sets []delayset.Remembered, do func(delayset.Remembered) error) error {
 	const parallelism = 10
-	errs := make([]error, len(plans))
+	errs := make([]error, len(sets))
 	slots := make(chan struct{}, parallelism)
 	var wg sync.WaitGroup
-	for i, p := range plans {
+	for i, set := range sets {
 		wg.Add(1)
 		slots <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			errs[i] = b.client.Apply(ctx, b.cfg.VHost, changesOf(p), broker.ApplyOptions{ForceDeleteQueues: true})
+			errs[i] = do(set)
 		}()
 	}
 	wg.Wait()

@@ -10,13 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// peekQueue is the empty queue the peek measurement looks into.
-const peekQueue = "bench.peek"
+// peekSet is the set whose empty classic TTL queue the peeks look into.
+const peekSet = "bench-peek"
 
 // peekBody is the provider's peek: basic.get, then basic.nack with requeue.
 const peekBody = `{"count":1,"ackmode":"ack_requeue_true","encoding":"auto","truncate":50}`
@@ -33,15 +32,27 @@ type peekResult struct {
 	Stalled  int // peeks that took stalledPeek or longer
 }
 
-// measurePeeks peeks n times at an empty classic queue with inFlight
-// requests at once.
-func (b *bench) measurePeeks(ctx context.Context, n, inFlight int) (peekResult, error) {
-	queue := topology.Queue{Name: peekQueue, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeClassic}}
-	if err := b.client.Apply(ctx, b.cfg.VHost, []topology.Change{{Kind: topology.CreateQueue, Queue: &queue}}, broker.ApplyOptions{}); err != nil {
-		return peekResult{}, err
+// createPeekQueue creates a classic set of one level, as the provider
+// creates a set, and returns its TTL queue: an empty classic queue of a set,
+// such as the provider peeks into before deleting it. The set goes with the
+// benchmark's vhost.
+func (b *bench) createPeekQueue(ctx context.Context) (string, error) {
+	spec, err := topology.NewSet(topology.Spec{Name: peekSet, VHost: b.cfg.VHost, Levels: 1, Resolution: resolution,
+		QueueType: topology.QueueTypeClassic})
+	if err != nil {
+		return "", err
 	}
+	if _, err := b.sets.Create(ctx, spec); err != nil {
+		return "", fmt.Errorf("creating set %s to peek into: %w", peekSet, err)
+	}
+	return topology.Names(peekSet).Level(0), nil
+}
+
+// measurePeeks peeks n times at queue, an empty classic queue, with
+// inFlight requests at once.
+func (b *bench) measurePeeks(ctx context.Context, queue string, n, inFlight int) (peekResult, error) {
 	b.progress.step("%d peeks at an empty classic queue, %d at once", n, inFlight)
-	target := strings.TrimSuffix(b.cfg.Endpoint, "/") + "/api/queues/" + url.PathEscape(b.cfg.VHost) + "/" + peekQueue + "/get"
+	target := strings.TrimSuffix(b.cfg.Endpoint, "/") + "/api/queues/" + url.PathEscape(b.cfg.VHost) + "/" + url.PathEscape(queue) + "/get"
 	latencies := make([]time.Duration, n)
 	errs := make([]error, n)
 	slots := make(chan struct{}, inFlight)
@@ -52,7 +63,7 @@ func (b *bench) measurePeeks(ctx context.Context, n, inFlight int) (peekResult, 
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			latencies[i], errs[i] = b.peek(ctx, target)
+			latencies[i], errs[i] = b.peek(ctx, queue, target)
 		}()
 	}
 	wg.Wait()
@@ -68,8 +79,8 @@ func (b *bench) measurePeeks(ctx context.Context, n, inFlight int) (peekResult, 
 	return result, nil
 }
 
-// peek makes one peek and times it.
-func (b *bench) peek(ctx context.Context, target string) (time.Duration, error) {
+// peek makes one peek at queue, by target, and times it.
+func (b *bench) peek(ctx context.Context, queue, target string) (time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(peekBody))
 	if err != nil {
 		return 0, err
@@ -88,7 +99,7 @@ func (b *bench) peek(ctx context.Context, target string) (time.Duration, error) 
 		return 0, err
 	}
 	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(answer)) != "[]" {
-		return 0, fmt.Errorf("peek at %s: %s: %s", peekQueue, resp.Status, answer)
+		return 0, fmt.Errorf("peek at %s: %s: %s", queue, resp.Status, answer)
 	}
 	return latency, nil
 }

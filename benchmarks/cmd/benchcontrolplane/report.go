@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 )
 
 // Markdown renders the report: its provenance, then a table per question.
@@ -14,7 +16,7 @@ func (r report) Markdown() string {
 	b.WriteString(r.Provenance.Markdown())
 	b.WriteString("Written by `benchmarks/cmd/benchcontrolplane` (`make bench-control-plane`), with the provider built from that checkout.\n")
 	fmt.Fprintf(&b, "The busy vhost also holds %s unrelated queues and %s unrelated bindings. Requests are counted by a proxy in front of the\n",
-		thousands(r.UnrelatedQueues), thousands(r.UnrelatedBindings))
+		results.Count(r.UnrelatedQueues), results.Count(r.UnrelatedBindings))
 	fmt.Fprintf(&b, "management API; wall time is the whole terraform command, process start included (plan: the median of %d).\n", r.Plans)
 	fmt.Fprintf(&b, "1-minute load average when the benchmark began: %.2f.\n\n", r.LoadAverage)
 
@@ -90,7 +92,7 @@ func (r report) manySetsMarkdown(b *strings.Builder) {
 			minimum := slices.MinFunc(walls, func(a, b measurement) int { return cmp.Compare(a.Wall, b.Wall) })
 			slices.Sort(ratios)
 			fmt.Fprintf(b, "| %s | %d × %d | %s | %.1f MB | %s | %d | %s | %s | %s | %s | %s | %s | %.1f× |\n",
-				vhostCondition(m.Busy), m.Sets, m.Levels, thousands(m.Objects), float64(m.StateBytes)/1e6, op.name,
+				vhostCondition(m.Busy), m.Sets, m.Levels, results.Count(m.Objects), float64(m.StateBytes)/1e6, op.name,
 				op.of(m.Counted).Requests, seconds(minimum.Wall), seconds(median.Wall), seconds(median.TerraformCPU),
 				seconds(median.ProviderCPU), seconds(median.BrokerCPU), seconds(medianByWall(floors).Wall), ratios[len(ratios)/2])
 		}
@@ -147,13 +149,4 @@ func vhostCondition(busy bool) string {
 
 func seconds(d time.Duration) string {
 	return fmt.Sprintf("%.2f s", d.Seconds())
-}
-
-// thousands writes n with a comma between groups of three digits.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 )
 
 // clusterMarkdown is the section on a cluster's nodes: for each main trial
@@ -25,7 +27,7 @@ func clusterMarkdown(r report) string {
 		"bounded by its busiest node: **msg/s per core** is 1 s ÷ the busiest node's CPU per message. That bound leaves out the network between "+
 		"machines and the publishers and consumers (here this program: **own CPU** in the table above), and assumes each node keeps "+
 		"the CPU per message it had here. The **highest rate** is the search's on this machine, where the nodes share its cores.\n\n",
-		len(nodes), formatRate(r.Settings.Rate))
+		len(nodes), results.Rate(r.Settings.Rate))
 	header := []string{"variant", "leaders"}
 	for _, n := range nodes {
 		header = append(header, shortNode(n.Name)+" ms/msg")
@@ -52,7 +54,7 @@ func clusterMarkdown(r report) string {
 		}
 		perCore := "–"
 		if busiest > 0 {
-			perCore = formatRate(float64(time.Second) / float64(busiest))
+			perCore = results.Rate(float64(time.Second) / float64(busiest))
 		}
 		highest := "–"
 		if s, ok := r.search(v.Name, false); ok {

@@ -5,12 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -94,9 +94,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		"), or comma-separated URLs of a cluster's nodes, over which each trial spreads its publishers and consumers round-robin")
 	flags.IntVar(&cfg.GroupSize, "quorum-initial-group-size", 0, "replicas of each quorum queue of the measured sets "+
 		"(x-quorum-initial-group-size, as quorum_initial_group_size sets it); 0 for the broker's own")
-	flags.StringVar(&cfg.Endpoint, "endpoint", envOr("RABBITMQ_ENDPOINT", "http://127.0.0.1:15672"), "management API endpoint (default from $RABBITMQ_ENDPOINT)")
-	flags.StringVar(&cfg.Username, "username", envOr("RABBITMQ_USERNAME", "guest"), "management API user (default from $RABBITMQ_USERNAME)")
-	flags.StringVar(&cfg.Password, "password", envOr("RABBITMQ_PASSWORD", "guest"), "management API password (default from $RABBITMQ_PASSWORD)")
+	flags.StringVar(&cfg.Endpoint, "endpoint", results.EnvOr("RABBITMQ_ENDPOINT", "http://127.0.0.1:15672"), "management API endpoint (default from $RABBITMQ_ENDPOINT)")
+	flags.StringVar(&cfg.Username, "username", results.EnvOr("RABBITMQ_USERNAME", "guest"), "management API user (default from $RABBITMQ_USERNAME)")
+	flags.StringVar(&cfg.Password, "password", results.EnvOr("RABBITMQ_PASSWORD", "guest"), "management API password (default from $RABBITMQ_PASSWORD)")
 	flags.StringVar(&cfg.VHost, "vhost", "/", "vhost of the sets; their names are unique to the run")
 	variantList := flags.String("variants", joinSlugs(defaultVariants()), "comma-separated variants to measure: a queue kind ("+joinSlugs(queueKinds)+
 		") in radix 2, or with -r4, -r8 or -r16 in that radix")
@@ -255,13 +255,6 @@ func commandLine(name string, args []string) string {
 
 func isShellSafe(r rune) bool {
 	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-_./:,=+@%", r)
-}
-
-func envOr(name, fallback string) string {
-	if value := os.Getenv(name); value != "" {
-		return value
-	}
-	return fallback
 }
 
 func joinSlugs(vs []variant) string {

@@ -17,18 +17,3 @@ func TestCPUUse(t *testing.T) {
 		t.Errorf("cpuUse from an unknown sample = %g, %g; want -1, -1", busy, broker)
 	}
 }
-
-func TestIsLocal(t *testing.T) {
-	t.Parallel()
-	for url, want := range map[string]bool{
-		"amqp://guest:guest@127.0.0.1:5672/": true,
-		"amqp://localhost/":                  true,
-		"amqps://[::1]:5671/":                true,
-		"amqp://rabbit.example.com/":         false,
-		"::not a url":                        false,
-	} {
-		if got := isLocal(url); got != want {
-			t.Errorf("isLocal(%q) = %t, want %t", url, got, want)
-		}
-	}
-}

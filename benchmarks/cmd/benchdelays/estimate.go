@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -106,7 +107,7 @@ func describeRun(cfg config) string {
 		names = append(names, name)
 	}
 	fmt.Fprintf(&b, "benchdelays: %s; delays 0…%s, main trials at %s msg/s for %s", strings.Join(names, ", "),
-		topology.FormatDuration(cfg.maxDelay()), formatRate(cfg.Rate), topology.FormatDuration(cfg.Duration))
+		topology.FormatDuration(cfg.maxDelay()), results.Rate(cfg.Rate), topology.FormatDuration(cfg.Duration))
 	if len(cfg.Steps) > 0 {
 		fmt.Fprintf(&b, ", searches over %s msg/s for %s each", joinRates(cfg.Steps), topology.FormatDuration(cfg.SearchDuration))
 	}

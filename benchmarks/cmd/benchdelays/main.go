@@ -29,17 +29,15 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/url"
 	"os"
-	"os/signal"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -50,41 +48,29 @@ func main() {
 // run is main with its exit code returned.
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseConfig(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "benchdelays: %v\n", err)
-		return 2
-	}
-	for _, warning := range cfg.Warnings {
-		fmt.Fprintf(stderr, "benchdelays: warning: %s\n", warning)
-	}
-	if cfg.Estimate {
-		fmt.Fprint(stdout, describeRun(cfg))
-		return 0
-	}
-	if len(cfg.ModelFit) > 0 {
-		if err := writeModel(cfg.ModelFit, cfg.ModelCheck, cfg.Out); err != nil {
-			fmt.Fprintf(stderr, "benchdelays: %v\n", err)
-			return 2
+	return results.Main("benchdelays", stderr, err, func(ctx context.Context) (int, error) {
+		for _, warning := range cfg.Warnings {
+			fmt.Fprintf(stderr, "benchdelays: warning: %s\n", warning)
 		}
-		return 0
-	}
-	if cfg.Render != "" {
-		if err := renderFromJSON(cfg.Render, cfg.Out); err != nil {
-			fmt.Fprintf(stderr, "benchdelays: %v\n", err)
-			return 2
+		switch {
+		case cfg.Estimate:
+			fmt.Fprint(stdout, describeRun(cfg))
+			return 0, nil
+		case len(cfg.ModelFit) > 0:
+			return exitOn(writeModel(cfg.ModelFit, cfg.ModelCheck, cfg.Out))
+		case cfg.Render != "":
+			return exitOn(renderFromJSON(cfg.Render, cfg.Out))
 		}
-		return 0
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	code, err := bench(ctx, cfg, commandLine("benchdelays", args), stdout, stderr)
+		return bench(ctx, cfg, commandLine("benchdelays", args), stdout, stderr)
+	})
+}
+
+// exitOn is the exit code of a command that could not run when err is set.
+func exitOn(err error) (int, error) {
 	if err != nil {
-		fmt.Fprintf(stderr, "benchdelays: %v\n", err)
+		return 2, err
 	}
-	return code
+	return 0, nil
 }
 
 // bench runs every trial and writes the report after each, so an
@@ -94,12 +80,14 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	if err != nil {
 		return 2, err
 	}
-	env := environment{Provenance: machine.Collect(ctx, ""), Command: command}
 	node, err := client.Node(ctx)
 	if err != nil {
 		return 2, fmt.Errorf("ask the broker's version: %w", err)
 	}
-	env.Provenance.RabbitMQ, env.Provenance.Erlang, env.Provenance.MetadataStore = node.RabbitMQVersion, node.ErlangVersion, node.MetadataStore
+	env := environment{Command: command}
+	if env.Provenance, err = results.Provenance(ctx, "", node, ""); err != nil {
+		return 2, err
+	}
 	// The broker takes AMQP connections before the trials need them.
 	for _, url := range cfg.URLs {
 		conns, err := dialTrial(url)
@@ -109,7 +97,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		conns.close()
 	}
 
-	local := isLocal(cfg.URL)
+	local := results.IsLocal(cfg.URL)
 	if local {
 		env.BrokerPID = node.OSPID
 	}
@@ -147,7 +135,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		}
 	}
 	r := &runner{
-		cfg: cfg, client: client, brokerPIDs: brokerPIDs, cluster: env.cluster(),
+		cfg: cfg, client: client, sets: delayset.Sets{Broker: client}, brokerPIDs: brokerPIDs, cluster: env.cluster(),
 		prefix: fmt.Sprintf("benchdelays-%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff),
 	}
 	if cfg.BrokerProfile {
@@ -173,7 +161,7 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 		return 2, err
 	}
 	fmt.Fprintf(stderr, "benchdelays: commit %s, RabbitMQ %s (pid %d), sets %s.*, N=%d R=%s, %s msg/s for %s\n",
-		env.Provenance.Revision(), env.Provenance.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, formatRate(cfg.Rate), cfg.Duration)
+		env.Provenance.Revision(), env.Provenance.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, results.Rate(cfg.Rate), cfg.Duration)
 
 	plans := trialPlans(cfg)
 	fmt.Fprint(stderr, describeRun(cfg))
@@ -263,20 +251,6 @@ func errorSuffix(message string) string {
 	return "; failed: " + message
 }
 
-// isLocal tells whether the AMQP URL names this machine, where the broker's
-// process, and so its CPU time, can be seen.
-func isLocal(amqpURL string) bool {
-	u, err := url.Parse(amqpURL)
-	if err != nil {
-		return false
-	}
-	switch u.Hostname() {
-	case "127.0.0.1", "localhost", "::1":
-		return true
-	}
-	return false
-}
-
 // stepOf is what a search records of a trial.
 func stepOf(t trialResult, cfg config) step {
 	held, why := verdict(t, cfg.P99Limit, cfg.LagLimit)
@@ -298,7 +272,7 @@ func exitCode(r report) int {
 func describeTrial(t trialResult, cfg config) string {
 	m := t.Measurement
 	line := fmt.Sprintf("%-32s %6s msg/s × %-4s sent %d at %s msg/s (lag ≤ %s), p50 %s p99 %s max %s ms, early %d lost %d dup %d unroutable %d",
-		trialName(t), formatRate(t.Rate), topology.FormatDuration(t.Duration), t.Pacing.Sent, formatRate(t.Pacing.Achieved()),
+		trialName(t), results.Rate(t.Rate), topology.FormatDuration(t.Duration), t.Pacing.Sent, results.Rate(t.Pacing.Achieved()),
 		t.Pacing.MaxLag.Round(time.Millisecond), formatMs(m.Lateness.P50), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
 		m.Early, m.Lost, m.Duplicates, m.Unroutable)
 	if held, why := verdict(t, cfg.P99Limit, cfg.LagLimit); !held {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -53,14 +54,14 @@ func markdown(r report, svgName, ratesName string) string {
 			topology.FormatDuration(s.BaselineDelay))
 	}
 
-	fmt.Fprintf(&b, "## %s msg/s for %s\n\n", formatRate(s.Rate), topology.FormatDuration(s.Duration))
+	fmt.Fprintf(&b, "## %s msg/s for %s\n\n", results.Rate(s.Rate), topology.FormatDuration(s.Duration))
 	rows := [][]string{{"variant", "sent", "msg/s sent", "msg/s delivered", "p50 ms", "p90 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "broker CPU ms/delivered", "machine CPU"}}
 	for _, t := range r.Trials {
 		if !t.Main {
 			continue
 		}
 		m := t.Measurement
-		rows = append(rows, []string{trialName(t), formatCount(t.Pacing.Sent), formatRate(t.Pacing.Achieved()), formatOptionalRate(m.DeliveryRate),
+		rows = append(rows, []string{trialName(t), results.Count(t.Pacing.Sent), results.Rate(t.Pacing.Achieved()), formatOptionalRate(m.DeliveryRate),
 			formatMs(m.Lateness.P50), formatMs(m.Lateness.P90), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
 			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perDelivered(t.BrokerCPU)), formatPercent(t.MachineBusy)})
@@ -68,7 +69,7 @@ func markdown(r report, svgName, ratesName string) string {
 	writeTable(&b, rows, "lrrrrrrrrrrrrrr")
 
 	b.WriteString("\n## Lateness by hop count\n\n")
-	fmt.Fprintf(&b, "p50 / p90 / p99 / max in ms (messages) at %s msg/s.\n\n", formatRate(s.Rate))
+	fmt.Fprintf(&b, "p50 / p90 / p99 / max in ms (messages) at %s msg/s.\n\n", results.Rate(s.Rate))
 	var names []string
 	topHops := 0
 	for _, v := range variants {
@@ -135,8 +136,8 @@ func markdown(r report, svgName, ratesName string) string {
 		if !held {
 			outcome = "no: " + why
 		}
-		rows = append(rows, []string{trialName(t), formatRate(t.Rate), topology.FormatDuration(t.Duration), formatCount(t.Pacing.Sent),
-			formatRate(t.Pacing.Achieved()), formatMs(t.Pacing.MaxLag), formatMs(m.Confirm.P99),
+		rows = append(rows, []string{trialName(t), results.Rate(t.Rate), topology.FormatDuration(t.Duration), results.Count(t.Pacing.Sent),
+			results.Rate(t.Pacing.Achieved()), formatMs(t.Pacing.MaxLag), formatMs(m.Confirm.P99),
 			formatMs(m.Lateness.P50), formatMs(m.Lateness.P99), formatMs(m.Lateness.Max),
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
 			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perMessage(t.OwnCPU)), formatPercent(t.MachineBusy), formatLoad(t), outcome})
@@ -157,27 +158,27 @@ func notes(r report) string {
 	for _, t := range r.Trials {
 		m := t.Measurement
 		if t.Error != "" {
-			fmt.Fprintf(&b, "- %s at %s msg/s did not finish: %s\n", trialName(t), formatRate(t.Rate), t.Error)
+			fmt.Fprintf(&b, "- %s at %s msg/s did not finish: %s\n", trialName(t), results.Rate(t.Rate), t.Error)
 		}
 		if m.Nacked > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages refused by the broker or unconfirmed.\n", trialName(t), formatRate(t.Rate), m.Nacked)
+			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages refused by the broker or unconfirmed.\n", trialName(t), results.Rate(t.Rate), m.Nacked)
 		}
 		if m.Misrouted > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived with another delay's routing key, first: %s\n", trialName(t), formatRate(t.Rate), m.Misrouted, m.FirstMisroute)
+			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived with another delay's routing key, first: %s\n", trialName(t), results.Rate(t.Rate), m.Misrouted, m.FirstMisroute)
 		}
 		if m.Early+m.WithinClock > 0 {
 			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived before they were due, %d of them by less than the broker's %s expiry clock; the earliest by %s.\n",
-				trialName(t), formatRate(t.Rate), m.Early+m.WithinClock, m.WithinClock, messaging.BrokerClock, m.MostEarly.Round(time.Microsecond))
+				trialName(t), results.Rate(t.Rate), m.Early+m.WithinClock, m.WithinClock, messaging.BrokerClock, m.MostEarly.Round(time.Microsecond))
 		}
 		if m.Overdue > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d of the lost messages arrived after all, more than %s late.\n", trialName(t), formatRate(t.Rate), m.Overdue, topology.FormatDuration(r.Settings.LossWindow))
+			fmt.Fprintf(&b, "- %s at %s msg/s: %d of the lost messages arrived after all, more than %s late.\n", trialName(t), results.Rate(t.Rate), m.Overdue, topology.FormatDuration(r.Settings.LossWindow))
 		}
 		if !t.BrokerSettled && r.Environment.BrokerPID != 0 {
 			fmt.Fprintf(&b, "- %s at %s msg/s started with the broker still busy after %s of waiting for it to settle.\n",
-				trialName(t), formatRate(t.Rate), t.BrokerSettling.Round(time.Second))
+				trialName(t), results.Rate(t.Rate), t.BrokerSettling.Round(time.Second))
 		}
 		if m.Foreign > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d deliveries that were not the trial's messages.\n", trialName(t), formatRate(t.Rate), m.Foreign)
+			fmt.Fprintf(&b, "- %s at %s msg/s: %d deliveries that were not the trial's messages.\n", trialName(t), results.Rate(t.Rate), m.Foreign)
 		}
 	}
 	duplicates := 0
@@ -312,32 +313,17 @@ func formatMs(d time.Duration) string {
 	}
 }
 
-// formatRate writes a rate in whole messages per second with thousands separators.
-func formatRate(rate float64) string {
-	digits := strconv.FormatInt(int64(math.Round(rate)), 10)
-	var b strings.Builder
-	for i, c := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 && digits[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-func formatCount(n int) string { return formatRate(float64(n)) }
-
 func formatOptionalRate(rate float64) string {
 	if rate == 0 {
 		return "–"
 	}
-	return formatRate(rate)
+	return results.Rate(rate)
 }
 
 func joinRates(rates []float64) string {
 	parts := make([]string, len(rates))
 	for i, r := range rates {
-		parts[i] = formatRate(r)
+		parts[i] = results.Rate(r)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -367,7 +353,7 @@ func formatLoad(t trialResult) string {
 func formatHop(byHops []hopStats, hops int) string {
 	for _, h := range byHops {
 		if h.Hops == hops {
-			return fmt.Sprintf("%s / %s / %s / %s (%s)", formatMs(h.P50), formatMs(h.P90), formatMs(h.P99), formatMs(h.Max), formatCount(h.Count))
+			return fmt.Sprintf("%s / %s / %s / %s (%s)", formatMs(h.P50), formatMs(h.P90), formatMs(h.P99), formatMs(h.Max), results.Count(h.Count))
 		}
 	}
 	return "–"
@@ -386,7 +372,7 @@ func formatSteps(steps []step) string {
 		if !s.Held {
 			mark = "✗"
 		}
-		parts[i] = fmt.Sprintf("%s %s %s", formatRate(s.Rate), mark, formatMs(s.P99))
+		parts[i] = fmt.Sprintf("%s %s %s", results.Rate(s.Rate), mark, formatMs(s.P99))
 		if !s.Held && !strings.HasPrefix(s.Why, "p99") {
 			parts[i] += " (" + s.Why + ")"
 		}
@@ -401,9 +387,9 @@ func formatHighest(s searchResult) string {
 	case s.Highest == 0:
 		return "none"
 	case s.Capped:
-		return "≥ " + formatRate(s.Highest)
+		return "≥ " + results.Rate(s.Highest)
 	}
-	return formatRate(s.Highest)
+	return results.Rate(s.Highest)
 }
 
 // formatRatio compares a set's highest rate with its baseline's; a capped

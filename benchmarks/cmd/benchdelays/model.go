@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 )
 
 // The scaling model of a set on a cluster (-model-fit, -model-check). Each
@@ -262,7 +264,7 @@ func writeExtrapolation(b *strings.Builder, c modelCoefficients) {
 			names := []string{"clients", "leader hops", "replica hops"}
 			first := names[slices.Index(parts, slices.Max(parts))]
 			rows = append(rows, []string{l.name, fmt.Sprint(n), fmt.Sprintf("%.3f", total), percentOf(parts[0], total),
-				percentOf(parts[1], total), percentOf(parts[2], total), first, formatRate(1000 / total)})
+				percentOf(parts[1], total), percentOf(parts[2], total), first, results.Rate(1000 / total)})
 		}
 	}
 	writeTable(b, rows, "lrrrrrlr")

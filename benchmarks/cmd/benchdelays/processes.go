@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 )
 
@@ -332,5 +333,5 @@ func formatReductions(perMessage float64) string {
 	if perMessage < 0.5 {
 		return "–"
 	}
-	return formatRate(perMessage)
+	return results.Rate(perMessage)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -221,7 +222,7 @@ func radixMarkdown(r report) string {
 	fmt.Fprintf(&b, "Sets holding delays 0 … %s at R = %s as `internal/topology` plans them: **queues** are the TTL queues and the parking lot, "+
 		"**bindings** those of the set without routes, **average hops** the mean of the nonzero digits over every delay of the range in whole ticks, "+
 		"read back from the routing keys the planner writes. **Broker CPU** per delivered message is the main trials' at %s msg/s. ",
-		topology.FormatDuration(s.maxDelay()), topology.FormatDuration(s.Resolution), formatRate(s.Rate))
+		topology.FormatDuration(s.maxDelay()), topology.FormatDuration(s.Resolution), results.Rate(s.Rate))
 	if len(r.Idle) > 0 {
 		i := r.Idle[0]
 		fmt.Fprintf(&b, "**Idle**: the broker's CPU over %s with the set (%s, %s) declared and empty, in percent of one CPU, and in brackets its change "+

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -107,7 +108,7 @@ func ratesPlot(r report) string {
 		for k := 0; float64(k)*xStep <= xMax+xStep/2; k++ {
 			rate := float64(k) * xStep
 			s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#606060"/>`+"\n", xOf(rate), base, xOf(rate), base+4)
-			s.text(xOf(rate), base+17, "middle", "", formatRate(rate))
+			s.text(xOf(rate), base+17, "middle", "", results.Rate(rate))
 		}
 		s.text(left+panelWidth/2, base+36, "middle", "", "paced rate (msg/s)")
 		limit := y(r.Settings.P99Limit)
@@ -136,7 +137,7 @@ func ratesPlot(r report) string {
 				if !st.Held {
 					verdict = "did not hold: " + st.Why
 				}
-				s.escaped(fmt.Sprintf("%s, %s, %s msg/s: p99 %s ms, %s", p.name, line.label, formatRate(st.Rate), formatMs(st.P99), verdict))
+				s.escaped(fmt.Sprintf("%s, %s, %s msg/s: p99 %s ms, %s", p.name, line.label, results.Rate(st.Rate), formatMs(st.P99), verdict))
 				s.raw("</title></circle>\n")
 			}
 			// The legend, inside the panel's top left.

@@ -174,7 +174,7 @@ func TestMarkdownSays(t *testing.T) {
 	}
 }
 
-func TestFormatMsAndRate(t *testing.T) {
+func TestFormatMs(t *testing.T) {
 	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		420 * time.Microsecond: "0.42", 4212 * time.Microsecond: "4.21", 42120 * time.Microsecond: "42.1",
@@ -182,11 +182,6 @@ func TestFormatMsAndRate(t *testing.T) {
 	} {
 		if got := formatMs(d); got != want {
 			t.Errorf("formatMs(%s) = %q, want %q", d, got, want)
-		}
-	}
-	for rate, want := range map[float64]string{0: "0", 999.6: "1,000", 8000: "8,000", 123456: "123,456", 1234567: "1,234,567"} {
-		if got := formatRate(rate); got != want {
-			t.Errorf("formatRate(%g) = %q, want %q", rate, got, want)
 		}
 	}
 }

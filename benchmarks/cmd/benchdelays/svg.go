@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -80,7 +81,7 @@ func svgPlot(r report) string {
 		plotWidth, plotHeight, plotWidth, plotHeight)
 	s.raw(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	title := fmt.Sprintf("Lateness by hop count at %s msg/s, delays 0…%s, R = %s — RabbitMQ %s",
-		formatRate(r.Settings.Rate), topology.FormatDuration(r.Settings.maxDelay()), topology.FormatDuration(r.Settings.Resolution), orUnknown(r.Environment.Provenance.RabbitMQ))
+		results.Rate(r.Settings.Rate), topology.FormatDuration(r.Settings.maxDelay()), topology.FormatDuration(r.Settings.Resolution), orUnknown(r.Environment.Provenance.RabbitMQ))
 	s.text(plotWidth/2, 22, "middle", `font-size="15" font-weight="bold"`, title)
 
 	// Legend.

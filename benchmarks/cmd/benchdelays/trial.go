@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -26,6 +27,8 @@ const routeKey = "bench"
 type runner struct {
 	cfg    config
 	client *broker.Client
+	// sets creates and destroys the trials' sets as the provider does.
+	sets delayset.Sets
 	// prefix makes the run's object names and message ids unique.
 	prefix string
 	// brokerPIDs are the broker's processes when it runs here: one node's,
@@ -102,12 +105,13 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		fail(err)
 		return result
 	}
+	created := delayset.Remembered{Spec: spec} // what a create that failed part-way leaves to delete
 	defer func() {
-		if err := r.remove(ctx, spec); err != nil {
+		if err := r.remove(ctx, created); err != nil {
 			fail(err)
 		}
 	}()
-	if err := r.declare(ctx, p, spec, &result); err != nil {
+	if err := r.declare(ctx, p, &created, &result); err != nil {
 		fail(err)
 		return result
 	}
@@ -136,21 +140,23 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	return result
 }
 
-// declare declares the trial's set the provider's way (Plan, Diff, Apply)
+// declare creates the trial's set the provider's way (delayset's Create
+// of created's spec), keeps in created what the state would remember of it,
 // and, on a cluster, records where its queues went.
-func (r *runner) declare(ctx context.Context, p trialPlan, spec topology.Spec, result *trialResult) error {
-	planned, err := topology.Plan(spec)
-	if err != nil {
-		return err
+func (r *runner) declare(ctx context.Context, p trialPlan, created *delayset.Remembered, result *trialResult) error {
+	spec := created.Spec
+	set, err := r.sets.Create(ctx, spec)
+	if set.Spec.Name != "" {
+		*created = set.Remembered
 	}
-	if err := r.client.Apply(ctx, spec.VHost, topology.Diff(planned, topology.Topology{VHost: spec.VHost}), broker.ApplyOptions{}); err != nil {
+	if err != nil {
 		return fmt.Errorf("declare set %s: %w", spec.Name, err)
 	}
 	if !r.cluster {
 		return nil
 	}
-	shares := hopShares(planned, spec.Radix, spec.Resolution, r.cfg.Levels, p.baseline)
-	result.Leaders, result.Replicas, result.Queues, err = r.placement(ctx, spec, planned, shares)
+	shares := hopShares(set.Set, spec.Radix, spec.Resolution, r.cfg.Levels, p.baseline)
+	result.Leaders, result.Replicas, result.Queues, err = r.placement(ctx, spec, set.Set, shares)
 	return err
 }
 
@@ -339,14 +345,18 @@ func (c trialConns) close() {
 	_ = c.consume.Close()
 }
 
-// remove deletes a trial's set the way the provider destroys one with
-// force_destroy (read it, diff against nothing, apply), then the routes'
-// queues, over a connection of its own since the trial's may be closed. It
-// runs even when ctx has ended, so an interrupted run leaves nothing behind.
-func (r *runner) remove(ctx context.Context, spec topology.Spec) error {
+// remove destroys a trial's set as the provider destroys one with
+// force_destroy (delayset's Destroy of what its create left), then the
+// routes' queues, over a connection of its own since the trial's may be
+// closed. It runs even when ctx has ended, so an interrupted run leaves
+// nothing behind. Forced on purpose: the trial's figures are taken, and
+// its set may still hold messages (lost or parked ones, or those in flight
+// when a run is interrupted), which the guard would keep.
+func (r *runner) remove(ctx context.Context, created delayset.Remembered) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	err := r.client.DeleteSet(ctx, spec.VHost, spec.Name, broker.ApplyOptions{ForceDeleteQueues: true})
+	spec := created.Spec
+	err := r.sets.Destroy(ctx, created, true)
 	if err != nil {
 		err = fmt.Errorf("remove set %s: %w", spec.Name, err)
 	}

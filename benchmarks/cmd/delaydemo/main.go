@@ -22,11 +22,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -60,20 +61,7 @@ func main() {
 // message was early, duplicated or missing, 2 the demo could not run.
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseConfig(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "delaydemo: %v\n", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	code, err := demo(ctx, cfg, stdout)
-	if err != nil {
-		fmt.Fprintf(stderr, "delaydemo: %v\n", err)
-	}
-	return code
+	return results.Main("delaydemo", stderr, err, func(ctx context.Context) (int, error) { return demo(ctx, cfg, stdout) })
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -233,11 +221,13 @@ type syncWriter struct {
 	w  io.Writer
 }
 
-func (s *syncWriter) printf(format string, args ...any) {
+func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fmt.Fprintf(s.w, format, args...)
+	return s.w.Write(p)
 }
+
+func (s *syncWriter) printf(format string, args ...any) { fmt.Fprintf(s, format, args...) }
 
 func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	conn, err := messaging.Dial(cfg.URL, 10*time.Second)
@@ -366,17 +356,14 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	}
 	out.printf("\n%s", report.String())
 	if cfg.Markdown != "" {
-		provenance := machine.Collect(ctx, "")
-		provenance.RabbitMQ, _ = conn.Properties["version"].(string)
-		if cfg.Terraform != "" {
-			if provenance.Terraform, err = machine.TerraformVersion(ctx, cfg.Terraform); err != nil {
-				return 2, err
-			}
-		}
-		if err := os.WriteFile(cfg.Markdown, []byte(markdownReport(provenance, cfg, report.String())), 0o644); err != nil {
+		version, _ := conn.Properties["version"].(string)
+		provenance, err := results.Provenance(ctx, "", broker.NodeInfo{RabbitMQVersion: version}, cfg.Terraform)
+		if err != nil {
 			return 2, err
 		}
-		out.printf("wrote %s\n", cfg.Markdown)
+		if err := results.WriteFile(cfg.Markdown, markdownReport(provenance, cfg, report.String()), out); err != nil {
+			return 2, err
+		}
 	}
 	return code, nil
 }
