@@ -57,7 +57,7 @@
 // statistics do not count yet. Where a peek would count as a delivery (a
 // quorum queue of RabbitMQ 4.0–4.2, or one with a delivery limit on 3.x:
 // the client learns its broker once, at its first check of a quorum queue,
-// and one rule, count.go's checkRule, decides) nothing peeks: the counts are
+// and one rule, count_rule.go's checkRule, decides) nothing peeks: the counts are
 // the statistics', or without them the totals of the node that leads the
 // queue; a queue neither counts is uncounted ([*UncountedError],
 // [IsUncounted], [Uncounted]), which callers take as holding messages. It
@@ -67,9 +67,11 @@
 // listing. [Client.CountedByStatistics] is what the statistics alone count
 // in one queue, for a test that waits until they count a message.
 //
-// All of the counting is count.go's, and a queue's JSON has one shape
-// there, whatever a read asks of it; amqp.go carries the leader's count
-// over AMQP.
+// All of the counting is in the count files, and a queue's JSON has one
+// shape there (count.go's queueJSON), whatever a read asks of it: count.go
+// counts (HeldMessages, CountedMessages, the peek, fresh statistics),
+// count_rule.go says what a check may do on which broker, count_leader.go
+// asks a quorum queue's leader; amqp.go carries that count over AMQP.
 //
 // # Deleting only empty queues
 //

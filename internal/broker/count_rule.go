@@ -1,0 +1,270 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The checks for messages, and what they may do to a queue.
+//
+// A check reads a queue's management statistics and, where they count
+// nothing, may peek at its head: /get with ackmode ack_requeue_true, which
+// takes the head message and returns it. Whether that return counts as a
+// delivery depends on the queue type and on the broker (DESIGN.md, "What
+// counts as a delivery, by version"):
+//
+//   - a classic queue counts nothing, on every version;
+//   - a quorum queue (rabbit_fifo) counts every return on 3.10–3.13, where
+//     no limit applies unless an x-delivery-limit argument or a policy's
+//     delivery-limit sets one, and on 4.0–4.2, where the default limit is
+//     20: the 21st peek of a message dead-letters it early, with reason
+//     delivery_limit;
+//   - on 4.3 a nack's return counts no more, once every node runs 4.3 (the
+//     feature flag rabbitmq_4.3.0 enabled: the machine version 8).
+//
+// So the client learns the broker once (checkRule) and peeks only where a
+// return cannot count; every other quorum queue gets the no-peek check:
+// its statistics (countOf) and, before a deletion, once it takes no more
+// messages (stopArrivals), only a 0 sampled after that (countFresh).
+
+// quorumChecks is what a check may do to a quorum queue.
+type quorumChecks int
+
+const (
+	// quorumNoPeek: every return counts against a limit that applies or
+	// may apply (4.0–4.2, and whatever the client cannot vouch for).
+	quorumNoPeek quorumChecks = iota
+	// quorumPeekUnlessLimited: every return counts, but only a limit the
+	// queue's arguments or policy set applies (3.10–3.13).
+	quorumPeekUnlessLimited
+	// quorumPeek: a peek's return is no delivery (4.3 and later 4.x, every
+	// node on 4.3).
+	quorumPeek
+)
+
+// flag43 is the feature flag that every node of a cluster runs 4.3 or
+// later enables (and a fresh 4.3 install has on).
+const flag43 = "rabbitmq_4.3.0"
+
+// checkRule is what the checks may do on one broker: the one place that
+// knows which queues a peek may count as a delivery on.
+type checkRule struct {
+	version string // as the broker reports it, for messages
+	node    string // the node that answers the management API
+	quorum  quorumChecks
+}
+
+// ruleFor is the rule of a broker of version whose enabled feature flags
+// are enabled (nil when they were not read or could not be). A version it
+// does not know gets the no-peek check: that one never counts as a
+// delivery, whatever the broker.
+func ruleFor(version, node string, enabled map[string]bool) checkRule {
+	rule := checkRule{version: version, node: node, quorum: quorumNoPeek}
+	major, minor, ok := parseVersion(version)
+	switch {
+	case !ok:
+	case major == 3 && minor >= 10:
+		rule.quorum = quorumPeekUnlessLimited
+	case major == 4 && minor >= 3 && enabled[flag43]:
+		rule.quorum = quorumPeek
+	}
+	return rule
+}
+
+// parseVersion reads the major and minor numbers of a version such as
+// "4.0.5" or "4.3.0-rc.1".
+func parseVersion(version string) (major, minor int, ok bool) {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	major, errMajor := strconv.Atoi(parts[0])
+	minor, errMinor := strconv.Atoi(parts[1])
+	return major, minor, errMajor == nil && errMinor == nil
+}
+
+// mayPeek tells whether a peek at q cannot count as a delivery.
+func (r checkRule) mayPeek(q queueJSON) bool {
+	switch {
+	case q.Type == queueTypeClassic:
+		return true
+	case q.Type != queueTypeQuorum:
+		return false // a stream, or a type the answer did not give
+	}
+	switch r.quorum {
+	case quorumPeek:
+		return true
+	case quorumPeekUnlessLimited:
+		return !q.mayHaveDeliveryLimit()
+	case quorumNoPeek:
+	}
+	return false
+}
+
+const (
+	queueTypeClassic = "classic"
+	queueTypeQuorum  = "quorum"
+	// argDeliveryLimit and policyDeliveryLimit set a quorum queue's delivery limit.
+	argDeliveryLimit    = "x-delivery-limit"
+	policyDeliveryLimit = "delivery-limit"
+)
+
+// mayHaveDeliveryLimit tells whether a delivery limit applies to q, or may:
+// the statistics, which bring the effective policy, are not there yet.
+func (q queueJSON) mayHaveDeliveryLimit() bool {
+	if _, ok := q.Arguments[argDeliveryLimit]; ok {
+		return true
+	}
+	var policy map[string]any
+	if len(q.EffectivePolicy) == 0 || string(q.EffectivePolicy) == "[]" {
+		return len(q.EffectivePolicy) == 0 // absent: unknown; [] is the empty definition
+	}
+	if err := json.Unmarshal(q.EffectivePolicy, &policy); err != nil {
+		return true
+	}
+	_, limited := policy[policyDeliveryLimit]
+	return limited
+}
+
+// countSource is where a quorum queue's count comes from.
+type countSource int
+
+const (
+	// fromNothing: the answer has no count, as for a queue too new for
+	// statistics on a broker that collects them.
+	fromNothing countSource = iota
+	// fromStatistics: the management statistics. The counts come with the
+	// reductions, from the same row (countFresh); messages_dlx and the
+	// policy come from another table, collected apart, maybe later.
+	fromStatistics
+	// fromTotals: a 4.x broker without management metrics gives the totals
+	// of its own node's metrics table, which only the leader's node fills:
+	// another node answers 0 whatever the queue holds. No reductions, no
+	// messages_dlx (messages counts those).
+	fromTotals
+)
+
+func (q queueJSON) source() countSource {
+	switch {
+	case q.Reductions != nil:
+		return fromStatistics
+	case q.Messages != nil && q.MessagesDLX == nil:
+		return fromTotals
+	}
+	return fromNothing
+}
+
+// countOf is what rule lets a check believe of q's count without a peek,
+// or why nothing can be believed.
+func (r checkRule) countOf(vhost string, q queueJSON) (int64, error) {
+	messages, _ := q.messages()
+	switch q.source() {
+	case fromStatistics:
+		return messages, nil
+	case fromTotals:
+		if r.node != "" && q.Leader == r.node {
+			return messages, nil
+		}
+		return 0, r.uncounted(vhost, q.Name, fmt.Sprintf("the broker collects no management metrics, and its node "+
+			"that answers (%s) does not lead the queue (its leader: %s), so its totals read 0 whatever the queue holds. "+
+			"Enable management metrics, or point the provider at %s", r.node, displayNode(q.Leader), displayNode(q.Leader)))
+	}
+	return 0, r.uncounted(vhost, q.Name, "the broker has no statistics of the queue yet. Try again in a few seconds")
+}
+
+func displayNode(node string) string {
+	if node == "" {
+		return "none now"
+	}
+	return node
+}
+
+func (r checkRule) uncounted(vhost, queue, why string) *UncountedError {
+	return &UncountedError{VHost: vhost, Queue: queue, Version: r.version, Reason: why}
+}
+
+// learnedRule is the checkRule of a Client's broker, learned at the first
+// check that needs it.
+type learnedRule struct {
+	mu   sync.Mutex
+	rule *checkRule
+}
+
+// overviewColumns: the version, and the node that answers. disable_stats
+// spares the broker its statistics, and makes every version name the node
+// whatever the user's tags.
+var overviewColumns = url.Values{"columns": {"rabbitmq_version,node"}, "disable_stats": {"true"}}
+
+// rule learns the broker's checkRule once: its version and node
+// (GET /api/overview) and, for 4.3 and later, its feature flags.
+func (c *Client) rule(ctx context.Context) (checkRule, error) {
+	c.learned.mu.Lock()
+	defer c.learned.mu.Unlock()
+	if c.learned.rule != nil {
+		return *c.learned.rule, nil
+	}
+	var overview struct {
+		Version string `json:"rabbitmq_version"`
+		Node    string `json:"node"`
+	}
+	if err := c.call(ctx, http.MethodGet, apiPath("overview"), overviewColumns, nil, &overview); err != nil {
+		return checkRule{}, fmt.Errorf("reading the broker's version: %w", err)
+	}
+	var enabled map[string]bool
+	if major, minor, _ := parseVersion(overview.Version); major == 4 && minor >= 3 {
+		enabled = c.enabledFlags(ctx)
+	}
+	if ctx.Err() != nil {
+		return checkRule{}, context.Cause(ctx)
+	}
+	rule := ruleFor(overview.Version, overview.Node, enabled)
+	c.learned.rule = &rule
+	return rule, nil
+}
+
+// enabledFlags reads the broker's enabled feature flags; nil when it may
+// not (3.10–3.12 show them to administrators only) or could not.
+func (c *Client) enabledFlags(ctx context.Context) map[string]bool {
+	var flags []struct {
+		Name  string `json:"name"`
+		State string `json:"state"`
+	}
+	if err := c.call(ctx, http.MethodGet, apiPath("feature-flags"), nil, nil, &flags); err != nil {
+		return nil
+	}
+	enabled := map[string]bool{}
+	for _, flag := range flags {
+		enabled[flag.Name] = flag.State == "enabled"
+	}
+	return enabled
+}
+
+// Timing of the no-peek check; fields of checkTiming so that unit tests
+// can shorten them.
+type checkTiming struct {
+	// poll is how often a check reads a queue again while it waits: the
+	// statistics change once per tick (5 s), so more often would only load
+	// the broker.
+	poll time.Duration
+	// firstStatistics bounds the wait for a new queue's first statistics.
+	firstStatistics time.Duration
+	// fresh bounds the wait for statistics sampled after the check began:
+	// three ticks of the leader and three collections, 5 s each by
+	// default, and a new queue's first statistics (7-10 s on 4.0.5).
+	fresh time.Duration
+	// totals is how long after its first read the totals of a broker
+	// without management metrics are trusted to count what the queue held
+	// then: two ticks of the leader (quorum_tick_interval, 5 s).
+	totals time.Duration
+}
+
+var defaultCheckTiming = checkTiming{
+	poll: time.Second, firstStatistics: 3 * StatisticsLag, fresh: 4 * StatisticsLag, totals: StatisticsLag,
+}
