@@ -92,6 +92,8 @@ type Client struct {
 	shared sharedBindings
 	// learned is what the checks for messages may do on this broker.
 	learned learnedRule
+	// cluster is the name of the cluster the management API serves.
+	cluster learnedCluster
 	// timing paces the checks that wait for statistics.
 	timing checkTiming
 	// proxy is the management API's proxy, if any.
