@@ -85,7 +85,7 @@ func (f *quorumDeletionBroker) ServeHTTP(w http.ResponseWriter, r *http.Request)
 func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T) {
 	t.Parallel()
 	const (
-		ifEmpty    = "DELETE /api/queues/%2F/q?if-empty=true"
+		ifEmpty    = "DELETE /api/queues/%2F/q?if-empty=true&if-unused=true"
 		statistics = "GET /api/queues/%2F/q"
 		vhost      = "GET /api/vhosts/%2F"
 		peek       = "POST /api/queues/%2F/q/get"
@@ -101,6 +101,7 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 		peekAnswer       string
 		wantRequests     []string
 		wantMessages     int64 // of the *QueueNotEmptyError; 0: none
+		wantStale        int64 // of an *UncountedError: what lagging statistics count
 		wantErr          string
 	}{
 		"both find nothing": {
@@ -108,19 +109,25 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 			wantRequests: []string{ifEmpty, statistics, peek, unguarded},
 		},
 		"the statistics count unacknowledged and dead-lettering messages": {
+			// Only they see such messages, and they lag: the queue may hold them.
 			statistics: `{"name":"q","type":"quorum","messages_ready":0,"messages_unacknowledged":2,"messages_dlx":1}`,
 			peekStatus: http.StatusOK, peekAnswer: `[]`,
-			wantRequests: []string{ifEmpty, statistics}, wantMessages: 3,
+			wantRequests: []string{ifEmpty, statistics, peek}, wantStale: 3,
 		},
 		"the peek finds a message the statistics miss": {
 			statistics: emptyStats, peekStatus: http.StatusOK,
 			peekAnswer:   `[{"payload":"x","payload_encoding":"string","message_count":4,"redelivered":false}]`,
 			wantRequests: []string{ifEmpty, statistics, peek}, wantMessages: 5,
 		},
-		"a queue the statistics count messages in is not peeked at": {
+		"the peek, not the lagging statistics, counts ready messages": {
 			statistics: `{"name":"q","type":"quorum","messages_ready":7,"messages_unacknowledged":0,"messages_dlx":0}`,
 			peekStatus: http.StatusOK, peekAnswer: `[{"payload":"x","message_count":2}]`,
-			wantRequests: []string{ifEmpty, statistics}, wantMessages: 7,
+			wantRequests: []string{ifEmpty, statistics, peek}, wantMessages: 3,
+		},
+		"ready messages the statistics still count have left": {
+			statistics: `{"name":"q","type":"quorum","messages_ready":7,"messages_unacknowledged":0,"messages_dlx":0}`,
+			peekStatus: http.StatusOK, peekAnswer: `[]`,
+			wantRequests: []string{ifEmpty, statistics, peek, unguarded},
 		},
 		"a queue too new for the statistics is peeked": {
 			statistics: `{"name":"q","type":"quorum"}`, peekStatus: http.StatusOK, peekAnswer: `[]`,
@@ -155,10 +162,15 @@ func TestApplyDeletesAQuorumQueueOnlyIfStatisticsAndPeekFindNothing(t *testing.T
 			err := client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{ForceDeleteQueues: tt.force})
 
 			var notEmpty *broker.QueueNotEmptyError
+			var stale *broker.UncountedError
 			switch {
 			case tt.wantMessages > 0:
 				if !errors.As(err, &notEmpty) || notEmpty.Queue != "q" || notEmpty.Messages != tt.wantMessages {
 					t.Errorf("Apply() error = %v, want a *QueueNotEmptyError for q with %d messages", err, tt.wantMessages)
+				}
+			case tt.wantStale > 0:
+				if !errors.As(err, &stale) || stale.Messages != tt.wantStale || !strings.Contains(err.Error(), "may have left") {
+					t.Errorf("Apply() error = %v, want an *UncountedError for q's %d messages counted by statistics alone", err, tt.wantStale)
 				}
 			case tt.wantErr != "":
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.As(err, &notEmpty) {
@@ -604,13 +616,14 @@ func TestDeletionWithoutPeek(t *testing.T) {
 			// the check began.
 			answers: []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30"),
 				statistics("0", "30"), statistics("1", "40")},
-			wantMessages: 1,
+			wantReason: "may hold 1 message",
 		},
 		"stale 0": {
 			// The first change still counts nothing: that sample was taken
-			// before the check; the next one counts the message.
-			answers:      []string{statistics("0", "10"), statistics("0", "20"), statistics("1", "30")},
-			wantMessages: 1,
+			// before the check; the next one counts the message, which may
+			// have left since.
+			answers:    []string{statistics("0", "10"), statistics("0", "20"), statistics("1", "30")},
+			wantReason: "may hold 1 message",
 		},
 		"no fresh sample": {
 			answers:    []string{statistics("0", "10"), statistics("0", "20")},
@@ -631,7 +644,7 @@ func TestDeletionWithoutPeek(t *testing.T) {
 			wantReason: "did not show a sample taken after the check began",
 		},
 		"totals of the leader's node": {answers: []string{totals("0", "rabbit@a")}, wantDeleted: true},
-		"totals count a message":      {answers: []string{totals("0", "rabbit@a"), totals("1", "rabbit@a")}, wantMessages: 1},
+		"totals count a message":      {answers: []string{totals("0", "rabbit@a"), totals("1", "rabbit@a")}, wantReason: "may hold 1 message"},
 		"totals of another node":      {answers: []string{totals("0", "rabbit@b")}, wantReason: "does not lead the queue"},
 		"the leader moves away": {
 			answers:    []string{totals("0", "rabbit@a"), totals("0", "rabbit@b")},
@@ -691,7 +704,7 @@ func TestDeletionWithoutPeekStopsArrivals(t *testing.T) {
 			fake.Bindings = bindings
 			queue := topology.Queue{Name: "q"}
 			_ = client.Apply(t.Context(), "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &queue}}, broker.ApplyOptions{})
-			want := append([]string{"DELETE /api/queues/%2F/q?if-empty=true", readQ, readNodeOf}, tt.wantRequests...)
+			want := append([]string{"DELETE /api/queues/%2F/q?if-empty=true&if-unused=true", readQ, readNodeOf}, tt.wantRequests...)
 			if diff := gocmp.Diff(want, fake.Requests()); diff != "" {
 				t.Errorf("requests (-want +got):\n%s", diff)
 			}

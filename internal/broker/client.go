@@ -104,14 +104,9 @@ type Client struct {
 	// destination (vhostObject → time.Time): a queue's leader is asked for
 	// its count only once arrivals have settled.
 	unbinds sync.Map
-	// quorumDeletions makes the client's quorum queue deletions, of every
-	// set it serves, one at a time: on RabbitMQ 3.13.5 and later, quorum
-	// queues deleted while others are deleted or declared can corrupt a
-	// node's Ra directory (dets select_delete is not atomic), after which
-	// every quorum queue declared through that node fails. DESIGN.md
-	// ("Many sets in one configuration") says how; benchmarks/dets-race.md
-	// shows the race.
-	quorumDeletions sync.Mutex
+	// quorumDeletions holds the turn of the client's quorum queue
+	// deletions, of every set it serves: one at a time (quorumTurn).
+	quorumDeletions chan struct{}
 }
 
 // New checks cfg and returns a client. It makes no request, so a broker that
@@ -168,11 +163,12 @@ func New(cfg Config) (*Client, error) {
 		rabbit:   rabbit,
 		// The transport refuses redirects (countingTransport); this
 		// client would follow none anyway.
-		http:      &http.Client{Transport: transport, CheckRedirect: refuseRedirect},
-		transport: transport,
-		logf:      cfg.Logf,
-		timing:    defaultCheckTiming,
-		proxy:     proxy,
+		http:            &http.Client{Transport: transport, CheckRedirect: refuseRedirect},
+		transport:       transport,
+		logf:            cfg.Logf,
+		timing:          defaultCheckTiming,
+		proxy:           proxy,
+		quorumDeletions: make(chan struct{}, 1),
 		amqp: amqpCounts{
 			configured: amqpEndpoint, disabled: cfg.DisableAMQPCounts,
 			username: cfg.Username, password: cfg.Password, tls: tlsConfig, timeout: timeout,

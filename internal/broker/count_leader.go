@@ -35,7 +35,8 @@ const arrivalsSettle = time.Second
 // than that timeout, the queue has no consumer (the same fallback answers 0
 // consumers), and the member the queue's record names as leader is
 // registered and serves right after it (leaderState). With at-least-once
-// dead-lettering, messages waiting for their target's confirm are not
+// dead-lettering (the queue's effective strategy, which a policy may set),
+// messages waiting for their target's confirm are not
 // ready ones, and nothing but the statistics counts them: a 0 is trusted
 // there only beside statistics that count none (messages_dlx known and 0;
 // a new queue's first statistics are waited for). Such a message waits for
@@ -47,17 +48,21 @@ func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, 
 	if q.Type != queueTypeQuorum {
 		return 0, false, false, nil
 	}
-	if q.Arguments[argDeadLetterStrategy] == atLeastOnce {
-		if q, gone, err = c.awaitFirstStatistics(ctx, vhost, q, hasDLXCount); err != nil || gone {
-			return 0, false, gone, err
-		}
-		if dlx := q.MessagesDLX; dlx == nil || *dlx != 0 {
-			return 0, false, false, nil
-		}
-	}
 	if _, err := c.amqpEndpoint(ctx); err != nil {
 		c.logAMQP(ctx, err)
 		return 0, false, false, nil // counted by statistics instead
+	}
+	if q.mayDeadLetterAtLeastOnce() {
+		// The strategy and messages_dlx come with the statistics; a broker
+		// that collects none (its totals) never shows them.
+		if q.source() != fromTotals {
+			if q, gone, err = c.awaitFirstStatistics(ctx, vhost, q, hasDLXCount); err != nil || gone {
+				return 0, false, gone, err
+			}
+		}
+		if dlx := q.MessagesDLX; q.mayDeadLetterAtLeastOnce() && (dlx == nil || *dlx != 0) {
+			return 0, false, false, nil
+		}
 	}
 	if settle {
 		if err := c.awaitSettledArrivals(ctx, vhost, q.Name); err != nil {

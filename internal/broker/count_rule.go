@@ -114,6 +114,8 @@ const (
 	// argDeliveryLimit and policyDeliveryLimit set a quorum queue's delivery limit.
 	argDeliveryLimit    = "x-delivery-limit"
 	policyDeliveryLimit = "delivery-limit"
+	// policyDeadLetterStrategy sets a quorum queue's dead-letter strategy.
+	policyDeadLetterStrategy = "dead-letter-strategy"
 )
 
 // mayHaveDeliveryLimit tells whether a delivery limit applies to q, or may:
@@ -131,6 +133,36 @@ func (q queueJSON) mayHaveDeliveryLimit() bool {
 	}
 	_, limited := policy[policyDeliveryLimit]
 	return limited
+}
+
+// deadLetterStrategy is q's effective dead-letter strategy: its argument,
+// which wins, else its policy's (an operator policy cannot set one). known
+// is false while neither tells: no argument, and no policy read yet (it
+// comes with the statistics).
+func (q queueJSON) deadLetterStrategy() (strategy string, known bool) {
+	if s, ok := q.Arguments[argDeadLetterStrategy].(string); ok {
+		return s, true
+	}
+	switch string(q.EffectivePolicy) {
+	case "":
+		return "", false
+	case "[]":
+		return "", true // the empty definition
+	}
+	var policy map[string]any
+	if json.Unmarshal(q.EffectivePolicy, &policy) != nil {
+		return "", false
+	}
+	s, _ := policy[policyDeadLetterStrategy].(string)
+	return s, true
+}
+
+// mayDeadLetterAtLeastOnce tells whether q's messages may wait for an
+// at-least-once dead-letter confirm, which no count but the statistics'
+// messages_dlx sees.
+func (q queueJSON) mayDeadLetterAtLeastOnce() bool {
+	strategy, known := q.deadLetterStrategy()
+	return !known || strategy == atLeastOnce
 }
 
 // countSource is where a quorum queue's count comes from.
@@ -186,8 +218,17 @@ func displayNode(node string) string {
 	return node
 }
 
+// uncounted is a queue that a peek would disturb and that the statistics
+// cannot count either, for why.
 func (r checkRule) uncounted(vhost, queue, why string) *UncountedError {
-	return &UncountedError{VHost: vhost, Queue: queue, Version: r.version, Reason: why}
+	return &UncountedError{VHost: vhost, Queue: queue, Version: r.version, Reason: fmt.Sprintf("a peek at it would "+
+		"count as a delivery on RabbitMQ %s (and dead-letter its head past the queue's delivery limit), and %s", r.version, why)}
+}
+
+// staleCount is a queue that only statistics, which lag, count messages in.
+func (r checkRule) staleCount(vhost, queue string, messages int64, what string) *UncountedError {
+	return &UncountedError{VHost: vhost, Queue: queue, Version: r.version, Messages: messages,
+		Reason: fmt.Sprintf("only its management statistics, which lag by up to %s, count %s", StatisticsLag, what)}
 }
 
 // learnedRule is the checkRule of a Client's broker, learned at the first

@@ -108,24 +108,30 @@ func (e *QueueNotEmptyError) Error() string {
 	return fmt.Sprintf("queue %q is not empty, so the broker did not delete it", e.Queue)
 }
 
-// UncountedError is a queue whose messages the client cannot count without
-// a check that the broker would take for a delivery (a peek at a quorum
-// queue of RabbitMQ 4.0–4.2, or of one with a delivery limit: see
-// checkRule), and whose statistics cannot be trusted either: Reason says
-// why, and what to do. A deletion refuses such a queue, as one that holds
-// messages. HeldMessages and CountedMessages count it as holding one
-// message and return this error beside their counts (see IsUncounted).
+// UncountedError is a queue whose messages the client cannot count
+// exactly: a peek would count as a delivery and the statistics cannot be
+// trusted (checkRule), its check was cut short, or only statistics that lag
+// count its messages (Messages > 0). Reason says why, and what to do. A
+// deletion refuses such a queue, as one that holds messages; HeldMessages
+// and CountedMessages count it as holding at least one message and return
+// this error beside their counts (see IsUncounted).
 type UncountedError struct {
 	VHost, Queue string
 	// Version is the broker's RabbitMQ version.
 	Version string
 	Reason  string
+	// Messages is what lagging statistics alone count in the queue: they
+	// may have left it since. 0 when nothing counted them.
+	Messages int64
 }
 
 func (e *UncountedError) Error() string {
-	return fmt.Sprintf("cannot tell whether queue %q of vhost %q holds messages: a peek at it would count as a delivery "+
-		"on RabbitMQ %s (and dead-letter its head past the queue's delivery limit), and %s; or delete it with whatever "+
-		"it holds (force_destroy = true)", e.Queue, e.VHost, e.Version, e.Reason)
+	if e.Messages > 0 {
+		return fmt.Sprintf("queue %q of vhost %q may hold %d message(s): %s, and they may have left since; try again, "+
+			"or delete it with whatever it holds (force_destroy = true)", e.Queue, e.VHost, e.Messages, e.Reason)
+	}
+	return fmt.Sprintf("cannot tell whether queue %q of vhost %q holds messages: %s; or delete it with whatever "+
+		"it holds (force_destroy = true)", e.Queue, e.VHost, e.Reason)
 }
 
 // IsUncounted tells whether err is only *UncountedError: counts returned

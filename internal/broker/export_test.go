@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 )
 
 // PeekReady and PeekRequest let the acceptance tests make the client's own
@@ -120,4 +122,15 @@ func LeaderCount(ctx context.Context, c *Client, vhost, name string) (count int6
 	}
 	count, trusted, _, err = c.leaderCount(ctx, vhost, rule, q, false)
 	return count, trusted, err
+}
+
+// QueueBindings lists the bindings into queue, as the broker has them, for
+// tests that check what a deletion left bound.
+func (c *Client) QueueBindings(ctx context.Context, vhost, queue string) ([]rabbithole.BindingInfo, error) {
+	var bindings []rabbithole.BindingInfo
+	err := c.viaRabbitHole(ctx, http.MethodGet, apiPath("queues", vhost, queue, "bindings"), func() (err error) {
+		bindings, err = c.rabbit.ListQueueBindings(vhost, queue)
+		return err
+	})
+	return bindings, err
 }
