@@ -128,3 +128,29 @@ func TestCountOf(t *testing.T) {
 		})
 	}
 }
+
+// TestDeadLetterStrategyIsTheEffectiveOne: the argument wins, else the
+// policy's; with neither known (no statistics yet), at-least-once is
+// assumed, since its messages waiting for a confirm are seen by nothing
+// but the statistics.
+func TestDeadLetterStrategyIsTheEffectiveOne(t *testing.T) {
+	t.Parallel()
+	for name, tt := range map[string]struct {
+		q    queueJSON
+		want bool // mayDeadLetterAtLeastOnce
+	}{
+		"argument":               {queueJSON{Arguments: map[string]any{argDeadLetterStrategy: atLeastOnce}}, true},
+		"argument over a policy": {queueJSON{Arguments: map[string]any{argDeadLetterStrategy: "at-most-once"}, EffectivePolicy: json.RawMessage(`{"dead-letter-strategy":"at-least-once"}`)}, false},
+		"policy":                 {queueJSON{EffectivePolicy: json.RawMessage(`{"dead-letter-strategy":"at-least-once"}`)}, true},
+		"policy of another kind": {queueJSON{EffectivePolicy: json.RawMessage(`{"max-length":10}`)}, false},
+		"no policy":              {queueJSON{EffectivePolicy: json.RawMessage(`[]`)}, false},
+		"policy not read yet":    {queueJSON{}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.q.mayDeadLetterAtLeastOnce(); got != tt.want {
+				t.Errorf("mayDeadLetterAtLeastOnce() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -134,3 +134,10 @@ func (c *Client) QueueBindings(ctx context.Context, vhost, queue string) ([]rabb
 	})
 	return bindings, err
 }
+
+// HoldQuorumTurn takes c's turn of quorum deletions, as another deletion
+// in flight would, until release is called.
+func HoldQuorumTurn(c *Client) (release func()) {
+	c.quorumDeletions <- struct{}{}
+	return func() { <-c.quorumDeletions }
+}

@@ -87,6 +87,12 @@ type SteppedQueue struct {
 	// exchange's alone. Deleting and declaring bindings from exchange "e"
 	// succeeds.
 	Bindings string
+	// Before, when set, is called with each request before it is served
+	// (and recorded), as a broker that is slow to answer it.
+	Before func(*http.Request)
+	// DeleteStatus, when not 0, is the status of q's unguarded deletion,
+	// with an error answer.
+	DeleteStatus int
 
 	mu       sync.Mutex
 	reads    int
@@ -94,6 +100,9 @@ type SteppedQueue struct {
 }
 
 func (f *SteppedQueue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.Before != nil {
+		f.Before(r)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	request := r.Method + " " + r.URL.EscapedPath()
@@ -117,6 +126,9 @@ func (f *SteppedQueue) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodDelete && r.URL.Query().Get("if-empty") == "true":
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, `{"error":"bad_request","reason":"queue.delete operations with if-empty flag set are not supported by quorum queues"}`)
+	case r.Method == http.MethodDelete && path == "/api/queues/%2F/q" && f.DeleteStatus != 0:
+		w.WriteHeader(f.DeleteStatus)
+		_, _ = io.WriteString(w, `{"error":"internal_error","reason":"boom"}`)
 	case r.Method == http.MethodDelete && path == "/api/queues/%2F/q":
 		w.WriteHeader(http.StatusNoContent)
 	default:
