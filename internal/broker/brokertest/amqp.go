@@ -51,7 +51,12 @@ func StartAMQPPeer(t testing.TB, peer *AMQPPeer) string {
 	var conns sync.Map
 	t.Cleanup(func() {
 		_ = listener.Close()
-		conns.Range(func(c, _ any) bool { _ = c.(net.Conn).Close(); return true })
+		conns.Range(func(c, _ any) bool {
+			if conn, ok := c.(net.Conn); ok {
+				_ = conn.Close()
+			}
+			return true
+		})
 		wg.Wait()
 	})
 	wg.Add(1)
