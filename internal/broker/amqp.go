@@ -35,6 +35,11 @@ const amqpIdle = 20 * time.Second
 // amqpDialTimeout bounds the opening of an AMQP connection.
 const amqpDialTimeout = 5 * time.Second
 
+// amqpDeclareTimeout bounds a passive declaration, unless the client's
+// timeout is shorter: the broker answers within its leader's 250 ms, and a
+// check that gives up counts by the statistics instead.
+const amqpDeclareTimeout = 5 * time.Second
+
 // amqpCloseWait bounds a connection's close handshake: past it the
 // client closes the socket under it. Nobody waits for either.
 const amqpCloseWait = time.Second
@@ -123,10 +128,10 @@ type leaderAnswer struct {
 // declarePassive asks the broker, over AMQP, how many ready messages the
 // queue holds and how many consumers it has, through a connection proven
 // to reach the management API's cluster (else an *unprovenAMQPError).
-// errNoAMQP when there is no endpoint to ask. It returns at the client's
-// timeout or when ctx ends, whatever the peer does: a declaration left
-// unanswered keeps its own channel, which is closed once it answers, and
-// never the connection, unless that proves broken.
+// errNoAMQP when there is no endpoint to ask. Once connected, it returns
+// within amqpDeclareTimeout, or when ctx ends, whatever the peer does: a
+// declaration left unanswered gives up its own channel, closed once the
+// peer answers, never the connection, unless that proves broken.
 func (c *Client) declarePassive(ctx context.Context, vhost, queue string) (answer leaderAnswer, err error) {
 	endpoint, err := c.amqpEndpoint(ctx)
 	if err != nil {
@@ -138,7 +143,8 @@ func (c *Client) declarePassive(ctx context.Context, vhost, queue string) (answe
 	}
 	done := make(chan declared, 1)
 	go open.declare(queue, done)
-	timeout := time.NewTimer(c.amqp.timeout)
+	bound := min(c.amqp.timeout, amqpDeclareTimeout)
+	timeout := time.NewTimer(bound)
 	defer timeout.Stop()
 	select {
 	case r := <-done:
@@ -160,7 +166,7 @@ func (c *Client) declarePassive(ctx context.Context, vhost, queue string) (answe
 		return answer, context.Cause(ctx)
 	case <-timeout.C:
 		go c.amqp.probe(open)
-		return answer, fmt.Errorf("AMQP passive declaration of queue %q: no answer within %s", queue, c.amqp.timeout)
+		return answer, fmt.Errorf("AMQP passive declaration of queue %q: no answer within %s", queue, bound)
 	}
 }
 
