@@ -66,27 +66,33 @@ func otherBrokerChannel(t *testing.T) *amqp.Channel {
 	return ch
 }
 
-// TestAccAMQPEndpointOfAnotherCluster: amqp_endpoint reaches, through a
-// proxy, a broker of another cluster that holds an empty quorum queue of
-// the same name, while the test broker's queue holds a message its
-// statistics do not count yet. The other broker's 0 is not believed: the
-// deletion is refused and the message stays. (The two local brokers'
-// clusters have the same name: only the nonce tells them apart.) CI runs
-// it with the management API on 4.3 and the AMQP side on 4.0, and the
-// other way round.
+// TestAccAMQPEndpointOfAnotherCluster: amqp_endpoint is a proxy that, as
+// a load balancer in front of two clusters, first reaches the test broker
+// (a connection through it is proven), then a broker of another cluster
+// that holds an empty quorum queue of the same name, while the test
+// broker's queue holds a message its statistics do not count yet. The
+// other broker's 0 is not believed: the deletion is refused and the
+// message stays. (The local 4.3 and 4.0 brokers' clusters have the same
+// name: only the nonce tells them apart.) CI runs it with the management
+// API on 4.3 and the AMQP side on 4.0, and the other way round.
 func TestAccAMQPEndpointOfAnotherCluster(t *testing.T) {
 	accClient(t)
 	other := otherBrokerChannel(t)
 	t.Parallel()
-	log := &logged{}
-	client := proxiedClient(t, amqpProxy(t, accOtherAMQPURL), 30*time.Second, log)
+	proxy := amqpProxy(t, accAMQPURL)
 	queue := quorumQueue(uniqueName(t))
 	if _, err := other.QueueDeclare(queue.Name, true, false, false, false, amqp.Table{"x-queue-type": "quorum"}); err != nil {
 		t.Fatalf("declaring %s on the other broker: %v", queue.Name, err)
 	}
 	t.Cleanup(func() { _, _ = other.QueueDelete(queue.Name, false, false, false) })
-	createObjects(t, client, nil, []topology.Queue{queue}, nil)
+	sameCluster := proxiedClient(t, proxy, 30*time.Second, &logged{})
+	createObjects(t, sameCluster, nil, []topology.Queue{queue}, nil)
+	if _, err := broker.DeclarePassive(t.Context(), sameCluster, accVHost, queue.Name); err != nil {
+		t.Fatalf("DeclarePassive() through the proxy to the test broker: %v; want its count, the connection proven", err)
+	}
 
+	proxy.Switch(mustHost(t, accOtherAMQPURL))
+	client := proxiedClient(t, proxy, 30*time.Second, &logged{})
 	ch := amqpChannel(t)
 	publish(t, ch, "", queue.Name)
 	if counted, err := client.QueueMessages(t.Context(), accVHost, []string{queue.Name}); err == nil && counted[queue.Name] > 0 {
