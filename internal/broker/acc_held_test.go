@@ -69,9 +69,11 @@ func TestAccHeldMessagesSeesWhatTheStatisticsDoNot(t *testing.T) {
 		wantRequests := int64(2*(len(queues)-1) + 1 + 1)
 		if !peeksAtQuorum {
 			// Where a peek counts, the quorum queue's leader counts it over
-			// AMQP instead: a read of the broker's listeners, once, and, for
-			// the empty queue's 0, of the leader's state right after.
-			peeked, wantRequests = peeked[:1], wantRequests-2+1+1
+			// AMQP instead: a read of the broker's listeners, once, its
+			// cluster name and a listing of connections, once, to prove the
+			// AMQP connection, and, for the empty queue's 0, of the leader's
+			// state right after.
+			peeked, wantRequests = peeked[:1], wantRequests-2+1+2+1
 		}
 		if !gocmp.Equal(want, held) {
 			t.Errorf("HeldMessages() = %v, want %v", held, want)

@@ -2,15 +2,19 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -28,9 +32,36 @@ import (
 // leaves none open on the broker.
 const amqpIdle = 20 * time.Second
 
+// amqpDialTimeout bounds the opening of an AMQP connection.
+const amqpDialTimeout = 5 * time.Second
+
+// amqpDeclareTimeout bounds a passive declaration, unless the client's
+// timeout is shorter: the broker answers within its leader's 250 ms, and a
+// check that gives up counts by the statistics instead.
+const amqpDeclareTimeout = 5 * time.Second
+
+// amqpCloseWait bounds a connection's close handshake: past it the
+// client closes the socket under it. Nobody waits for either.
+const amqpCloseWait = time.Second
+
+// amqpProbeWait bounds the channel.open by which the client tells, after
+// a declaration got no answer in time, a broken connection from a slow
+// answer.
+const amqpProbeWait = 5 * time.Second
+
+// amqpProofWait bounds how long a new connection waits for the management
+// API to list it: a broker lists a connection once it has collected its
+// statistics, within one collect_statistics_interval (5 s by default).
+const amqpProofWait = StatisticsLag
+
+// amqpConnectionName is the connection_name of the client's AMQP
+// connections, followed by each one's nonce.
+const amqpConnectionName = "terraform-provider-rabbitmq (message counts)"
+
 // amqpCounts holds what the client needs to ask a quorum queue's leader for
 // its count over AMQP: where (a URL without credentials, discovered from the
 // broker's listeners unless configured), how, and one connection per vhost.
+// Its mutex guards its maps and fields; no network call is made under it.
 type amqpCounts struct {
 	configured string // Config.AMQPEndpoint
 	disabled   bool   // Config.DisableAMQPCounts
@@ -38,28 +69,52 @@ type amqpCounts struct {
 	password   string
 	tls        *tls.Config
 	timeout    time.Duration
+	// proofWait replaces amqpProofWait when set (unit tests).
+	proofWait time.Duration
 
-	mu       sync.Mutex
-	resolved bool
-	endpoint string // "" when there is none to use
-	conns    map[string]*amqpConnection
-	// failed remembers, by vhost, a connection that could not be opened:
-	// the client counts by statistics there from then on, rather than
-	// wait for a port a firewall drops at every check.
+	mu        sync.Mutex
+	resolved  bool
+	resolving chan struct{} // closed when a discovery in flight ends
+	endpoint  string        // "" when there is none to use
+	conns     map[string]*amqpConnection
+	// failed remembers, by vhost, a connection that could not be opened
+	// or was not proven to reach the management API's cluster: the client
+	// counts by statistics there from then on, rather than wait for a port
+	// a firewall drops, or ask a broker it cannot tell apart, at every check.
 	failed map[string]error
 }
 
-// amqpDialTimeout bounds the opening of an AMQP connection.
-const amqpDialTimeout = 5 * time.Second
-
+// amqpConnection is one vhost's connection. Its fields but idle are set
+// before opened closes, and not changed after.
 type amqpConnection struct {
-	conn *amqp.Connection
-	idle *time.Timer
+	vhost  string
+	opened chan struct{}
+	conn   *amqp.Connection
+	raw    net.Conn // the socket under conn, closed when its close hangs
+	err    error    // the dial's or the proof's failure
+	idle   *time.Timer
+	// probing is set while a probe of the connection runs.
+	probing   atomic.Bool
+	closeOnce sync.Once
 }
 
 // errNoAMQP says that the client has no AMQP endpoint to count through: it
 // then counts by the statistics alone.
 var errNoAMQP = errors.New("no AMQP endpoint to count through")
+
+// unprovenAMQPError is an AMQP connection not proven to reach the cluster
+// that the management API serves: its counts may be another broker's
+// queue's (a wrong amqp_endpoint, or a load balancer in front of two
+// clusters), so none is believed.
+type unprovenAMQPError struct {
+	Endpoint, VHost string
+	Reason          string
+}
+
+func (e *unprovenAMQPError) Error() string {
+	return fmt.Sprintf("the AMQP connection to %s (vhost %q) is not proven to reach the broker that the management API serves, "+
+		"so its counts are not believed: %s", e.Endpoint, e.VHost, e.Reason)
+}
 
 // leaderAnswer is what a passive queue.declare answered.
 type leaderAnswer struct {
@@ -71,107 +126,333 @@ type leaderAnswer struct {
 }
 
 // declarePassive asks the broker, over AMQP, how many ready messages the
-// queue holds and how many consumers it has. errNoAMQP when there is no
-// endpoint to ask.
+// queue holds and how many consumers it has, through a connection proven
+// to reach the management API's cluster (else an *unprovenAMQPError).
+// errNoAMQP when there is no endpoint to ask. Once connected, it returns
+// within amqpDeclareTimeout, or when ctx ends, whatever the peer does: a
+// declaration left unanswered gives up its own channel, closed once the
+// peer answers, never the connection, unless that proves broken.
 func (c *Client) declarePassive(ctx context.Context, vhost, queue string) (answer leaderAnswer, err error) {
-	conn, err := c.amqpConnection(ctx, vhost)
+	endpoint, err := c.amqpEndpoint(ctx)
 	if err != nil {
 		return answer, err
 	}
-	ch, err := conn.Channel()
+	open, err := c.amqpConnection(ctx, vhost, endpoint)
 	if err != nil {
-		c.amqp.forget(vhost, conn)
-		return answer, fmt.Errorf("opening an AMQP channel: %w", err)
+		return answer, err
 	}
-	type result struct {
-		queue amqp.Queue
-		took  time.Duration
-		err   error
-	}
-	done := make(chan result, 1)
-	go func() {
-		started := time.Now()
-		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
-		done <- result{q, time.Since(started), err}
-	}()
+	done := make(chan declared, 1)
+	go open.declare(queue, done)
+	bound := min(c.amqp.timeout, amqpDeclareTimeout)
+	timeout := time.NewTimer(bound)
+	defer timeout.Stop()
 	select {
 	case r := <-done:
-		_ = ch.Close() // a 404 has closed it already
 		var amqpErr *amqp.Error
 		switch {
 		case errors.As(r.err, &amqpErr) && amqpErr.Code == amqp.NotFound:
 			// Not "gone": the management API found the queue, so this
 			// AMQP endpoint may be another broker's. Nothing is believed.
 			return answer, fmt.Errorf("AMQP passive declaration of queue %q: not found at %s, though the management API "+
-				"has it: is amqp_endpoint this broker's?", queue, c.amqp.endpoint)
+				"has it: is amqp_endpoint this broker's?", queue, endpoint)
 		case r.err != nil:
+			if r.broken {
+				c.amqp.drop(open)
+			}
 			return answer, fmt.Errorf("AMQP passive declaration of queue %q: %w", queue, r.err)
 		}
 		return leaderAnswer{ready: int64(r.queue.Messages), consumers: int64(r.queue.Consumers), took: r.took}, nil
 	case <-ctx.Done():
-		c.amqp.forget(vhost, conn)
 		return answer, context.Cause(ctx)
-	case <-time.After(c.amqp.timeout):
-		c.amqp.forget(vhost, conn)
-		return answer, fmt.Errorf("AMQP passive declaration of queue %q: no answer within %s", queue, c.amqp.timeout)
+	case <-timeout.C:
+		go c.amqp.probe(open)
+		return answer, fmt.Errorf("AMQP passive declaration of queue %q: no answer within %s", queue, bound)
 	}
 }
 
-// amqpConnection is the client's open AMQP connection to vhost, opened on
-// first use.
-func (c *Client) amqpConnection(ctx context.Context, vhost string) (*amqp.Connection, error) {
-	endpoint, err := c.amqpEndpoint(ctx)
+// declared is what a declaration's goroutine hands back.
+type declared struct {
+	queue amqp.Queue
+	took  time.Duration
+	err   error
+	// broken tells a failure of the connection, not of the declaration.
+	broken bool
+}
+
+// declare makes a passive declaration of queue on a channel of its own,
+// sends the outcome to done, then closes the channel: whoever asked may
+// have stopped waiting, and the connection stays usable for the others.
+func (open *amqpConnection) declare(queue string, done chan<- declared) {
+	ch, err := open.conn.Channel()
 	if err != nil {
-		return nil, err
+		done <- declared{err: fmt.Errorf("opening an AMQP channel: %w", err), broken: true}
+		return
 	}
+	started := time.Now()
+	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+	var amqpErr *amqp.Error
+	broken := err != nil && (!errors.As(err, &amqpErr) || !amqpErr.Recover)
+	done <- declared{queue: q, took: time.Since(started), err: err, broken: broken}
+	_ = ch.Close() // a 404 has closed it already
+}
+
+// amqpConnection is the client's open AMQP connection to vhost, dialled
+// and proven on first use. The dial and proof run on deadlines of their
+// own: a caller that stops waiting leaves them to the next.
+func (c *Client) amqpConnection(ctx context.Context, vhost, endpoint string) (*amqpConnection, error) {
 	a := &c.amqp
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if open := a.conns[vhost]; open != nil && !open.conn.IsClosed() {
-		open.idle.Reset(amqpIdle)
-		return open.conn, nil
-	}
 	if err := a.failed[vhost]; err != nil {
+		a.mu.Unlock()
 		return nil, err
 	}
+	open := a.conns[vhost]
+	if open == nil || open.closed() {
+		open = &amqpConnection{vhost: vhost, opened: make(chan struct{})}
+		if a.conns == nil {
+			a.conns = map[string]*amqpConnection{}
+		}
+		a.conns[vhost] = open
+		go c.openAMQP(context.WithoutCancel(ctx), open, endpoint)
+	}
+	a.mu.Unlock()
+	select {
+	case <-open.opened:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	if open.err != nil {
+		return nil, open.err
+	}
+	a.mu.Lock()
+	open.idle.Reset(amqpIdle)
+	a.mu.Unlock()
+	return open, nil
+}
+
+// closed tells an opened connection that has closed since.
+func (open *amqpConnection) closed() bool {
+	select {
+	case <-open.opened:
+		return open.err == nil && open.conn.IsClosed()
+	default:
+		return false
+	}
+}
+
+// openAMQP dials open's vhost and proves the connection, then publishes
+// the outcome: a remembered failure, or the connection.
+func (c *Client) openAMQP(ctx context.Context, open *amqpConnection, endpoint string) {
+	a := &c.amqp
+	ctx, cancel := context.WithTimeout(ctx, amqpDialTimeout+a.proof()+2*c.timeout)
+	defer cancel()
+	nonce, err := newNonce()
+	if err == nil {
+		open.conn, open.raw, err = a.dial(endpoint, open.vhost, nonce)
+	}
+	remember := err != nil
+	if err == nil {
+		err = c.proveAMQP(ctx, open.conn, endpoint, open.vhost, nonce)
+		var unproven *unprovenAMQPError
+		remember = errors.As(err, &unproven)
+		if err != nil {
+			open.close()
+		}
+	}
+	a.mu.Lock()
+	if err != nil {
+		if a.conns[open.vhost] == open {
+			delete(a.conns, open.vhost)
+		}
+		if remember {
+			if a.failed == nil {
+				a.failed = map[string]error{}
+			}
+			a.failed[open.vhost] = err
+		}
+	} else {
+		open.idle = time.AfterFunc(amqpIdle, func() { a.drop(open) })
+	}
+	open.err = err
+	a.mu.Unlock()
+	close(open.opened)
+}
+
+func newNonce() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("drawing an AMQP connection's nonce: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func (a *amqpCounts) proof() time.Duration {
+	if a.proofWait > 0 {
+		return a.proofWait
+	}
+	return amqpProofWait
+}
+
+// dial opens an AMQP connection to vhost, named with nonce, and returns
+// the socket under it too.
+func (a *amqpCounts) dial(endpoint, vhost, nonce string) (*amqp.Connection, net.Conn, error) {
 	tlsConfig := a.tls.Clone()
 	if u, err := url.Parse(endpoint); err == nil && tlsConfig.ServerName == "" {
 		tlsConfig.ServerName = u.Hostname()
 	}
+	var raw net.Conn
+	dial := amqp.DefaultDial(min(a.timeout, amqpDialTimeout))
 	conn, err := amqp.DialConfig(endpoint, amqp.Config{
 		SASL:            []amqp.Authentication{&amqp.PlainAuth{Username: a.username, Password: a.password}},
 		Vhost:           vhost,
 		TLSClientConfig: tlsConfig,
-		Dial:            amqp.DefaultDial(min(a.timeout, amqpDialTimeout)),
-		Properties:      amqp.Table{"connection_name": "terraform-provider-rabbitmq (message counts)"},
+		Dial: func(network, addr string) (net.Conn, error) {
+			conn, err := dial(network, addr)
+			raw = conn
+			return conn, err
+		},
+		Properties: amqp.Table{"connection_name": amqpConnectionName + " " + nonce},
 	})
 	if err != nil {
-		// The error names the endpoint, never the credentials (they are not in it).
-		err = fmt.Errorf("connecting to %s (vhost %q) to count messages: %w", endpoint, vhost, err)
-		if a.failed == nil {
-			a.failed = map[string]error{}
+		if raw != nil {
+			_ = raw.Close()
 		}
-		a.failed[vhost] = err
-		return nil, err
+		// The error names the endpoint, never the credentials (they are not in it).
+		return nil, nil, fmt.Errorf("connecting to %s (vhost %q) to count messages: %w", endpoint, vhost, err)
 	}
-	if a.conns == nil {
-		a.conns = map[string]*amqpConnection{}
-	}
-	open := &amqpConnection{conn: conn}
-	open.idle = time.AfterFunc(amqpIdle, func() { a.forget(vhost, conn) })
-	a.conns[vhost] = open
-	return conn, nil
+	return conn, raw, nil
 }
 
-// forget closes conn and drops it, if it is still vhost's.
-func (a *amqpCounts) forget(vhost string, conn *amqp.Connection) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if open := a.conns[vhost]; open != nil && open.conn == conn {
-		open.idle.Stop()
-		delete(a.conns, vhost)
+// proveAMQP proves that conn reaches the cluster that the management API
+// serves: the same cluster_name on both sides, and the management API
+// listing the connection, by the nonce in its connection_name or by its
+// addresses (a load balancer in front of two clusters of one name passes
+// the first test, never the second). An *unprovenAMQPError when it does
+// not; another error when the management API could not be asked.
+func (c *Client) proveAMQP(ctx context.Context, conn *amqp.Connection, endpoint, vhost, nonce string) error {
+	unproven := func(format string, args ...any) error {
+		return &unprovenAMQPError{Endpoint: endpoint, VHost: vhost, Reason: fmt.Sprintf(format, args...)}
 	}
-	_ = conn.Close()
+	want, err := c.clusterName(ctx)
+	if err != nil {
+		return err
+	}
+	if got, _ := conn.Properties["cluster_name"].(string); got != want {
+		return unproven("its broker's cluster is %q, the management API's %q", got, want)
+	}
+	// RabbitMQ names a connection by its peer's address and its own, as
+	// Go prints a TCP address: the same socket, seen from both ends,
+	// unless something stands between them.
+	addresses := conn.LocalAddr().String() + " -> " + conn.RemoteAddr().String()
+	named := amqpConnectionName + " " + nonce
+	// First the connections tracked at once (RabbitMQ 3.x–4.2 list them so
+	// without statistics, by name alone); then the listing with
+	// statistics, where a connection shows its connection_name once its
+	// statistics are collected.
+	query := url.Values{"disable_stats": {"true"}, "columns": {"name,user_provided_name"},
+		"page": {"1"}, "page_size": {"100"}, "name": {addresses}}
+	deadline := time.Now().Add(c.amqp.proof())
+	for {
+		listed, err := c.listsConnection(ctx, query, addresses, named)
+		switch {
+		case IsAccessRefused(err):
+			return unproven("the management API does not show the user's connections: %v", err)
+		case err != nil:
+			return fmt.Errorf("listing the connections to prove the AMQP connection to %s: %w", endpoint, err)
+		case listed:
+			return nil
+		case time.Now().After(deadline):
+			return unproven("the management API listed no connection named %q within %s (cluster %q on both sides)",
+				named, c.amqp.proof(), want)
+		}
+		if err := c.pause(ctx); err != nil {
+			return err
+		}
+		query = url.Values{"columns": {"name,user_provided_name"}}
+	}
+}
+
+// listsConnection tells whether the management API lists a connection
+// named addresses or provided the name named.
+func (c *Client) listsConnection(ctx context.Context, query url.Values, addresses, named string) (bool, error) {
+	var raw json.RawMessage
+	if err := c.call(ctx, http.MethodGet, apiPath("connections"), query, nil, &raw); err != nil {
+		return false, err
+	}
+	type connection struct {
+		Name         string `json:"name"`
+		ProvidedName string `json:"user_provided_name"`
+	}
+	var listed []connection
+	if json.Unmarshal(raw, &listed) != nil {
+		var page struct {
+			Items []connection `json:"items"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return false, fmt.Errorf("decoding the management API's connections: %w", err)
+		}
+		listed = page.Items
+	}
+	return slices.ContainsFunc(listed, func(l connection) bool { return l.Name == addresses || l.ProvidedName == named }), nil
+}
+
+// probe tells, after a declaration on open got no answer in time, whether
+// the connection still answers: a channel opened within amqpProbeWait.
+// One that does not is dropped, and its declarations end with it.
+func (a *amqpCounts) probe(open *amqpConnection) {
+	if !open.probing.CompareAndSwap(false, true) {
+		return
+	}
+	defer open.probing.Store(false)
+	answered := make(chan error, 1)
+	go func() {
+		ch, err := open.conn.Channel()
+		answered <- err
+		if err == nil {
+			_ = ch.Close()
+		}
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			a.drop(open)
+		}
+	case <-time.After(min(a.timeout, amqpProbeWait)):
+		a.drop(open)
+	}
+}
+
+// drop forgets open, if it is still its vhost's, and closes it.
+func (a *amqpCounts) drop(open *amqpConnection) {
+	a.mu.Lock()
+	if a.conns[open.vhost] == open {
+		delete(a.conns, open.vhost)
+	}
+	if open.idle != nil {
+		open.idle.Stop()
+	}
+	a.mu.Unlock()
+	open.close()
+}
+
+// close closes the connection in the background: its close handshake,
+// then its socket if the peer has not answered within amqpCloseWait, which
+// ends whatever still waits on the connection.
+func (open *amqpConnection) close() {
+	open.closeOnce.Do(func() {
+		go func() {
+			closed := make(chan struct{})
+			go func() {
+				_ = open.conn.CloseDeadline(time.Now().Add(amqpCloseWait))
+				close(closed)
+			}()
+			select {
+			case <-closed:
+			case <-time.After(amqpCloseWait):
+			}
+			_ = open.raw.Close()
+		}()
+	})
 }
 
 // amqpEndpoint is the AMQP URL to count through, learned once: the
@@ -180,22 +461,41 @@ func (a *amqpCounts) forget(vhost string, conn *amqp.Connection) {
 // never travel in clear where the management API's do not). None when
 // counts over AMQP are disabled, when a proxy carries the management API
 // (AMQP would not go through it), or when the broker shows the user no such
-// listener.
+// listener. One discovery runs at a time, the others wait for it.
 func (c *Client) amqpEndpoint(ctx context.Context) (string, error) {
 	a := &c.amqp
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !a.resolved {
-		endpoint, err := c.discoverAMQP(ctx)
-		if err != nil {
-			return "", err // not remembered: a broker that was down is asked again
+	for {
+		a.mu.Lock()
+		resolved, endpoint, resolving := a.resolved, a.endpoint, a.resolving
+		if !resolved && resolving == nil {
+			a.resolving = make(chan struct{})
 		}
-		a.endpoint, a.resolved = endpoint, true
+		a.mu.Unlock()
+		switch {
+		case resolved && endpoint == "":
+			return "", errNoAMQP
+		case resolved:
+			return endpoint, nil
+		case resolving != nil:
+			select {
+			case <-resolving:
+				continue
+			case <-ctx.Done():
+				return "", context.Cause(ctx)
+			}
+		}
+		endpoint, err := c.discoverAMQP(ctx)
+		a.mu.Lock()
+		if err == nil { // not remembered: a broker that was down is asked again
+			a.endpoint, a.resolved = endpoint, true
+		}
+		close(a.resolving)
+		a.resolving = nil
+		a.mu.Unlock()
+		if err != nil {
+			return "", err
+		}
 	}
-	if a.endpoint == "" {
-		return "", errNoAMQP
-	}
-	return a.endpoint, nil
 }
 
 func (c *Client) discoverAMQP(ctx context.Context) (string, error) {

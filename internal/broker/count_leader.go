@@ -126,10 +126,31 @@ const (
 	atLeastOnce           = "at-least-once"
 )
 
+// logAMQP says why a leader's count was not asked or not believed: the
+// check then counts by the statistics, which a user may want to know.
 func (c *Client) logAMQP(ctx context.Context, err error) {
-	if c.logf != nil && !errors.Is(err, errNoAMQP) {
+	var unproven *unprovenAMQPError
+	switch {
+	case c.logf == nil || errors.Is(err, errNoAMQP):
+	case errors.As(err, &unproven):
+		c.logf(ctx, "counts over AMQP not believed: the connection is not proven to reach the management API's cluster; "+
+			"counting by the statistics", map[string]any{"amqp_endpoint": unproven.Endpoint, "vhost": unproven.VHost, "reason": unproven.Reason})
+	default:
 		c.logf(ctx, "counting over AMQP failed; counting by the statistics", map[string]any{"error": err.Error()})
 	}
+}
+
+// amqpUnproven is why the client believes no count over AMQP in vhost,
+// when its connection there was not proven to reach the management API's
+// cluster (nil otherwise), for the error of a check that ends uncounted.
+func (c *Client) amqpUnproven(vhost string) error {
+	c.amqp.mu.Lock()
+	defer c.amqp.mu.Unlock()
+	var unproven *unprovenAMQPError
+	if err := c.amqp.failed[vhost]; errors.As(err, &unproven) {
+		return unproven
+	}
+	return nil
 }
 
 // awaitSettledArrivals waits until arrivalsSettle has passed since the

@@ -16,5 +16,7 @@
 // [NewClient] serves a handler and returns a client of it; [Identity]
 // answers the requests by which a client learns its broker's version and
 // feature flags; [SteppedQueue] serves one queue whose statistics change
-// from read to read, and records the requests.
+// from read to read, and records the requests. [AMQPPeer], started with
+// [StartAMQPPeer], is a fake AMQP 0-9-1 broker for the client's leader
+// counts: it answers passive declarations, or hangs while it heartbeats.
 package brokertest
