@@ -453,8 +453,11 @@ func (c *Client) refusesIfEmptyForQuorum() bool {
 // checks before it.
 func (c *Client) deleteQueueRequest(ctx context.Context, vhost string, queue topology.Queue, options []rabbithole.QueueDeleteOptions) error {
 	if queue.Arguments.QueueType == topology.QueueTypeQuorum {
-		c.quorumDeletions.Lock()
-		defer c.quorumDeletions.Unlock()
+		release, err := c.quorumDeletionTurn(ctx, vhost)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	return c.viaRabbitHole(ctx, http.MethodDelete, apiPath("queues", vhost, queue.Name), func() error {
 		return closeAnswer(c.rabbit.DeleteQueue(vhost, queue.Name, options...))
@@ -509,8 +512,11 @@ func (c *Client) deleteQueueIfHoldsNothing(ctx context.Context, vhost string, qu
 func (c *Client) deleteCheckedQueue(ctx context.Context, vhost string, queue topology.Queue) error {
 	checked := time.Now()
 	if queue.Arguments.QueueType == topology.QueueTypeQuorum {
-		c.quorumDeletions.Lock()
-		defer c.quorumDeletions.Unlock()
+		release, err := c.quorumDeletionTurn(ctx, vhost)
+		if err != nil {
+			return err
+		}
+		defer release()
 		if _, err := c.amqpEndpoint(ctx); err == nil {
 			answer, err := c.declarePassive(ctx, vhost, queue.Name)
 			switch {

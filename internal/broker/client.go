@@ -104,14 +104,6 @@ type Client struct {
 	// destination (vhostObject → time.Time): a queue's leader is asked for
 	// its count only once arrivals have settled.
 	unbinds sync.Map
-	// quorumDeletions makes the client's quorum queue deletions, of every
-	// set it serves, one at a time: on RabbitMQ 3.13.5 and later, quorum
-	// queues deleted while others are deleted or declared can corrupt a
-	// node's Ra directory (dets select_delete is not atomic), after which
-	// every quorum queue declared through that node fails. DESIGN.md
-	// ("Many sets in one configuration") says how; benchmarks/dets-race.md
-	// shows the race.
-	quorumDeletions sync.Mutex
 }
 
 // New checks cfg and returns a client. It makes no request, so a broker that
