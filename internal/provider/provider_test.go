@@ -187,7 +187,8 @@ func TestProvider_validateConfig(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var resp fwprovider.ValidateConfigResponse
-			New("test")().(*RabbitMQProvider).ValidateConfig(context.Background(),
+			p := &RabbitMQProvider{version: "test", clock: delayset.SystemClock{}}
+			p.ValidateConfig(context.Background(),
 				fwprovider.ValidateConfigRequest{Config: testProviderSettings(t, tc.settings)}, &resp)
 			errs := resp.Diagnostics.Errors()
 			if tc.wantSummary == "" {
