@@ -545,23 +545,26 @@ func (c *Client) discoverAMQP(ctx context.Context) (string, error) {
 }
 
 // parseAMQPEndpoint checks a configured AMQP endpoint: amqp or amqps, a
-// host, and no credentials (they are the management API's).
+// host, and no credentials (they are the management API's), judged on the
+// raw string as parseEndpoint does.
 func parseAMQPEndpoint(raw string) (string, error) {
 	if raw == "" {
 		return "", nil
 	}
+	if scheme := urlScheme(raw); scheme != "amqp" && scheme != "amqps" {
+		return "", fmt.Errorf("invalid AMQP endpoint %q: the scheme must be amqp or amqps, e.g. amqps://broker.example:5671", RedactURL(raw))
+	}
+	if _, _, _, found := splitUserinfo(raw); found {
+		return "", fmt.Errorf("invalid AMQP endpoint %q: the credentials are the management API's; give none in the URL", RedactURL(raw))
+	}
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("invalid AMQP endpoint: %w", parseProblem(err))
-	case u.Scheme != "amqp" && u.Scheme != "amqps":
-		return "", fmt.Errorf("invalid AMQP endpoint %q: the scheme must be amqp or amqps, e.g. amqps://broker.example:5671", u.Redacted())
+		return "", fmt.Errorf("invalid AMQP endpoint %q: %s", RedactURL(raw), parseProblem(raw, err))
 	case u.Host == "":
-		return "", fmt.Errorf("invalid AMQP endpoint %q: it names no host", u.Redacted())
-	case u.User != nil:
-		return "", fmt.Errorf("invalid AMQP endpoint %q: the credentials are the management API's; give none in the URL", u.Redacted())
+		return "", fmt.Errorf("invalid AMQP endpoint %q: it names no host", RedactURL(raw))
 	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "":
-		return "", fmt.Errorf("invalid AMQP endpoint %q: it must have no vhost, query or fragment (each set's vhost is used)", u.Redacted())
+		return "", fmt.Errorf("invalid AMQP endpoint %q: it must have no vhost, query or fragment (each set's vhost is used)", RedactURL(raw))
 	}
 	u.Path = "/"
 	return u.String(), nil

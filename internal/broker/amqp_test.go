@@ -28,7 +28,7 @@ type leaderAPI struct {
 	next  http.Handler
 }
 
-const runningQ = `{"arguments":{"x-queue-type":"quorum"},"leader":"rabbit@a","members":["rabbit@a"],"messages":0,` +
+const runningQ = `{"arguments":{"x-queue-type":"quorum","x-dead-letter-strategy":"at-most-once"},"leader":"rabbit@a","members":["rabbit@a"],"messages":0,` +
 	`"name":"q","node":"rabbit@a","online":["rabbit@a"],"online":["rabbit@a"],"state":"running","state":"running","type":"quorum"}`
 
 func (f *leaderAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -24,7 +24,7 @@ const applyConcurrency = 8
 // queue deletions or of one count: where a check waits for fresh
 // statistics, the checks of a whole set wait through the same samples
 // together, not eight after eight. Only the checks run so: quorum queues
-// are deleted one at a time (Client.quorumDeletions).
+// are deleted one at a time (Client.quorumDeletionTurn).
 const checkConcurrency = 32
 
 // ApplyOptions tune Apply.
@@ -41,7 +41,7 @@ type ApplyOptions struct {
 // Apply makes changes in vhost, in order. Consecutive changes of the same
 // kind run concurrently, up to eight at a time, but one at a time where the
 // broker needs it (oneAtATime); quorum queues, of every Apply of the
-// client, are deleted one at a time (Client.quorumDeletions): topology.Diff orders
+// client, are deleted one at a time (Client.quorumDeletionTurn): topology.Diff orders
 // changes so that a change depends only on changes of earlier runs. A change that
 // opens a path for messages (topology.Change.Opens) starts a run of its
 // own, after everything before it has completed. After a batch

@@ -691,7 +691,7 @@ func TestDeletionWithoutPeekStopsArrivals(t *testing.T) {
 	}{
 		"found empty": {
 			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("0", "20"), statistics("0", "30"), statistics("0", "40")},
-			wantRequests: []string{listQBindings, unbindXQ, readQ, readQ, readQ, readQ, readQ, deleteQ},
+			wantRequests: []string{listQBindings, unbindXQ, readQ, readQ, readQ, readQ, readQ, readNodeOf, deleteQ}, // the turn learns the cluster
 		},
 		"found holding": {
 			answers:      []string{statistics("0", "10"), statistics("0", "10"), statistics("1", "20")},

@@ -104,9 +104,6 @@ type Client struct {
 	// destination (vhostObject → time.Time): a queue's leader is asked for
 	// its count only once arrivals have settled.
 	unbinds sync.Map
-	// quorumDeletions holds the turn of the client's quorum queue
-	// deletions, of every set it serves: one at a time (quorumTurn).
-	quorumDeletions chan struct{}
 }
 
 // New checks cfg and returns a client. It makes no request, so a broker that
@@ -126,6 +123,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	amqpEndpoint, err := parseAMQPEndpoint(cfg.AMQPEndpoint)
 	if err != nil {
+		return nil, err
+	}
+	if err := amqpBesideManagement(cfg.AMQPEndpoint, endpoint); err != nil {
 		return nil, err
 	}
 	// http.DefaultTransport's settings, keeping a connection per request that
@@ -152,7 +152,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	rabbit, err := rabbithole.NewTLSClient(endpoint, cfg.Username, cfg.Password, transport)
 	if err != nil {
-		return nil, fmt.Errorf("invalid management API endpoint: %w", parseProblem(err))
+		return nil, fmt.Errorf("invalid management API endpoint %q: %s", RedactURL(endpoint), parseProblem(endpoint, err))
 	}
 	rabbit.SetTimeout(timeout)
 	return &Client{
@@ -163,12 +163,11 @@ func New(cfg Config) (*Client, error) {
 		rabbit:   rabbit,
 		// The transport refuses redirects (countingTransport); this
 		// client would follow none anyway.
-		http:            &http.Client{Transport: transport, CheckRedirect: refuseRedirect},
-		transport:       transport,
-		logf:            cfg.Logf,
-		timing:          defaultCheckTiming,
-		proxy:           proxy,
-		quorumDeletions: make(chan struct{}, 1),
+		http:      &http.Client{Transport: transport, CheckRedirect: refuseRedirect},
+		transport: transport,
+		logf:      cfg.Logf,
+		timing:    defaultCheckTiming,
+		proxy:     proxy,
 		amqp: amqpCounts{
 			configured: amqpEndpoint, disabled: cfg.DisableAMQPCounts,
 			username: cfg.Username, password: cfg.Password, tls: tlsConfig, timeout: timeout,
@@ -187,30 +186,54 @@ func parseEndpoint(raw string) (string, error) {
 	if raw == "" {
 		return "", errors.New("the management API endpoint is empty; expected a URL such as http://127.0.0.1:15672")
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("invalid management API endpoint: %w", parseProblem(err))
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
+	if scheme := urlScheme(raw); scheme != "http" && scheme != "https" {
 		return "", fmt.Errorf("invalid management API endpoint %q: the scheme must be http or https, e.g. http://127.0.0.1:15672", RedactURL(raw))
+	}
+	// Refused by the raw string's last "@", not the parser's reading: with
+	// a "/" in the password, http://admin:1234/x@host would be host admin,
+	// port 1234, and the password would show in every later message.
+	if _, _, _, found := splitUserinfo(raw); found {
+		return "", fmt.Errorf("invalid management API endpoint %q: give the credentials as username and password, not in the URL "+
+			"(an \"@\" in a path is written %%40)", RedactURL(raw))
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("invalid management API endpoint %q: %s", RedactURL(raw), parseProblem(raw, err))
 	case u.Host == "":
 		return "", fmt.Errorf("invalid management API endpoint %q: it names no host", RedactURL(raw))
-	case u.User != nil:
-		return "", fmt.Errorf("invalid management API endpoint %q: give the credentials as username and password, not in the URL", RedactURL(raw))
 	case u.RawQuery != "" || u.Fragment != "":
 		return "", fmt.Errorf("invalid management API endpoint %q: it must have no query or fragment", RedactURL(raw))
 	}
 	return strings.TrimRight(u.String(), "/"), nil
 }
 
-// parseProblem drops the URL from url.Parse's error: it may hold a password.
-func parseProblem(err error) error {
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) {
-		return urlErr.Err
-	}
+// CheckEndpoint refuses a management API endpoint the client cannot use,
+// as New would, naming it redacted.
+func CheckEndpoint(raw string) error {
+	_, err := parseEndpoint(raw)
 	return err
+}
+
+// CheckAMQPEndpoint refuses an AMQP endpoint the client cannot use beside
+// the management endpoint, as New would, naming it redacted.
+func CheckAMQPEndpoint(raw, managementEndpoint string) error {
+	if _, err := parseAMQPEndpoint(raw); err != nil {
+		return err
+	}
+	return amqpBesideManagement(raw, managementEndpoint)
+}
+
+// amqpBesideManagement refuses amqp:// beside an https:// management
+// endpoint: the credentials, which both share, would travel in clear over
+// AMQP while the management API is reached over TLS.
+func amqpBesideManagement(amqpEndpoint, managementEndpoint string) error {
+	if urlScheme(amqpEndpoint) == "amqp" && urlScheme(managementEndpoint) == "https" {
+		return fmt.Errorf("invalid AMQP endpoint %q: it is amqp:// beside the https:// management endpoint %q, so the username "+
+			"and password, which both use, would travel in clear over AMQP; use the broker's amqps:// listener",
+			RedactURL(amqpEndpoint), RedactURL(managementEndpoint))
+	}
+	return nil
 }
 
 func newTLSConfig(cfg Config) (*tls.Config, error) {
@@ -254,19 +277,46 @@ func proxyFunc(raw string) (func(*http.Request) (*url.URL, error), error) {
 	if raw == "" {
 		return http.ProxyFromEnvironment, nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("invalid proxy URL: %w", parseProblem(err))
-	}
-	switch u.Scheme {
+	switch urlScheme(raw) {
 	case "http", "https", "socks5", "socks5h":
 	default:
 		return nil, fmt.Errorf("invalid proxy URL %q: the scheme must be http, https, socks5 or socks5h", RedactURL(raw))
 	}
+	// A proxy may take credentials in its URL: the userinfo runs to the
+	// last "@", as RedactURL reads it, so a password may hold "/", "?",
+	// "#" or "@" unescaped.
+	prefix, userinfo, rest, hasUserinfo := splitUserinfo(raw)
+	u, err := url.Parse(prefix + rest)
+	if err != nil {
+		return nil, fmt.Errorf("invalid proxy URL %q: %s", RedactURL(raw), parseProblem(prefix+rest, err))
+	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("invalid proxy URL %q: it names no host", RedactURL(raw))
 	}
+	if hasUserinfo {
+		if u.User, err = parseUserinfo(userinfo); err != nil {
+			return nil, fmt.Errorf("invalid proxy URL %q: its userinfo %s", RedactURL(raw), err)
+		}
+	}
 	return http.ProxyURL(u), nil
+}
+
+// parseUserinfo is a URL's userinfo, "user" or "user:password", each
+// percent-decoded. Its errors never quote it.
+func parseUserinfo(userinfo string) (*url.Userinfo, error) {
+	if strings.ContainsFunc(userinfo, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return nil, errors.New("holds a control character")
+	}
+	user, password, hasPassword := strings.Cut(userinfo, ":")
+	user, userErr := url.PathUnescape(user)
+	password, passwordErr := url.PathUnescape(password)
+	if userErr != nil || passwordErr != nil {
+		return nil, errors.New(`holds a "%" that starts no escape of two hex digits (write "%" as %25)`)
+	}
+	if !hasPassword {
+		return url.User(user), nil
+	}
+	return url.UserPassword(user, password), nil
 }
 
 // countingTransport counts every request sent: the client's total, and the

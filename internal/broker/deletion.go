@@ -119,7 +119,7 @@ func (d *queueDeletion) checkThenDelete(ctx context.Context) error {
 // a resend would come 100 ms and more after the check, and widen the window
 // in which a message reaching the queue is lost with it. A classic queue
 // keeps the broker's if-empty guard. A quorum queue waits its turn
-// (quorumTurn), and where the client can ask the queue's leader it asks
+// (quorumDeletionTurn), and where the client can ask the queue's leader it asks
 // once more in its turn, so that the window is that answer's and the
 // deletion's round trips, not the wait.
 func (d *queueDeletion) deleteChecked(ctx context.Context) error {
@@ -130,7 +130,7 @@ func (d *queueDeletion) deleteChecked(ctx context.Context) error {
 		query = nil
 	}
 	if d.isQuorum() {
-		release, err := d.c.quorumTurn(ctx)
+		release, err := d.c.quorumDeletionTurn(ctx, d.vhost)
 		if err != nil {
 			return err
 		}
@@ -257,10 +257,10 @@ func (c *Client) refusesIfEmptyForQuorum() bool {
 }
 
 // deleteQueueRequest sends the deletion of queue, in its turn for a quorum
-// queue (quorumTurn): only the request waits, not the checks before it.
+// queue (quorumDeletionTurn): only the request waits, not the checks before it.
 func (c *Client) deleteQueueRequest(ctx context.Context, vhost string, queue topology.Queue, options []rabbithole.QueueDeleteOptions) error {
 	if queue.Arguments.QueueType == topology.QueueTypeQuorum {
-		release, err := c.quorumTurn(ctx)
+		release, err := c.quorumDeletionTurn(ctx, vhost)
 		if err != nil {
 			return err
 		}
@@ -269,19 +269,6 @@ func (c *Client) deleteQueueRequest(ctx context.Context, vhost string, queue top
 	return c.viaRabbitHole(ctx, http.MethodDelete, apiPath("queues", vhost, queue.Name), func() error {
 		return closeAnswer(c.rabbit.DeleteQueue(vhost, queue.Name, options...))
 	})
-}
-
-// quorumTurn waits for the client's turn to delete a quorum queue, or for
-// ctx's end: on RabbitMQ 3.13.5 and later, quorum queues deleted while
-// others are deleted or declared can corrupt a node's Ra directory
-// (benchmarks/dets-race.md).
-func (c *Client) quorumTurn(ctx context.Context) (release func(), err error) {
-	select {
-	case c.quorumDeletions <- struct{}{}:
-		return func() { <-c.quorumDeletions }, nil
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	}
 }
 
 // isGone tells whether err is a 404 for the object itself, not for its vhost.

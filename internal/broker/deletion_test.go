@@ -49,14 +49,18 @@ func TestDeletionRestoresWhatItUnbound(t *testing.T) {
 	})
 	t.Run("cancelled while waiting for the turn of quorum deletions", func(t *testing.T) {
 		t.Parallel()
-		fake, client := steppedClient(t, rabbit405, freshZero...)
+		// A cluster of its own: no other test's deletions share its turn.
+		fake, client := steppedClient(t, brokertest.Identity{Version: "4.0.5", Node: "rabbit@a", ClusterName: "turn-test"}, freshZero...)
 		fake.Bindings = bindingFromX
 		// Learned first: the guarded attempt, made before the client knows
 		// its broker, would wait for the turn too.
 		if _, err := broker.PeeksAtQuorumQueues(t.Context(), client); err != nil {
 			t.Fatal(err)
 		}
-		release := broker.HoldQuorumTurn(client)
+		release, err := broker.HoldQuorumTurn(t.Context(), client)
+		if err != nil {
+			t.Fatal(err)
+		}
 		defer release()
 		ctx, cancel := context.WithCancel(t.Context())
 		go func() {
@@ -69,7 +73,7 @@ func TestDeletionRestoresWhatItUnbound(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 			cancel()
 		}()
-		err := client.Apply(ctx, "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &quorum}}, broker.ApplyOptions{})
+		err = client.Apply(ctx, "/", []topology.Change{{Kind: topology.DeleteQueue, Queue: &quorum}}, broker.ApplyOptions{})
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Apply() error = %v, want the cancellation", err)
 		}

@@ -101,7 +101,7 @@
 // deletion's own check stays, for messages that arrive in between. A
 // client sends its quorum queue deletions one at a time, those of all its
 // Apply calls together: at once they can break a node of the broker
-// (Client.quorumDeletions says how).
+// (Client.quorumDeletionTurn says how).
 //
 // # Errors and contexts
 //

@@ -137,7 +137,6 @@ func (c *Client) QueueBindings(ctx context.Context, vhost, queue string) ([]rabb
 
 // HoldQuorumTurn takes c's turn of quorum deletions, as another deletion
 // in flight would, until release is called.
-func HoldQuorumTurn(c *Client) (release func()) {
-	c.quorumDeletions <- struct{}{}
-	return func() { <-c.quorumDeletions }
+func HoldQuorumTurn(ctx context.Context, c *Client) (release func(), err error) {
+	return c.quorumDeletionTurn(ctx, "/")
 }

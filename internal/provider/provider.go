@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"strconv"
 	"sync"
@@ -172,6 +171,17 @@ func (p *RabbitMQProvider) ValidateConfig(ctx context.Context, req provider.Vali
 	if v := config.Proxy; !v.IsNull() && !v.IsUnknown() {
 		if err := broker.CheckProxy(v.ValueString()); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("proxy"), "Invalid Proxy", err.Error())
+		}
+	}
+	if v := config.AMQPEndpoint; !v.IsNull() && !v.IsUnknown() {
+		// Paired with the endpoint only when the block gives it; Configure
+		// checks the pair again with the environment's values.
+		var endpoint string
+		if !config.Endpoint.IsUnknown() {
+			endpoint = config.Endpoint.ValueString()
+		}
+		if err := broker.CheckAMQPEndpoint(v.ValueString(), endpoint); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("amqp_endpoint"), "Invalid AMQP Endpoint", err.Error())
 		}
 	}
 	if v := config.Timeout; !v.IsNull() && !v.IsUnknown() {
@@ -402,15 +412,10 @@ func boolSetting(v types.Bool, env string) (bool, error) {
 	return b, nil
 }
 
-// checkEndpoint refuses an endpoint that is no http:// or https:// URL,
-// naming it redacted: it may hold a password.
+// checkEndpoint refuses an endpoint the client cannot use, as the client
+// itself would, naming it redacted: it may hold a password.
 func checkEndpoint(endpoint string) error {
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("endpoint %q is not an http:// or https:// URL of the management API, such as http://127.0.0.1:15672",
-			broker.RedactURL(endpoint))
-	}
-	return nil
+	return broker.CheckEndpoint(endpoint)
 }
 
 func parseTimeout(s string) (time.Duration, error) {

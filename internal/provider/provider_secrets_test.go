@@ -39,6 +39,11 @@ variable "proxy" {
   sensitive = true
   default   = null
 }
+variable "amqp_endpoint" {
+  type      = string
+  sensitive = true
+  default   = null
+}
 variable "insecure" {
   type    = bool
   default = null
@@ -64,16 +69,21 @@ data "rabbitmq_delay_queue_sets" "all" {
 // binary built from this checkout and TF_LOG=TRACE, through a validate, a
 // plan and applies that fail, with one secret in every place a credential
 // can come from: the password attribute and RABBITMQ_PASSWORD, and the
-// userinfo of the endpoint and of the proxy, each from the block and from
-// the environment. Each run must fail with the diagnostic it is there for,
-// or show the warnings it is there for, and the secret must be in none of
-// their outputs nor in the trace log.
+// userinfo of the endpoint, of the proxy and of the AMQP endpoint, each
+// from the block and from the environment. The secret holds "/", "#", "?"
+// and "@", which url.Parse reads otherwise than as a password. Each run
+// must fail with the diagnostic it is there for, or show the warnings it
+// is there for, and no part of the secret may be in their outputs or in
+// the trace log.
 func TestAccProvider_secretsNeverShown(t *testing.T) {
 	testBrokerClient(t) // skips without TF_ACC
 	testAccPreCheck(t)
 	terraform := testTerraformPath(t)
 	cliConfig := testBuildProvider(t)
-	secret := "S3cret-" + acctest.RandString(16)
+	// Each part alone must show nowhere either: a parser that cuts the
+	// password at one of its odd characters shows the part before it.
+	parts := []string{"S3c" + acctest.RandString(10), acctest.RandString(10) + "t9"}
+	secret := parts[0] + "/#?@" + parts[1]
 	endpoint := os.Getenv("RABBITMQ_ENDPOINT")
 	name := testSetName(t)
 	testCleanupSet(t, "/", name)
@@ -84,6 +94,8 @@ func TestAccProvider_secretsNeverShown(t *testing.T) {
   password = var.password
   proxy    = var.proxy
   insecure = var.insecure
+
+  amqp_endpoint = var.amqp_endpoint
 }`
 	// Known at validate, sensitive, and not on the lines of the provider
 	// block that Terraform shows with a diagnostic.
@@ -91,12 +103,15 @@ func TestAccProvider_secretsNeverShown(t *testing.T) {
   endpoint = sensitive("amqp://admin:%[1]s@rabbit.internal:5672")
   password = sensitive(%[1]q)
   proxy    = sensitive("ftp://proxy:%[1]s@proxy.internal:3128")
+  amqp     = sensitive("amqp://admin:%[1]s@rabbit.internal:5672")
 }
 
 provider "rabbitmq" {
   endpoint = local.endpoint
   password = local.password
   proxy    = local.proxy
+
+  amqp_endpoint = local.amqp
 }`, secret)
 	dir := t.TempDir()
 	var base []string
@@ -119,17 +134,18 @@ provider "rabbitmq" {
 		fails bool
 	}{
 		{
-			name:     "validate: endpoint and proxy of the block, with userinfo; password attribute",
+			name:     "validate: endpoint, proxy and amqp_endpoint of the block, with userinfo; password attribute",
 			provider: fromLocals,
 			args:     []string{"validate", "-no-color"},
-			want:     []string{"Invalid Endpoint", "amqp://admin:xxxxx@rabbit.internal:5672", "Invalid Proxy", "ftp://proxy:xxxxx@proxy.internal:3128"},
-			fails:    true,
+			want: []string{"Invalid Endpoint", "amqp://admin:xxxxx@rabbit.internal:5672", "Invalid Proxy", "ftp://proxy:xxxxx@proxy.internal:3128",
+				"Invalid AMQP Endpoint", "the credentials are the management API's"},
+			fails: true,
 		},
 		{
 			name:  "plan: RABBITMQ_ENDPOINT of another scheme with userinfo, RABBITMQ_PASSWORD",
 			args:  []string{"plan", "-input=false", "-no-color", "-var=read_sets=true"},
 			env:   []string{"RABBITMQ_ENDPOINT=amqp://admin:" + secret + "@rabbit.internal:5672", "RABBITMQ_PASSWORD=" + secret, "RABBITMQ_USERNAME=admin"},
-			want:  []string{"amqp://admin:xxxxx@rabbit.internal:5672", "not an http:// or https://"},
+			want:  []string{"amqp://admin:xxxxx@rabbit.internal:5672", "the scheme must be http or https"},
 			fails: true,
 		},
 		{
@@ -147,10 +163,31 @@ provider "rabbitmq" {
 			fails: true,
 		},
 		{
-			name: "plan: http:// to another host and insecure, password attribute: both warnings",
+			name:  "plan: amqp_endpoint amqp:// beside an https:// endpoint, password attribute",
+			args:  []string{"plan", "-input=false", "-no-color"},
+			env:   []string{"TF_VAR_endpoint=https://rabbit.internal:15671", "TF_VAR_amqp_endpoint=amqp://rabbit.internal:5672", "TF_VAR_password=" + secret, "RABBITMQ_USERNAME=admin"},
+			want:  []string{"Invalid AMQP Endpoint", "would travel in clear over AMQP"},
+			fails: true,
+		},
+		{
+			name:  "plan: RABBITMQ_AMQP_ENDPOINT amqp:// beside an https:// RABBITMQ_ENDPOINT, RABBITMQ_PASSWORD",
+			args:  []string{"plan", "-input=false", "-no-color", "-var=read_sets=true"},
+			env:   []string{"RABBITMQ_ENDPOINT=https://rabbit.internal:15671", "RABBITMQ_AMQP_ENDPOINT=amqp://rabbit.internal:5672", "RABBITMQ_PASSWORD=" + secret, "RABBITMQ_USERNAME=admin"},
+			want:  []string{"Cannot Configure the RabbitMQ Client", "would travel in clear over AMQP"},
+			fails: true,
+		},
+		{
+			name: "plan: http:// and amqp:// to another host and insecure, password attribute: three warnings",
 			args: []string{"plan", "-input=false", "-no-color"},
-			env:  []string{"TF_VAR_endpoint=http://rabbit.internal:15672", "TF_VAR_password=" + secret, "TF_VAR_insecure=true", "RABBITMQ_USERNAME=admin"},
-			want: []string{"RabbitMQ Credentials Sent in Clear", "RabbitMQ TLS Certificate Not Verified"},
+			env: []string{"TF_VAR_endpoint=http://rabbit.internal:15672", "TF_VAR_amqp_endpoint=amqp://rabbit.internal:5672",
+				"TF_VAR_password=" + secret, "TF_VAR_insecure=true", "RABBITMQ_USERNAME=admin"},
+			want: []string{"RabbitMQ Credentials Sent in Clear", "RabbitMQ Credentials Sent in Clear over AMQP", "RabbitMQ TLS Certificate Not Verified"},
+		},
+		{
+			name: "plan: https:// and insecure, RABBITMQ_PASSWORD: the warning names the AMQP listener too",
+			args: []string{"plan", "-input=false", "-no-color"},
+			env:  []string{"TF_VAR_endpoint=https://rabbit.internal:15671", "RABBITMQ_PASSWORD=" + secret, "TF_VAR_insecure=true", "RABBITMQ_USERNAME=admin"},
+			want: []string{"RabbitMQ TLS Certificate Not Verified", "of the management API and of the broker's AMQP listener"},
 		},
 		{
 			name:  "apply: the broker refuses the password attribute",
@@ -199,8 +236,10 @@ provider "rabbitmq" {
 			t.Errorf("%s: the trace log (%d bytes) has none of the provider's lines", run.name, len(logged))
 		}
 		for place, content := range map[string][]byte{"output": out, "trace log": logged} {
-			if i := bytes.Index(content, []byte(secret)); i >= 0 {
-				t.Errorf("%s: the secret appears in the %s: …%s…", run.name, place, content[max(0, i-300):min(len(content), i+50)])
+			for _, shown := range append([]string{secret}, parts...) {
+				if i := bytes.Index(content, []byte(shown)); i >= 0 {
+					t.Errorf("%s: the secret appears in the %s: …%s…", run.name, place, content[max(0, i-300):min(len(content), i+50)])
+				}
 			}
 		}
 		searched += len(out) + len(logged)

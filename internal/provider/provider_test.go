@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	fwprovider "github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
@@ -110,11 +111,13 @@ func TestProvider_invalidSettings(t *testing.T) {
 		settings string
 		want     string
 	}{
-		"endpoint without a scheme":   {settings: `endpoint = "127.0.0.1:15672"`, want: `(?s)Invalid Endpoint.*not an http:// or https://`},
+		"endpoint without a scheme":   {settings: `endpoint = "127.0.0.1:15672"`, want: `(?s)Invalid Endpoint.*the scheme must be\s+http or\s+https`},
 		"timeout that is no duration": {settings: `timeout = "soon"`, want: `(?s)Invalid Timeout.*"soon"`},
 		"negative timeout":            {settings: `timeout = "-1s"`, want: `(?s)Invalid Timeout`},
 		"endpoint with a password, redacted": {settings: `endpoint = "amqp://admin:S3cret@rabbit.internal:5672"`,
-			want: `(?s)Invalid Endpoint.*"amqp://admin:xxxxx@rabbit.internal:5672" is not an http://`},
+			want: `(?s)Invalid Endpoint.*"amqp://admin:xxxxx@rabbit.internal:5672":\s+the\s+scheme\s+must\s+be`},
+		"amqp_endpoint beside https": {settings: "endpoint = \"https://rabbit.internal:15671\"\n  amqp_endpoint = \"amqp://rabbit.internal:5672\"",
+			want: `(?s)Invalid AMQP Endpoint.*travel\s+in\s+clear`},
 		"proxy of another scheme, redacted": {settings: `proxy = "ftp://u:S3cret@proxy.internal"`,
 			want: `(?s)Invalid Proxy.*"ftp://u:xxxxx@proxy.internal": the scheme must be`},
 	}
@@ -131,6 +134,110 @@ func TestProvider_invalidSettings(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestProvider_validateConfig calls ValidateConfig with settings that
+// must fail the plan, each holding a password with the characters that
+// url.Parse reads otherwise, and checks the diagnostic, its attribute, and
+// that no part of the password shows in it; and with settings that pass.
+func TestProvider_validateConfig(t *testing.T) {
+	t.Parallel()
+	const secret = "Qx7/#?@: %Zk4"
+	tests := map[string]struct {
+		settings map[string]string
+		// wantSummary and wantAttribute are the one error's, wantDetail a part of its detail; none for no error.
+		wantSummary, wantAttribute, wantDetail string
+	}{
+		"endpoint with a password": {
+			settings:    map[string]string{"endpoint": "http://admin:" + secret + "@rabbit.internal:15672"},
+			wantSummary: "Invalid Endpoint", wantAttribute: "endpoint",
+			wantDetail: `"http://admin:xxxxx@rabbit.internal:15672": give the credentials as username and password, not in the URL`,
+		},
+		"endpoint whose password looks like a port": {
+			settings:    map[string]string{"endpoint": "http://admin:1234/Qx7Zk4@127.0.0.1:1"},
+			wantSummary: "Invalid Endpoint", wantAttribute: "endpoint", wantDetail: `"http://admin:xxxxx@127.0.0.1:1"`,
+		},
+		"amqp_endpoint with a password": {
+			settings:    map[string]string{"endpoint": "http://127.0.0.1:15672", "amqp_endpoint": "amqp://admin:" + secret + "@127.0.0.1:5672"},
+			wantSummary: "Invalid AMQP Endpoint", wantAttribute: "amqp_endpoint",
+			wantDetail: `"amqp://admin:xxxxx@127.0.0.1:5672": the credentials are the management API's`,
+		},
+		"amqp_endpoint that is no URL": {
+			settings:    map[string]string{"amqp_endpoint": "amqp://rabbit:56x72"},
+			wantSummary: "Invalid AMQP Endpoint", wantAttribute: "amqp_endpoint", wantDetail: "its port is not a number",
+		},
+		"amqp_endpoint of another scheme": {
+			settings:    map[string]string{"amqp_endpoint": "http://127.0.0.1:5672"},
+			wantSummary: "Invalid AMQP Endpoint", wantAttribute: "amqp_endpoint", wantDetail: "the scheme must be amqp or amqps",
+		},
+		"amqp:// beside https://": {
+			settings:    map[string]string{"endpoint": "https://rabbit.internal:15671", "amqp_endpoint": "amqp://rabbit.internal:5672"},
+			wantSummary: "Invalid AMQP Endpoint", wantAttribute: "amqp_endpoint", wantDetail: "would travel in clear over AMQP",
+		},
+		"proxy with a % that starts no escape": {
+			settings:    map[string]string{"proxy": "http://proxy:" + secret + "@proxy.internal:3128"},
+			wantSummary: "Invalid Proxy", wantAttribute: "proxy", wantDetail: `"http://proxy:xxxxx@proxy.internal:3128": its userinfo holds a "%"`,
+		},
+		"proxy with / # ? @ in the password": {settings: map[string]string{"proxy": "http://proxy:Qx7/#?@:Zk4@proxy.internal:3128"}},
+		"amqps:// beside https://":           {settings: map[string]string{"endpoint": "https://rabbit.internal:15671", "amqp_endpoint": "amqps://rabbit.internal:5671"}},
+		"amqp:// beside http://":             {settings: map[string]string{"endpoint": "http://127.0.0.1:15672", "amqp_endpoint": "amqp://127.0.0.1:5672"}},
+		"amqp:// beside an unknown endpoint": {settings: map[string]string{"endpoint": "", "amqp_endpoint": "amqp://rabbit.internal:5672"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var resp fwprovider.ValidateConfigResponse
+			p := &RabbitMQProvider{version: "test", clock: delayset.SystemClock{}}
+			p.ValidateConfig(context.Background(),
+				fwprovider.ValidateConfigRequest{Config: testProviderSettings(t, tc.settings)}, &resp)
+			errs := resp.Diagnostics.Errors()
+			if tc.wantSummary == "" {
+				if len(errs) > 0 {
+					t.Fatalf("ValidateConfig: %v, want no error", resp.Diagnostics)
+				}
+				return
+			}
+			if len(errs) != 1 {
+				t.Fatalf("ValidateConfig: %v, want one error", resp.Diagnostics)
+			}
+			d := errs[0]
+			attribute, _ := d.(interface{ Path() path.Path })
+			switch {
+			case d.Summary() != tc.wantSummary:
+				t.Errorf("summary %q, want %q", d.Summary(), tc.wantSummary)
+			case attribute == nil || !attribute.Path().Equal(path.Root(tc.wantAttribute)):
+				t.Errorf("the error names %v, want the attribute %s", attribute, tc.wantAttribute)
+			case !strings.Contains(d.Detail(), tc.wantDetail):
+				t.Errorf("detail %q, want one saying %q", d.Detail(), tc.wantDetail)
+			}
+			if text := d.Summary() + d.Detail(); strings.Contains(text, "Qx7") || strings.Contains(text, "Zk4") {
+				t.Errorf("the error shows the password: %s: %s", d.Summary(), d.Detail())
+			}
+		})
+	}
+}
+
+// testProviderSettings is a provider block with settings, the rest unset;
+// a setting of "" is unknown.
+func testProviderSettings(t *testing.T, settings map[string]string) tfsdk.Config {
+	t.Helper()
+	ctx := context.Background()
+	schema := providerSchema()
+	objectType, ok := schema.Type().TerraformType(ctx).(tftypes.Object)
+	if !ok {
+		t.Fatalf("the provider schema's type is %T", schema.Type().TerraformType(ctx))
+	}
+	values := map[string]tftypes.Value{}
+	for name, attributeType := range objectType.AttributeTypes {
+		values[name] = tftypes.NewValue(attributeType, nil)
+		switch value, set := settings[name]; {
+		case set && value == "":
+			values[name] = tftypes.NewValue(attributeType, tftypes.UnknownValue)
+		case set:
+			values[name] = tftypes.NewValue(attributeType, value)
+		}
+	}
+	return tfsdk.Config{Schema: schema, Raw: tftypes.NewValue(objectType, values)}
 }
 
 // testAdmin is a rabbit-hole client with the tests' own credentials, for

@@ -35,13 +35,16 @@ func NewClient(t testing.TB, handler http.Handler, config broker.Config) *broker
 }
 
 // Identity answers the two requests by which a client learns which checks
-// its broker allows: the overview (version and node) and the feature
-// flags, which it lists as enabled, or refuses with FlagsStatus. The zero
-// value is a RabbitMQ 4.3.6 node rabbit@localhost whose every node runs
-// 4.3 (the flag rabbitmq_4.3.0), where a peek is no delivery.
+// its broker allows: the overview (version, node and cluster name) and the
+// feature flags, which it lists as enabled, or refuses with FlagsStatus.
+// The zero value is a RabbitMQ 4.3.6 node rabbit@localhost whose every
+// node runs 4.3 (the flag rabbitmq_4.3.0), where a peek is no delivery.
 type Identity struct {
 	Version, Node string
-	Flags         []string
+	// ClusterName is the overview's cluster_name; "": the node's name, as
+	// RabbitMQ names a cluster by default.
+	ClusterName string
+	Flags       []string
 	// FlagsStatus, when not 0, is the status that refuses the flags'
 	// listing (as 401 to a user who is no administrator on 3.10–3.12).
 	FlagsStatus int
@@ -54,7 +57,8 @@ func (id Identity) Serve(w http.ResponseWriter, r *http.Request) bool {
 	}
 	switch r.URL.Path {
 	case "/api/overview":
-		_ = json.NewEncoder(w).Encode(map[string]string{"rabbitmq_version": id.Version, "node": id.Node})
+		_ = json.NewEncoder(w).Encode(map[string]string{"rabbitmq_version": id.Version, "node": id.Node,
+			"cluster_name": cmp.Or(id.ClusterName, id.Node)})
 	case "/api/feature-flags":
 		if id.FlagsStatus != 0 {
 			w.WriteHeader(id.FlagsStatus)
