@@ -176,7 +176,9 @@ check_quickstart() {
 	curl -fsS -u "$RABBITMQ_USERNAME:$RABBITMQ_PASSWORD" -H 'content-type: application/json' \
 		-d "{\"routing_key\":\"$key\",\"payload\":\"hello\",\"payload_encoding\":\"string\",\"properties\":{\"delivery_mode\":2}}" \
 		"$RABBITMQ_ENDPOINT/api/exchanges/%2F/retries.ingest/publish" | grep -q '"routed":true' || return 1
-	for _ in $(seq 1 40); do
+	# A guard against a hung broker, not a bound on lateness: a loaded machine may be seconds late.
+	local deadline=$((SECONDS + 120))
+	while ((SECONDS < deadline)); do
 		got=$(curl -fsS -u "$RABBITMQ_USERNAME:$RABBITMQ_PASSWORD" -H 'content-type: application/json' \
 			-d '{"count":1,"ackmode":"ack_requeue_false","encoding":"auto"}' \
 			"$RABBITMQ_ENDPOINT/api/queues/%2F/orders/get") || return 1
@@ -191,7 +193,7 @@ check_quickstart() {
 		fi
 		sleep 0.25
 	done
-	echo "examples.sh: no message in orders 10s after publishing" >&2
+	echo "examples.sh: hung: no message in orders 2 min after publishing" >&2
 	return 1
 }
 
@@ -209,14 +211,15 @@ check_two_providers() {
 	curl -fsS -u "$RABBITMQ_USERNAME:$RABBITMQ_PASSWORD" -H 'content-type: application/json' \
 		-d '{"routing_key":"invoices.0.0.0.0.0.0.0.0.0.0.0.0","payload":"invoice 42","payload_encoding":"string","properties":{}}' \
 		"$RABBITMQ_ENDPOINT/api/exchanges/%2F/invoice-retries.ingest/publish" | grep -q '"routed":true' || return 1
-	for _ in $(seq 1 20); do
+	local deadline=$((SECONDS + 120)) # a hang guard, as in check_quickstart
+	while ((SECONDS < deadline)); do
 		got=$(curl -fsS -u "$RABBITMQ_USERNAME:$RABBITMQ_PASSWORD" -H 'content-type: application/json' \
 			-d '{"count":1,"ackmode":"ack_requeue_false","encoding":"auto"}' \
 			"$RABBITMQ_ENDPOINT/api/queues/%2F/invoices/get") || return 1
 		[[ $got == *'"payload":"invoice 42"'* ]] && return 0
 		sleep 0.25
 	done
-	echo "examples.sh: no message in invoices 5s after publishing" >&2
+	echo "examples.sh: hung: no message in invoices 2 min after publishing" >&2
 	return 1
 }
 

@@ -122,8 +122,8 @@ func watchQueue(ctx context.Context, queue string, declared time.Time, offset ti
 		switch {
 		case err != nil:
 			return w, err
-		case time.Since(started) > 2*time.Minute:
-			return w, fmt.Errorf("still watching after a minute: %+v", w)
+		case time.Since(started) > 2*time.Minute+testHangSlack:
+			return w, fmt.Errorf("hung: still watching after %s: %+v", 2*time.Minute+testHangSlack, w)
 		case s.Reductions == nil:
 			continue
 		case last.Reductions == nil:

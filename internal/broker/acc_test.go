@@ -403,8 +403,11 @@ func TestAccQueueMessagesAndDeleteIfEmpty(t *testing.T) {
 				if n := client.Requests() - before; n != 1 {
 					t.Errorf("QueueMessages made %d requests, want 1", n)
 				}
-				if counts[names.Level(0)] == published || time.Since(started) > 30*time.Second {
+				if counts[names.Level(0)] == published {
 					break
+				}
+				if time.Since(started) > testHangSlack {
+					t.Fatalf("hung: the statistics count %v after %s, want %d in %s", counts, testHangSlack, published, names.Level(0))
 				}
 				time.Sleep(250 * time.Millisecond)
 			}

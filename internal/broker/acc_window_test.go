@@ -20,8 +20,11 @@ import (
 // TestAccDeletionWindow measures the window in which a message reaching a
 // quorum queue would be lost with it: from the last answer of the check
 // that found it empty to the answer of its deletion, for the 17 queues of
-// the README's set deleted in one Apply, as a destroy does. It fails if any
-// window reaches a second; DELETION_WINDOW_MARKDOWN=FILE writes the figures.
+// the README's set deleted in one Apply, as a destroy does. Each deletion
+// must follow its own check, one queue at a time: the windows must not
+// overlap, so together they fit in the Apply, whatever the machine's
+// speed. Their lengths are figures, logged; DELETION_WINDOW_MARKDOWN=FILE
+// writes them.
 func TestAccDeletionWindow(t *testing.T) {
 	if os.Getenv("TF_ACC") != "1" {
 		t.Skip("acceptance test: set TF_ACC=1")
@@ -61,8 +64,13 @@ func TestAccDeletionWindow(t *testing.T) {
 	median, largest := windows[len(windows)/2], windows[len(windows)-1]
 	version := brokerVersion(t, client)
 	t.Logf("RabbitMQ %s: 17 empty quorum queues deleted in %s; window median %.1f ms, largest %.1f ms", version, took.Round(time.Millisecond), median, largest)
-	if largest >= 1000 {
-		t.Errorf("a window of %.1f ms: the deletion does not follow its check", largest)
+	var total float64
+	for _, w := range windows {
+		total += w
+	}
+	if applied := float64(took.Microseconds()) / 1000; total > applied {
+		t.Errorf("the windows add up to %.1f ms, more than the %.1f ms of the whole Apply: they overlap, "+
+			"so a deletion waited with its check behind another's", total, applied)
 	}
 	if file := os.Getenv("DELETION_WINDOW_MARKDOWN"); file != "" {
 		writeWindow(t, file, version, took, windows)

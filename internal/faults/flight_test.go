@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -241,16 +240,6 @@ func publishDelayed(ctx context.Context, conn *amqp.Connection, set messaging.Se
 		return nil, fmt.Errorf("publishing %d messages to %s: %w", len(batch), set.IngestExchange, err)
 	}
 	return sent, nil
-}
-
-// firstHopDue is when the message leaves the first level queue it passes,
-// the largest of its delay's bits; a message without delay passes none.
-func firstHopDue(m messaging.Message, resolution time.Duration) time.Time {
-	ticks := (m.Delay + resolution - 1) / resolution // rounded up, as topology.EncodeKey does
-	if ticks == 0 {
-		return m.PublishedAt
-	}
-	return m.PublishedAt.Add(resolution << (bits.Len64(uint64(ticks)) - 1))
 }
 
 // lastDue is when the last of sent may arrive at the earliest.

@@ -34,10 +34,6 @@ const (
 	groupSizeKey        = "orders"
 	// Messages published before the change, and after it.
 	groupSizeMessages = 300
-	// How long after its due time a message may arrive before it counts
-	// as lost: the machine is shared, and the change declares 30 quorum
-	// queues one at a time meanwhile.
-	groupSizeLossWindow = time.Minute
 )
 
 // TestFaultClusterGroupSize applies a set with quorum_initial_group_size =
@@ -220,10 +216,11 @@ func (f *groupSizeFlight) publish(batch string) {
 	f.t.Logf("published %d messages %s the change, delays up to %s", len(delays), batch, maxDelay)
 }
 
-// arrived waits for every message sent and says what went wrong: one
-// lost, parked, early or delivered twice.
+// arrived waits for every message sent (calling one lost lossWindow after
+// the last was due) and says what went wrong: one lost, parked, early or
+// delivered twice.
 func (f *groupSizeFlight) arrived() error {
-	ctx, cancel := context.WithDeadline(f.t.Context(), lastDue(f.sent).Add(groupSizeLossWindow))
+	ctx, cancel := context.WithDeadline(f.t.Context(), lastDue(f.sent).Add(lossWindow))
 	defer cancel()
 	_ = f.arrivals.waitForAll(ctx, f.sent) // what is missing counts below
 	f.arrivals.settle(f.t.Context(), 2*time.Second)

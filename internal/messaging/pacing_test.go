@@ -111,8 +111,9 @@ func TestPacingReportAchievedAndKeptUp(t *testing.T) {
 }
 
 // TestPublishPacedSpreadsMessages runs the pacing loop against a recorder:
-// no message is sent before it is due, all are sent, in order, and about on
-// time, and the report says so.
+// no message is sent before it is due (so not all at once), all are sent,
+// in order, and the report says so. How soon after it is due each went out
+// is the machine's pace, which the test logs.
 func TestPublishPacedSpreadsMessages(t *testing.T) {
 	t.Parallel()
 	const rate, duration, tick = 2000.0, 300 * time.Millisecond, 10 * time.Millisecond
@@ -142,10 +143,7 @@ func TestPublishPacedSpreadsMessages(t *testing.T) {
 			t.Fatalf("message %d sent as %s, want %s", i, ids[i], want)
 		}
 	}
-	// Sent on a ticker: not all at once, and done about when scheduled.
-	if first, last := sentAt[0], sentAt[len(sentAt)-1]; last-first < duration/2 {
-		t.Errorf("messages sent from %s to %s: not spread over %s", first, last, duration)
-	}
+	t.Logf("messages sent from %s to %s, scheduled over %s; the latest %s after it was due", sentAt[0], sentAt[len(sentAt)-1], duration, report.MaxLag)
 	if report.Elapsed < report.Scheduled || report.Scheduled != time.Duration(float64(sched.total-1)/rate*float64(time.Second)) {
 		t.Errorf("report %+v: elapsed before the last message was due, or wrong schedule", report)
 	}
@@ -222,10 +220,12 @@ func TestPublishPacedStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	send := func(context.Context, string, Message) error { return nil }
-	report, err := PublishPaced(ctx, send, NewSchedule(100, time.Hour), 5*time.Millisecond, 0, time.Now(), func(int) (string, Message) {
+	sched, start := NewSchedule(100, time.Hour), time.Now()
+	report, err := PublishPaced(ctx, send, sched, 5*time.Millisecond, 0, start, func(int) (string, Message) {
 		return "k", Message{ID: "m"}
 	})
-	if !errors.Is(err, context.DeadlineExceeded) || report.Sent == 0 || report.Sent > 10 {
-		t.Errorf("publishPaced = %d sent, %v; want a few sent and the deadline", report.Sent, err)
+	// However slow the machine, it sent only what was due by its return, an hour early.
+	if due := sched.DueBy(time.Since(start)); !errors.Is(err, context.DeadlineExceeded) || report.Sent == 0 || report.Sent > due {
+		t.Errorf("publishPaced = %d sent, %v; want the first, at most the %d due, and the deadline", report.Sent, err, due)
 	}
 }

@@ -31,17 +31,6 @@ const (
 	dataPathKey        = "dp"
 	// Every delay 0…31 ticks is sent this many times, in random order.
 	dataPathCopiesPerDelay = 7
-	// A message may arrive at most this long after its delay: a coarse
-	// sanity bound, not a speed target (those are the benchmarks'). Which
-	// queues a message passed, and in what order, its x-death header shows
-	// (dataPathCheckDeaths): a hop too many or too few, or a wrong one, fails
-	// there whatever the machine's load. What lateness alone can still catch
-	// is a message held outside every TTL queue, which no layout does. Under
-	// load CI passes share 2 cores: lateness measured p99 1.07 s, max 1.08 s
-	// at a load of 5–6; 5 s leaves room for heavier load.
-	dataPathMaxLateness = 5 * time.Second
-	// How long the whole check may take: the longest delay, then slack for a loaded machine.
-	dataPathCheckTimeout = 60 * time.Second
 	// DATAPATH_SEED replays a run's delays and order.
 	dataPathSeedEnv = "DATAPATH_SEED"
 )
@@ -49,9 +38,8 @@ const (
 // TestAccDelayQueueSet_dataPath applies a set, then sends real messages
 // through it: every message must arrive at the route's queue once, no
 // earlier than its delay, having passed exactly the TTL queues of its
-// delay's set bits in order (its x-death header), and at most
-// dataPathMaxLateness after its delay; messages with malformed routing keys
-// must be parked in the unroutable queue.
+// delay's set bits in order (its x-death header); messages with malformed
+// routing keys must be parked in the unroutable queue.
 func TestAccDelayQueueSet_dataPath(t *testing.T) {
 	testDataPathSet(t, fmt.Sprintf("  levels        = %d\n  resolution    = %q", dataPathLevels, dataPathResolution),
 		dataPathCopiesPerDelay, map[string]string{
@@ -178,8 +166,9 @@ func dataPathKeyFormat(set messaging.Set) topology.KeyFormat {
 
 // dataPathCheckDelays publishes every delay of the set copies times in a
 // seeded random order and checks each arrival: not early, once, with its
-// key, through the queues of its digits (dataPathCheckDeaths), and within
-// the sanity bound dataPathMaxLateness. It logs the lateness figures.
+// key, and through the queues of its digits (dataPathCheckDeaths): a hop too
+// many, too few or a wrong one fails there whatever the machine's load. The
+// lateness it logs is a figure, the benchmarks' to bound.
 func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address string, names topology.Names, routeQueue string, seed uint64,
 	copies int,
 ) resource.TestCheckFunc {
@@ -188,12 +177,12 @@ func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address string, na
 		if err != nil {
 			return err
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), dataPathCheckTimeout)
+		format := dataPathKeyFormat(set)
+		ctx, cancel := testHangContext(format.MaxDelay())
 		defer cancel()
 
 		runID := fmt.Sprintf("dp-%d-", seed)
 		var batch []messaging.Delayed
-		format := dataPathKeyFormat(set)
 		for ticks := range int(format.MaxDelay()/set.Resolution) + 1 {
 			for copyIndex := range copies {
 				batch = append(batch, messaging.Delayed{
@@ -252,10 +241,6 @@ func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address string, na
 			if err := dataPathCheckDeaths(names, set, a); err != nil {
 				problems = append(problems, err)
 			}
-			if a.Lateness > dataPathMaxLateness {
-				problems = append(problems, fmt.Errorf("%s (delay %s) arrived %s late, more than %s",
-					a.Message.ID, a.Message.Delay, a.Lateness, dataPathMaxLateness))
-			}
 		}
 		for _, d := range consumer.Duplicates() {
 			problems = append(problems, fmt.Errorf("%s (delay %s) arrived again %s after its delay", d.Message.ID, d.Message.Delay, d.Lateness))
@@ -264,8 +249,8 @@ func dataPathCheckDelays(t *testing.T, conn *amqp.Connection, address string, na
 			problems = append(problems, fmt.Errorf("unexpected message with routing key %q on %s: %s", f.RoutingKey, routeQueue, f.Reason))
 		}
 		summary := messaging.Summarize(arrivals)
-		t.Logf("%d messages, delays 0–%s, %d hops read from x-death: lateness p50 %s, p99 %s, max %s (min %s; sanity bound %s)",
-			len(arrivals), format.MaxDelay(), hops, summary.P50, summary.P99, summary.Max, summary.Min, dataPathMaxLateness)
+		t.Logf("%d messages, delays 0–%s, %d hops read from x-death: lateness p50 %s, p99 %s, max %s (min %s)",
+			len(arrivals), format.MaxDelay(), hops, summary.P50, summary.P99, summary.Max, summary.Min)
 		if len(problems) > 20 {
 			problems = append(problems[:20], fmt.Errorf("… and %d more problems", len(problems)-20))
 		}

@@ -525,7 +525,7 @@ func testWaitForMessages(ctx context.Context, client *broker.Client, queue strin
 // delivery; elsewhere (RabbitMQ 4.0–4.2) such a queue is uncounted until
 // its first statistics come.
 func testWaitForCount(ctx context.Context, client *broker.Client, vhost, queue string, want int64) error {
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testHangSlack)
 	for {
 		counts, err := client.CountedMessages(ctx, vhost, []string{queue})
 		switch {
@@ -536,7 +536,7 @@ func testWaitForCount(ctx context.Context, client *broker.Client, vhost, queue s
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s holds %d messages after 30s, want %d (%v)", queue, counts[queue], want, err)
+			return fmt.Errorf("hung: %s holds %d messages after %s, want %d (%v)", queue, counts[queue], testHangSlack, want, err)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

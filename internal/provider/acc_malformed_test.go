@@ -203,7 +203,7 @@ func malformedWaitHeld(ctx context.Context, client *broker.Client, queue string,
 // reach the route.
 func malformedCheckCaught(t *testing.T, client *broker.Client, name, routeQueue string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := testHangContext(topology.MaxDelayFor(malformedLevels, malformedResolution))
 		defer cancel()
 		conn := malformedDial(t)
 		names := topology.Names(name)
@@ -315,7 +315,7 @@ func malformedCheckAMQPRefusesOversize(t *testing.T, name string) resource.TestC
 // refuses to write keys of these kinds.
 func malformedCheckMisread(t *testing.T, client *broker.Client, name, routeQueue string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := testHangContext(topology.MaxDelayFor(malformedLevels, malformedResolution))
 		defer cancel()
 		conn := malformedDial(t)
 		ingest := topology.Names(name).Ingest()

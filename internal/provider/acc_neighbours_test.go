@@ -187,8 +187,8 @@ func newTestBarrier(parties int) *testBarrier {
 	return &testBarrier{parties: parties, arrived: map[int]int{}, open: map[int]chan struct{}{}}
 }
 
-// wait returns once every party has reached step, or fails the test after a
-// minute: the other party has failed.
+// wait returns once every party has reached step, or fails the test after
+// testHangSlack: the other party has failed or hung.
 func (b *testBarrier) wait(t *testing.T, step int) {
 	t.Helper()
 	b.mu.Lock()
@@ -203,8 +203,8 @@ func (b *testBarrier) wait(t *testing.T, step int) {
 	b.mu.Unlock()
 	select {
 	case <-open:
-	case <-time.After(time.Minute):
-		t.Fatalf("the other apply did not reach step %d within a minute", step)
+	case <-time.After(testHangSlack):
+		t.Fatalf("hung: the other apply did not reach step %d within %s", step, testHangSlack)
 	}
 }
 

@@ -318,9 +318,8 @@ func TestAccDelayQueueSet_radixChangeNewGeneration(t *testing.T) {
 // TestAccDelayQueueSet_dataPathRadix16 sends real messages through a
 // radix-16 set, with keys the publisher writes in hex digits: each arrives
 // once, never early, through the queues of its nonzero digits in order (its
-// x-death header) and at most dataPathMaxLateness late, and keys with a
-// digit of 16 or more, too few digits or a padded digit are parked in the
-// unroutable queue.
+// x-death header), and keys with a digit of 16 or more, too few digits or
+// a padded digit are parked in the unroutable queue.
 func TestAccDelayQueueSet_dataPathRadix16(t *testing.T) {
 	testDataPathSet(t, fmt.Sprintf("  levels        = %d\n  radix         = %d\n  resolution    = \"100ms\"", radix16Levels, radix16),
 		// Every delay 0…255 ticks twice: 512 messages over 25.5 s.
@@ -343,9 +342,8 @@ func TestAccDelayQueueSet_dataPathRadix16(t *testing.T) {
 // TestAccDelayQueueSet_dataPathRadix256 sends real messages through a
 // radix-256 set of one digit, whose every delay but 0 passes one TTL queue:
 // each arrives once, never early, through its digit's queue alone (its
-// x-death header) and at most dataPathMaxLateness late, and
-// keys with a digit of 256, a padded digit or no digit are parked in the
-// unroutable queue.
+// x-death header), and keys with a digit of 256, a padded digit or no
+// digit are parked in the unroutable queue.
 func TestAccDelayQueueSet_dataPathRadix256(t *testing.T) {
 	testDataPathSet(t, "  levels        = 1\n  radix         = 256\n  resolution    = \"100ms\"",
 		// Every delay 0…255 ticks twice: 512 messages over 25.5 s.

@@ -52,7 +52,7 @@ func TestAccDelayQueueSet_destroyRightAfterPublish(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					testCheckSetMatchesPlan(client, spec),
 					func(*terraform.State) error {
-						return testArrivesOnTime(names.Unroutable(), published, 15*time.Second)
+						return testArrivesOnTime(t, names.Unroutable(), published, 15*time.Second)
 					},
 				),
 			},
@@ -63,8 +63,8 @@ func TestAccDelayQueueSet_destroyRightAfterPublish(t *testing.T) {
 
 // testArrivesOnTime waits for the one message published at published to
 // reach queue (a set without routes parks what leaves it), and fails if it
-// came before delay, or more than 5 s after.
-func testArrivesOnTime(queue string, published time.Time, delay time.Duration) error {
+// came before delay, or not at all (testHangSlack after it, the broker hung).
+func testArrivesOnTime(t *testing.T, queue string, published time.Time, delay time.Duration) error {
 	conn, err := messaging.Dial(messaging.URLFromEnv(), 10*time.Second)
 	if err != nil {
 		return err
@@ -75,7 +75,7 @@ func testArrivesOnTime(queue string, published time.Time, delay time.Duration) e
 		return err
 	}
 	defer func() { _ = ch.Close() }()
-	for deadline := published.Add(delay + 5*time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := published.Add(delay + testHangSlack); ; time.Sleep(50 * time.Millisecond) {
 		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
 		arrived := time.Since(published)
 		switch {
@@ -84,9 +84,10 @@ func testArrivesOnTime(queue string, published time.Time, delay time.Duration) e
 		case q.Messages > 0 && arrived < delay:
 			return fmt.Errorf("the message reached %s %s after it was published, before its delay of %s", queue, arrived, delay)
 		case q.Messages > 0:
+			t.Logf("the message reached %s %s after it was published, its delay %s", queue, arrived.Round(time.Millisecond), delay)
 			return nil
 		case time.Now().After(deadline):
-			return fmt.Errorf("the message did not reach %s within %s of its delay of %s", queue, 5*time.Second, delay)
+			return fmt.Errorf("hung: the message did not reach %s within %s of its delay of %s", queue, testHangSlack, delay)
 		}
 	}
 }

@@ -141,13 +141,13 @@ func everyKindHoldMessage(t *testing.T, conn *amqp.Connection, vhost string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(testHangSlack); ; time.Sleep(200 * time.Millisecond) {
 		q, err := admin.GetQueue(vhost, "switching.level.01")
 		if err == nil && q.Messages == 1 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("switching.level.01 does not hold the message after 30 s (%v)", err)
+			t.Fatalf("hung: switching.level.01 does not hold the message after %s (%v)", testHangSlack, err)
 		}
 	}
 }
@@ -172,13 +172,13 @@ func everyKindPurge(t *testing.T, vhost string) {
 			t.Fatalf("purging %s: %v", q.Name, err)
 		}
 		// The count the deletion guard reads lags behind the purge.
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		for deadline := time.Now().Add(testHangSlack); ; time.Sleep(500 * time.Millisecond) {
 			q, err := admin.GetQueue(vhost, q.Name)
 			if err == nil && q.Messages == 0 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s still counts messages 30 s after its purge (%v)", q.Name, err)
+				t.Fatalf("hung: %s still counts messages %s after its purge (%v)", q.Name, testHangSlack, err)
 			}
 		}
 	}

@@ -230,11 +230,14 @@ func TestAccDelayTopology_importDefinitions(t *testing.T) {
 					return err
 				}
 				// The broker imports definitions asynchronously.
-				deadline := time.Now().Add(30 * time.Second)
+				deadline := time.Now().Add(testHangSlack)
 				for {
 					err := testCheckSetMatchesPlan(client, spec)(s)
-					if err == nil || time.Now().After(deadline) {
-						return err
+					if err == nil {
+						return nil
+					}
+					if time.Now().After(deadline) {
+						return fmt.Errorf("hung: %s after the import: %w", testHangSlack, err)
 					}
 					time.Sleep(200 * time.Millisecond)
 				}
