@@ -331,20 +331,13 @@ func indexTopology(t Topology) topologyIndex {
 		}
 	}
 	for _, b := range t.Bindings {
-		b = canonicalBinding(b)
+		b = b.Canonical()
 		if !index.hasBinding[b] {
 			index.hasBinding[b] = true
 			index.bindings = append(index.bindings, b)
 		}
 	}
 	return index
-}
-
-// canonicalBinding spells an unset destination type as queue, its meaning
-// everywhere else in the package, so that both spellings are one binding.
-func canonicalBinding(b Binding) Binding {
-	b.DestinationType = b.DestinationType.orQueue()
-	return b
 }
 
 // argumentChange is one difference between an actual and a desired object,

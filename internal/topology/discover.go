@@ -195,7 +195,7 @@ func changeProblems(changes []Change, actual Topology) []string {
 		replaced := touched[object] > 1
 		switch c.Kind {
 		case CreateBinding:
-			if !have.hasBinding[canonicalBinding(*c.Binding)] {
+			if !have.hasBinding[c.Binding.Canonical()] {
 				problems = append(problems, object+" is missing")
 			}
 		case CreateExchange, CreateQueue:

@@ -514,7 +514,7 @@ func (lib *library) bindingsLeftToLibrary(desired, actual Topology) []Binding {
 	var left []Binding
 	seen := map[Binding]bool{}
 	for _, b := range actual.Bindings {
-		b = canonicalBinding(b)
+		b = b.Canonical()
 		if b.Source == lib.delivery && !lib.owns(b.Destination) && !listed[b] && !seen[b] {
 			seen[b] = true
 			left = append(left, b)
@@ -552,7 +552,7 @@ func WithoutLibraryBindings(s Spec, desired, actual Topology) Topology {
 	}
 	kept := make([]Binding, 0, len(actual.Bindings)-len(left))
 	for _, b := range actual.Bindings {
-		if !leave[canonicalBinding(b)] {
+		if !leave[b.Canonical()] {
 			kept = append(kept, b)
 		}
 	}
