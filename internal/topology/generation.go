@@ -85,7 +85,9 @@ func NextGeneration(desired, actual Spec, draining []Generation) (Spec, error) {
 		return Spec{}, &FieldError{Field: "layout", Route: -1, Message: fmt.Sprintf(
 			"cannot change from %q to %q in place: the layouts' objects have other names, so the set must be replaced", from, to)}
 	}
-	if layout, _ := layoutNamed(desired.Layout); !layout.hasGenerations() {
+	// A library's objects have the names it gives them: a change replaces
+	// what differs, since no new chain can be declared beside them.
+	if layout, _ := layoutNamed(desired.Layout); layout.declaredByLibrary() {
 		return desired, nil
 	}
 	want, have := desired.CurrentGeneration(), actual.CurrentGeneration()

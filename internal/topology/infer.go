@@ -102,7 +102,7 @@ func InferGenerations(name string, actual Topology) (spec Spec, draining []Gener
 	return InferLayout(name, layout, actual)
 }
 
-// inferDefaultLayout is InferGenerations of a set of the default layout,
+// infer is InferGenerations of a set of the default layout,
 // in four steps:
 //
 //  1. sort the set's TTL queues and done exchanges into chains by
@@ -112,7 +112,7 @@ func InferGenerations(name string, actual Topology) (spec Spec, draining []Gener
 //  4. infer each chain's generation, oldest first (inferChains): the last
 //     is current, the others drain, and the spec is the current one's with
 //     the routes of its format's out exchange (currentSpec).
-func inferDefaultLayout(name string, actual Topology) (spec Spec, draining []Generation, err error) {
+func (defaultLayout) infer(name string, actual Topology) (spec Spec, draining []Generation, err error) {
 	names := Names(name)
 	chains := readChains(names, actual)
 	chains.dropQueueless()
@@ -146,7 +146,7 @@ type setChains struct {
 	formatExchanges map[string]int // ingest and out exchanges → their generation
 }
 
-// readChains is step 1 of inferDefaultLayout: the objects of actual named
+// readChains is step 1 of defaultLayout.infer: the objects of actual named
 // for the set, each once, sorted into chains.
 func readChains(names Names, actual Topology) *setChains {
 	c := &setChains{byGeneration: map[int]*chainObjects{}, queueGeneration: map[string]int{},
@@ -182,7 +182,7 @@ func (c *setChains) chain(generation int) *chainObjects {
 	return c.byGeneration[generation]
 }
 
-// dropQueueless is step 2 of inferDefaultLayout. A chain of done exchanges
+// dropQueueless is step 2 of defaultLayout.infer. A chain of done exchanges
 // without a single queue holds no message and says nothing of its queues:
 // what an apply cut off before it declared them leaves. It is no
 // generation; Diff deletes or completes it. When no chain has a queue, the
@@ -196,7 +196,7 @@ func (c *setChains) dropQueueless() {
 	}
 }
 
-// boundFormats is step 3 of inferDefaultLayout: by generation, the highest
+// boundFormats is step 3 of defaultLayout.infer: by generation, the highest
 // format whose exchanges are bound to its chain, an ingest bound to its
 // queues or an out its done exchanges are bound to.
 func (c *setChains) boundFormats(bindings []Binding) map[int]int {
@@ -218,7 +218,7 @@ func (c *setChains) boundFormats(bindings []Binding) map[int]int {
 	return bound
 }
 
-// infer is step 4 of inferDefaultLayout: the generation of each chain,
+// infer is step 4 of defaultLayout.infer: the generation of each chain,
 // oldest first, and the problems that keep them from being read. An older
 // chain whose queues disagree is read from those that agree
 // (inferAgreeing). A generation's format is the one bound to it, or when
