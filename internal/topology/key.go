@@ -122,16 +122,10 @@ func EncodeKey(key string, delay time.Duration, levels int, resolution time.Dura
 
 // Encode returns the routing key that delays a message with the given key by
 // delay: the key, then the delay rounded up to whole ticks (a message is
-// never early) as Levels digits in base Radix, each a decimal word. The key
-// is taken literally; an empty key gives just the digits. Errors are
-// *[FieldError] naming "key", "delay", "levels", "radix", "resolution" or
-// "layout": a negative delay, a delay beyond the set's longest, a routing
-// key that could exceed 255 bytes (every digit counted at its longest), or
-// a format no valid set has.
-//
-// In a library's layout the routing key is the delay in whole seconds,
-// rounded up in the nservicebus layout and truncated in the celery one (as
-// each library counts it), written as 28 bits, most significant first,
+// never early) as Levels digits in base Radix, each a decimal word. Errors
+// are *[FieldError] naming "key", "delay", "levels", "radix", "resolution"
+// or "layout". In a library's layout the key is the delay in whole seconds
+// as 28 bits, most significant first, rounded as that library rounds it,
 // then the key, which must not be empty: "0.….1.0.1.Sales" for 5s.
 func (f KeyFormat) Encode(key string, delay time.Duration) (string, error) {
 	l, f, err := f.layout()

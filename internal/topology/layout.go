@@ -253,18 +253,10 @@ func (s Spec) UnroutableQueue() string {
 // LibraryBindings are the bindings of actual that a set of the spec s
 // leaves to its library: in a library's layout, every binding from the
 // delivery exchange to a destination outside the layout that desired does
-// not list. The libraries bind destinations from the delivery exchange
-// themselves — NServiceBus before every delayed send, a Celery worker its
-// task queues at start-up — so such a binding is one a library may rely on,
-// and deleting it would drop the delayed messages on their way to that
-// destination until the library binds it again. Nothing on the broker tells
-// a library's binding from one a removed route left, which is the same
-// binding when the library binds that destination too: both are left. A
-// binding from the delivery exchange back into the layout's own objects is
-// no library's (they bind only their destinations, and it would loop), and
-// stays drift. The default layout has none: its out exchange's bindings are
-// the set's alone. Each binding is listed once, with its destination type
-// spelled out.
+// not list, each once and canonical. The libraries bind their destinations
+// themselves, so deleting such a binding would drop delayed messages until
+// the library binds it again (DESIGN.md, "The bindings a library makes"). The
+// default layout has none.
 func LibraryBindings(s Spec, desired, actual Topology) []Binding {
 	l, _ := layoutNamed(s.Layout)
 	if !l.declaredByLibrary() {
