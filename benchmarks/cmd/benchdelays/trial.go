@@ -39,6 +39,8 @@ type runner struct {
 	cluster bool
 	// profiler, when set, reads the broker's processes around main trials.
 	profiler *processSampler
+	// node is the name of the node the management API answers from.
+	node string
 }
 
 // trialPlan says what one trial measures.
