@@ -100,11 +100,9 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 	planned := make([]delayset.Remembered, sets) // each set as a state remembers it once created
 	for i := range planned {
 		spec.Name = manySetsName(i)
-		plan, err := topology.Plan(spec)
-		if err != nil {
+		if planned[i], err = remembered(spec); err != nil {
 			return manySetsResult{}, err
 		}
-		planned[i] = delayset.Remembered{Spec: spec, Shown: plan}
 	}
 	first := planned[0].Shown
 	result := manySetsResult{Busy: busy, Sets: sets, Levels: spec.Levels,
