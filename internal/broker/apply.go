@@ -245,7 +245,7 @@ func addOther(arguments map[string]any, properties map[string]*bool, other map[s
 // bindingPath is the path of the bindings from b's source to its destination.
 func bindingPath(vhost string, b topology.Binding) string {
 	kind := "q"
-	if destinationType(b) == topology.DestinationExchange {
+	if b.DestinationType.OrQueue() == topology.DestinationExchange {
 		kind = "e"
 	}
 	return apiPath("bindings", vhost, "e", b.Source, kind, b.Destination)
@@ -254,7 +254,7 @@ func bindingPath(vhost string, b topology.Binding) string {
 // bindingInfo is b as rabbit-hole takes it, with no arguments.
 func bindingInfo(b topology.Binding) rabbithole.BindingInfo {
 	return rabbithole.BindingInfo{
-		Source: b.Source, Destination: b.Destination, DestinationType: string(destinationType(b)),
+		Source: b.Source, Destination: b.Destination, DestinationType: string(b.DestinationType.OrQueue()),
 		RoutingKey: b.RoutingKey, Arguments: map[string]any{},
 	}
 }
@@ -264,7 +264,7 @@ func (c *Client) declareBinding(ctx context.Context, vhost string, b topology.Bi
 		return closeAnswer(c.rabbit.DeclareBinding(vhost, bindingInfo(b)))
 	})
 	if isGone(err) {
-		return fmt.Errorf("exchange %q or %s %q does not exist: %w", b.Source, destinationType(b), b.Destination, err)
+		return fmt.Errorf("exchange %q or %s %q does not exist: %w", b.Source, b.DestinationType.OrQueue(), b.Destination, err)
 	}
 	return err
 }
@@ -291,7 +291,7 @@ func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Bin
 	// The binding changed or went since ReadSet saw it, or has arguments: look again.
 	var existing []rabbithole.BindingInfo
 	err = c.viaRabbitHole(ctx, http.MethodGet, path, func() (err error) {
-		if destinationType(b) == topology.DestinationExchange {
+		if b.DestinationType.OrQueue() == topology.DestinationExchange {
 			existing, err = c.rabbit.ListExchangeBindingsBetween(vhost, b.Source, b.Destination)
 		} else {
 			existing, err = c.rabbit.ListQueueBindingsBetween(vhost, b.Source, b.Destination)
@@ -377,7 +377,7 @@ func (k *bindingKeys) remember(vhost string, b topology.Binding, key string) {
 	if k.keys == nil {
 		k.keys = map[vhostBinding][]string{}
 	}
-	b.DestinationType = destinationType(b)
+	b.DestinationType = b.DestinationType.OrQueue()
 	at := vhostBinding{vhost, b}
 	if !slices.Contains(k.keys[at], key) {
 		k.keys[at] = append(k.keys[at], key)
@@ -388,7 +388,7 @@ func (k *bindingKeys) remember(vhost string, b topology.Binding, key string) {
 func (k *bindingKeys) take(vhost string, b topology.Binding) []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	b.DestinationType = destinationType(b)
+	b.DestinationType = b.DestinationType.OrQueue()
 	at := vhostBinding{vhost, b}
 	keys := k.keys[at]
 	delete(k.keys, at)

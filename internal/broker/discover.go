@@ -118,6 +118,6 @@ func listed(vhost string, exchanges []rabbithole.ExchangeInfo, queues []rabbitho
 				DestinationType: topology.DestinationType(b.DestinationType), RoutingKey: b.RoutingKey})
 		}
 	}
-	slices.SortFunc(t.Bindings, compareBindings)
+	slices.SortFunc(t.Bindings, topology.CompareBindings)
 	return t
 }

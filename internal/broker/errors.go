@@ -192,15 +192,7 @@ func DescribeChange(c topology.Change) string {
 	case c.Binding != nil:
 		b := c.Binding
 		return fmt.Sprintf("%s binding from exchange %q to %s %q with routing key %q",
-			verb, b.Source, destinationType(*b), b.Destination, b.RoutingKey)
+			verb, b.Source, b.DestinationType.OrQueue(), b.Destination, b.RoutingKey)
 	}
 	return verb + " (no object)"
-}
-
-// destinationType spells a binding's destination type, queue when unset.
-func destinationType(b topology.Binding) topology.DestinationType {
-	if b.DestinationType == "" {
-		return topology.DestinationQueue
-	}
-	return b.DestinationType
 }

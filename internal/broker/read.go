@@ -2,7 +2,6 @@ package broker
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -208,17 +207,8 @@ func (c *Client) assemble(vhost string, exchanges []rabbithole.ExchangeInfo, que
 	}
 	slices.SortFunc(t.Exchanges, func(a, b topology.Exchange) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(t.Queues, func(a, b topology.Queue) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortFunc(t.Bindings, compareBindings)
+	slices.SortFunc(t.Bindings, topology.CompareBindings)
 	return t
-}
-
-func compareBindings(a, b topology.Binding) int {
-	return cmp.Or(
-		strings.Compare(a.Source, b.Source),
-		strings.Compare(string(a.DestinationType), string(b.DestinationType)),
-		strings.Compare(a.Destination, b.Destination),
-		strings.Compare(a.RoutingKey, b.RoutingKey),
-	)
 }
 
 // Arguments arrive decoded into any by rabbit-hole's types: numbers as

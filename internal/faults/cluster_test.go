@@ -59,34 +59,15 @@ const (
 	clusterHeld = time.Second
 )
 
-// TestFaultClusterNodeLoss applies a quorum set to a 3-node cluster
-// through one node's management API, whose queue leaders the provider
-// spreads over the nodes (queue_leader_locator "balanced", the default of a
-// new set; testLeadersSpread checks that first, and that an older set
-// stays as it is), and kills the node that leads the most of the set's level queues
-// (kill -9) while messages are in flight, then starts it again; once for
-// each dead-letter strategy. The set routes to three destinations:
-//
-//   - a quorum queue with three replicas, which survives the loss;
-//   - a classic queue on the lost node: while the node is down the broker
-//     drops the queue's bindings, so messages due then are parked in the
-//     set's unroutable queue (the alternate exchange catches them);
-//   - a quorum queue with a single replica, on the lost node: it keeps its
-//     bindings but is away until the node is back, like a quorum queue that
-//     lost its majority. Its messages are due only after the kill.
-//
-// At-least-once must lose nothing. A dead-letter worker whose first publish
-// to a queue finds the queue's leader down gets it refused, and publishes
-// again only after rabbit.dead_letter_worker_publisher_confirm_timeout (180
-// s by default), on a timer that runs every timeout: a message refused just
-// after the timer was set waits for its second round. Meanwhile the refused
-// messages fill the worker's prefetch (32), and the whole level queue waits
-// behind them. The cluster sets the timeout; how long after it was due
-// and the node was back each message arrived (up to two timeouts) is
-// reported, and the messages to the single-replica queue must show the
-// wait.
-// At-most-once may lose messages, which the table shows. Neither may
-// deliver a message early, and the set must come through whole.
+// TestFaultClusterNodeLoss applies a quorum set to a 3-node cluster, its
+// leaders spread over the nodes, and kills (kill -9) the node that leads the
+// most of its level queues while messages are in flight, then starts it
+// again; once per dead-letter strategy. Its routes go to a three-replica
+// quorum queue, a classic queue on the lost node and a one-replica quorum
+// queue on it. At-least-once must lose nothing (how late each message came
+// is reported); at-most-once may lose; neither may be early, and the set
+// must come through whole. DESIGN.md ("Fault tests: a node lost") says why
+// each destination behaves as it does.
 func TestFaultClusterNodeLoss(t *testing.T) {
 	requireFaults(t)
 	confirmTimeout := clusterConfirmTimeout

@@ -75,20 +75,13 @@ const (
 	lengthLimitWarning = "Queue Length Limit Sends Delayed Messages Early"
 )
 
-// TestFaultManagedBroker runs the provider as a tenant of a managed broker,
-// configured as Amazon MQ and most hosted brokers configure RabbitMQ: an
-// operator policy on every queue (delivery-limit 3, max-length 20), a
-// vhost whose default queue type is quorum, a user with the management tag
-// alone (permissions .* on its vhost) for the provider and the
-// applications, and the management API over TLS, verified with
-// cacert_file. Through terraform it creates the README's kind of set
-// (quorum, at-most-once), sends delayed messages through it, has a destroy
-// refused while a queue holds one (more often than the delivery limit),
-// switches the set to radix 16, sends messages through that, fills one of
-// its queues past the limit, and destroys it once empty. It checks that
-// nothing is early, lost or duplicated but the messages a full queue
-// pushed out, and that the plan warns of the limit, and writes what it saw
-// to MANAGED_MARKDOWN (benchmarks/managed-broker.md).
+// TestFaultManagedBroker runs the provider as a tenant of a managed broker
+// as hosted brokers configure RabbitMQ (operator policies, a quorum default
+// queue type, a management-tag user, TLS with cacert_file): create, delayed
+// messages, a refused destroy, a switch to radix 16, a queue filled past its
+// limit, destroy. Nothing may be early, lost or duplicated but what a full
+// queue pushed out, and the plan must warn of the limit. It writes what it
+// saw to MANAGED_MARKDOWN (benchmarks/managed-broker.md).
 func TestFaultManagedBroker(t *testing.T) {
 	requireFaults(t)
 	for _, env := range []string{"RABBITMQ_INSECURE", "RABBITMQ_CACERT", "RABBITMQ_CLIENTCERT", "RABBITMQ_CLIENTKEY", "RABBITMQ_PROXY"} {

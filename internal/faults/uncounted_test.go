@@ -18,22 +18,13 @@ import (
 // uncountedNodes are the script's nodes of TestFaultUncountedWithoutMetrics.
 var uncountedNodes = []int{4, 5}
 
-// TestFaultUncountedWithoutMetrics checks the no-peek check of a quorum
-// queue on a two-node cluster that collects no management metrics, where
-// a node's totals (enable_queue_totals) come from its own metrics table,
-// which only the queue's leader fills: the leader's node counts a message
-// the other answers 0 for. Through the leader's node the checks count it
-// and a deletion is refused as non-empty. Through the other node the queue's
-// leader counts it over AMQP (a passive declaration) with amqp_endpoint
-// named, exactly; without it (the broker shows no listeners without
-// metrics) the count is unknown there (*broker.UncountedError): HeldMessages
-// counts the queue as holding, and a deletion is refused, never made on a
-// guess. Once the
-// message is taken, a deletion through the leader's node goes through. On
-// brokers where a peek counts as a delivery (4.0–4.2) no check peeks: the
-// message comes out not redelivered. On 4.3, where a peek is no delivery,
-// the checks through the other node peek instead: they count the message
-// exactly, and it comes out redelivered. (CI runs this on 4.0 and 4.3.)
+// TestFaultUncountedWithoutMetrics checks a quorum queue on a two-node
+// cluster that collects no management metrics, where only the leader's
+// node counts its messages: through the leader's node a deletion is refused
+// as non-empty; through the other node the leader is counted over AMQP when
+// amqp_endpoint is named, and otherwise the count is unknown and the
+// deletion refused, never made on a guess. Whether a check peeks depends on
+// the version (DESIGN.md, "Fault tests: counting without metrics").
 func TestFaultUncountedWithoutMetrics(t *testing.T) {
 	requireFaults(t)
 	version := os.Getenv("RABBITMQ_VERSION")

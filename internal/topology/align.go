@@ -12,20 +12,20 @@ import (
 func Align(actual, desired Topology) Topology {
 	return Topology{
 		VHost:     actual.VHost,
-		Exchanges: alignBy(actual.Exchanges, desired.Exchanges, func(x Exchange) string { return x.Name }),
-		Queues:    alignBy(actual.Queues, desired.Queues, func(q Queue) string { return q.Name }),
-		Bindings:  alignBy(actual.Bindings, desired.Bindings, bindingIdentity),
+		Exchanges: alignBy(actual.Exchanges, desired.Exchanges, func(x Exchange) string { return x.Name }, byName(func(x Exchange) string { return x.Name })),
+		Queues:    alignBy(actual.Queues, desired.Queues, func(q Queue) string { return q.Name }, byName(func(q Queue) string { return q.Name })),
+		Bindings:  alignBy(actual.Bindings, desired.Bindings, Binding.Canonical, CompareBindings),
 	}
 }
 
-// bindingIdentity is what tells two bindings apart.
-func bindingIdentity(b Binding) string {
-	b = canonicalBinding(b)
-	return b.Source + "\x00" + string(b.DestinationType) + "\x00" + b.Destination + "\x00" + b.RoutingKey
+func byName[T any](name func(T) string) func(a, b T) int {
+	return func(a, b T) int { return cmp.Compare(name(a), name(b)) }
 }
 
-func alignBy[T any](actual, desired []T, identity func(T) string) []T {
-	rank := make(map[string]int, len(desired))
+// alignBy sorts actual by the rank of its identity in desired, the others
+// after them in order.
+func alignBy[T any, K comparable](actual, desired []T, identity func(T) K, order func(a, b T) int) []T {
+	rank := make(map[K]int, len(desired))
 	for i, d := range desired {
 		rank[identity(d)] = i
 	}
@@ -42,7 +42,7 @@ func alignBy[T any](actual, desired []T, identity func(T) string) []T {
 			}
 			return 1
 		}
-		return cmp.Compare(identity(a), identity(b))
+		return order(a, b)
 	})
 	return aligned
 }

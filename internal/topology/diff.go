@@ -9,37 +9,13 @@ import (
 )
 
 // Diff returns the changes that turn actual into desired, in an order that
-// never loses a message needlessly and never leaves a binding out:
-//
-//  1. create the exchanges desired has and actual lacks;
-//  2. create the queues it lacks;
-//  3. create the bindings it lacks, so that new paths exist before old ones
-//     go, those from entry exchanges (the ingest) last, once the paths they
-//     lead into are complete;
-//     a binding that moves (same source and key, another destination, as
-//     the ingest bindings do when a new generation takes over) is deleted
-//     right after its successor is created, so that a message published in
-//     between is routed to both for the time of one request, never to
-//     neither;
-//  4. delete the other bindings desired does not have;
-//  5. delete the queues desired does not have, each with its own change —
-//     but a parking lot (a set's <name>.unroutable queue) goes last, its
-//     binding from the exchange of the same name deleted just before it, not
-//     in step 4: while the other queues are checked and deleted, a message
-//     that expires out of a level queue reaches a done exchange without
-//     bindings, and the alternate exchange still parks it;
-//  6. delete the exchanges desired does not have;
-//  7. last, replace every object whose type or arguments differ (the broker
-//     cannot change them in place): delete it, create it again, then create
-//     every desired binding that the deletion dropped.
-//
-// A desired binding that touches a replaced object is created only after
-// the last of its replaced ends is re-created, and only once. Creates follow
-// desired's order, deletes actual's, so equal inputs give equal outputs;
-// topologies holding the same objects in any order give no change. Arguments
-// compare by value, a nil Other map equal to an empty one. A binding with no
-// destination type is one to a queue. Each step is a method of diff, named
-// for it.
+// never loses a message needlessly and never leaves a binding out: new
+// objects and paths first (the ingest's bindings last), a moving binding
+// deleted right after its successor is created, then deletions (a parking
+// lot last, while it can still park what expires), and last the
+// replacement of every object whose type or arguments differ. Equal inputs
+// give equal outputs; the same objects in any order give no change. Each
+// step is a method of diff; DESIGN.md ("Diff's order") lists them.
 func Diff(desired, actual Topology) []Change {
 	d := newDiff(desired, actual)
 	d.createMissingObjects()
@@ -331,20 +307,13 @@ func indexTopology(t Topology) topologyIndex {
 		}
 	}
 	for _, b := range t.Bindings {
-		b = canonicalBinding(b)
+		b = b.Canonical()
 		if !index.hasBinding[b] {
 			index.hasBinding[b] = true
 			index.bindings = append(index.bindings, b)
 		}
 	}
 	return index
-}
-
-// canonicalBinding spells an unset destination type as queue, its meaning
-// everywhere else in the package, so that both spellings are one binding.
-func canonicalBinding(b Binding) Binding {
-	b.DestinationType = b.DestinationType.orQueue()
-	return b
 }
 
 // argumentChange is one difference between an actual and a desired object,

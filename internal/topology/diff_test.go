@@ -502,7 +502,7 @@ func topologySet(t Topology) topologySnapshot {
 		s.Queues[q.Name] = q
 	}
 	for _, b := range t.Bindings {
-		s.Bindings[canonicalBinding(b)] = true
+		s.Bindings[b.Canonical()] = true
 	}
 	return s
 }
@@ -544,7 +544,7 @@ func applyChanges(t Topology, changes []Change) (Topology, error) {
 			}
 			state.Queues[c.Queue.Name] = *c.Queue
 		case CreateBinding:
-			b := canonicalBinding(*c.Binding)
+			b := c.Binding.Canonical()
 			if state.Bindings[b] {
 				return Topology{}, fmt.Errorf("change %d creates binding %+v, which exists", i, b)
 			}
@@ -559,7 +559,7 @@ func applyChanges(t Topology, changes []Change) (Topology, error) {
 			}
 			state.Bindings[b] = true
 		case DeleteBinding:
-			b := canonicalBinding(*c.Binding)
+			b := c.Binding.Canonical()
 			if !state.Bindings[b] {
 				return Topology{}, fmt.Errorf("change %d deletes binding %+v, which does not exist", i, b)
 			}

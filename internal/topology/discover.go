@@ -46,23 +46,13 @@ type Discovery struct {
 }
 
 // Discover finds the delay sets among vhost, the exchanges, queues and
-// bindings of one vhost, every one of them as the broker lists them.
-//
-// Every exchange and queue whose name is one of a set's in a layout (see
-// [Layout.ObjectNamePattern]) joins that set's group, with the bindings
-// whose source is one of the group's exchanges: what an import reads. A
-// group counts only when it holds a level object, a TTL queue or a done
-// exchange named as such (in a library's layout a level exchange or
-// queue): names such as "billing.out" or "orders.unroutable" alone are
-// common and make no set. A library's objects have the library's names, so
-// a vhost holds at most one set of each library's layout, named after the
-// layout ("nservicebus", "celery").
-//
-// A group is a found set when [InferLayout] explains it and an apply of
-// the spec it infers, with its draining generations, would change nothing
-// (the Diff that an update of an adopted set makes is empty). Otherwise it
-// is unreadable, with the reasons: a set that exists only in part is
-// reported with every object and binding that is missing.
+// bindings of one vhost as the broker lists them. Objects are grouped by
+// the set whose name they bear in the first layout that names them; a group
+// counts only with a level object, since names such as "billing.out" alone
+// are common. A group is a found set when [InferLayout] explains it and an
+// apply of the inferred spec would change nothing; otherwise it is
+// unreadable, with every missing object and binding as reasons (DESIGN.md,
+// "Discovery").
 func Discover(vhost Topology) Discovery {
 	var found Discovery
 	for _, c := range groupCandidates(vhost) {
@@ -195,7 +185,7 @@ func changeProblems(changes []Change, actual Topology) []string {
 		replaced := touched[object] > 1
 		switch c.Kind {
 		case CreateBinding:
-			if !have.hasBinding[canonicalBinding(*c.Binding)] {
+			if !have.hasBinding[c.Binding.Canonical()] {
 				problems = append(problems, object+" is missing")
 			}
 		case CreateExchange, CreateQueue:

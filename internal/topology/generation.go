@@ -6,24 +6,12 @@ import (
 	"time"
 )
 
-// Generations. A change of queue type, dead-letter strategy, radix or
-// resolution cannot be made to a queue that exists: the broker fixes a
-// queue's arguments when it declares it. Instead of replacing the set, the
-// change declares a new generation of TTL queues and done exchanges beside
-// the old one and moves the ingest bindings to it; the old chain keeps its
-// own bindings to its queues and to out, so every message already in it
-// goes on through it and leaves on time, and it is deleted once empty.
-//
-// A generation of the same key format (levels, radix, resolution) shares
-// the ingest and out exchanges of the one before: publishers and consumers
-// do not change. A new key format brings its own ingest and out exchanges
-// ([GenerationNames.Ingest], [GenerationNames.Out]). Topic bindings cannot
-// tell a key of one format from a key of another (a radix-2 key is a valid
-// radix-4 key; a route key followed by N digits can have as many words as
-// a longer route key followed by N − 1), so each format keeps its own pair:
-// a publisher still writing the old format keeps reaching the old chain,
-// which reads its keys right, never the new one, and no exchange ever sees
-// keys of two formats.
+// Generations. The broker fixes a queue's arguments when it declares it, so
+// a change of queue type, strategy, radix or resolution declares a new chain
+// of TTL queues and done exchanges beside the old one, which drains through
+// its own bindings and is deleted once empty. A new key format brings its
+// own ingest and out exchanges, because topic bindings cannot tell one
+// format's keys from another's (DESIGN.md, "Generations and key formats").
 
 // Generation is one chain of a set's TTL queues and done exchanges, with
 // the key format and queue kind it was declared with.
@@ -85,7 +73,9 @@ func NextGeneration(desired, actual Spec, draining []Generation) (Spec, error) {
 		return Spec{}, &FieldError{Field: "layout", Route: -1, Message: fmt.Sprintf(
 			"cannot change from %q to %q in place: the layouts' objects have other names, so the set must be replaced", from, to)}
 	}
-	if layout, _ := layoutNamed(desired.Layout); !layout.hasGenerations() {
+	// A library's objects have the names it gives them: a change replaces
+	// what differs, since no new chain can be declared beside them.
+	if layout, _ := layoutNamed(desired.Layout); layout.declaredByLibrary() {
 		return desired, nil
 	}
 	want, have := desired.CurrentGeneration(), actual.CurrentGeneration()

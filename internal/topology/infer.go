@@ -23,40 +23,13 @@ func (e *InferError) Error() string {
 
 // Infer returns the spec of the set name that explains actual, in the
 // canonical form of [Resolve], for importing a set that already exists.
-//
-// Only the objects whose names belong to the set count; others are ignored.
-// A partial or hand-edited topology still gives a spec whenever the levels,
-// the resolution, the queue type and the dead-letter strategy can be told
-// from what exists, so that the Diff against the spec's Plan shows exactly
-// what is missing or different:
-//   - the radix is the one the names of the TTL queues and done exchanges
-//     spell ("<name>.level.kk" is radix 2, "<name>.r16.kk.v" radix 16);
-//   - the levels are 1 + the highest level of a TTL queue or done exchange
-//     (a level beyond [MaxLevels] cannot belong to any set and is ignored);
-//   - the resolution is x-message-ttl / (v·radix^k) of the TTL queues that
-//     have one (x-message-ttl / 2^k in radix 2);
-//   - the queue type is the x-queue-type of the level queues, classic when
-//     absent (the parking lot's type does not count: one of another type is
-//     drift);
-//   - the dead-letter strategy is the level queues' x-dead-letter-strategy,
-//     at-most-once (the broker's default) for a quorum queue without one and
-//     for classic queues;
-//   - the queue leader locator is the level queues' x-queue-leader-locator,
-//     none when they have none, and so is the quorum initial group size
-//     their x-quorum-initial-group-size;
-//   - a route is a binding of the out exchange whose key is a prefix
-//     followed by exactly levels "*" words, the prefix "#" meaning the empty
-//     key; other bindings of out, and routes [Validate] refuses, are left out
-//     and show as bindings to delete.
-//
-// It fails with an [*InferError] when no level object exists, when the
-// level objects are of different radixes, when no level queue has a TTL, or
-// when the level queues disagree on what they should share.
-//
-// A set of a library's layout ([LayoutNServiceBus], [LayoutCelery]) is
-// told by its objects' names, which are the library's whatever the set's
-// name, when actual holds no object named for the set in the default
-// layout: see [InferLayout].
+// Only objects named for the set count. A partial or hand-edited topology
+// still gives a spec whenever its radix, levels, resolution, queue kind and
+// routes can be told from what exists, so that the Diff against its plan
+// shows exactly what is missing or different; DESIGN.md ("Inference") says
+// where each field is read. It fails with an [*InferError] when no level
+// object exists or the level objects disagree. A library's layout is told
+// by its objects' names: see [InferLayout].
 func Infer(name string, actual Topology) (Spec, error) {
 	spec, _, err := InferGenerations(name, actual)
 	return spec, err
@@ -78,22 +51,12 @@ func InferLayout(name string, layout Layout, actual Topology) (spec Spec, draini
 	return l.infer(name, actual)
 }
 
-// InferGenerations is [Infer] for a set with several generations
-// ([Spec.Generation]): the spec describes the current generation, the
-// highest-numbered one found, and draining lists the older ones in
-// ascending order, each inferred from its own objects as Infer infers a
-// set; the routes are read from the out exchange of the current one's
-// format. A generation's format ([Generation.Format]) is that of the ingest
-// exchange bound to its queues or the out exchange its done exchanges are
-// bound to (the highest-numbered when several are), or when none is, that
-// of the generation before it when both have the same key format, and
-// otherwise its own: so a set cut off in the middle of a change still gets
-// the exchanges it was being given. A chain with done exchanges but no
-// queue is not a generation (see below). An older generation whose queues
-// disagree (one drifted) is read from those that agree; the current one
-// must agree throughout.
-//
-// The layout is told as [Infer] tells it.
+// InferGenerations is [Infer] for a set with several generations: the spec
+// describes the current generation, the highest-numbered one found, and
+// draining lists the older ones, oldest first, each inferred from its own
+// objects. A generation's format is that of the exchanges bound to it, so
+// a set cut off in the middle of a change still gets the exchanges it was
+// being given (DESIGN.md, "Inference").
 func InferGenerations(name string, actual Topology) (spec Spec, draining []Generation, err error) {
 	layout, err := layoutHeldBy(name, actual)
 	if err != nil {
@@ -102,7 +65,7 @@ func InferGenerations(name string, actual Topology) (spec Spec, draining []Gener
 	return InferLayout(name, layout, actual)
 }
 
-// inferDefaultLayout is InferGenerations of a set of the default layout,
+// infer is InferGenerations of a set of the default layout,
 // in four steps:
 //
 //  1. sort the set's TTL queues and done exchanges into chains by
@@ -112,7 +75,7 @@ func InferGenerations(name string, actual Topology) (spec Spec, draining []Gener
 //  4. infer each chain's generation, oldest first (inferChains): the last
 //     is current, the others drain, and the spec is the current one's with
 //     the routes of its format's out exchange (currentSpec).
-func inferDefaultLayout(name string, actual Topology) (spec Spec, draining []Generation, err error) {
+func (defaultLayout) infer(name string, actual Topology) (spec Spec, draining []Generation, err error) {
 	names := Names(name)
 	chains := readChains(names, actual)
 	chains.dropQueueless()
@@ -146,7 +109,7 @@ type setChains struct {
 	formatExchanges map[string]int // ingest and out exchanges → their generation
 }
 
-// readChains is step 1 of inferDefaultLayout: the objects of actual named
+// readChains is step 1 of defaultLayout.infer: the objects of actual named
 // for the set, each once, sorted into chains.
 func readChains(names Names, actual Topology) *setChains {
 	c := &setChains{byGeneration: map[int]*chainObjects{}, queueGeneration: map[string]int{},
@@ -182,7 +145,7 @@ func (c *setChains) chain(generation int) *chainObjects {
 	return c.byGeneration[generation]
 }
 
-// dropQueueless is step 2 of inferDefaultLayout. A chain of done exchanges
+// dropQueueless is step 2 of defaultLayout.infer. A chain of done exchanges
 // without a single queue holds no message and says nothing of its queues:
 // what an apply cut off before it declared them leaves. It is no
 // generation; Diff deletes or completes it. When no chain has a queue, the
@@ -196,7 +159,7 @@ func (c *setChains) dropQueueless() {
 	}
 }
 
-// boundFormats is step 3 of inferDefaultLayout: by generation, the highest
+// boundFormats is step 3 of defaultLayout.infer: by generation, the highest
 // format whose exchanges are bound to its chain, an ingest bound to its
 // queues or an out its done exchanges are bound to.
 func (c *setChains) boundFormats(bindings []Binding) map[int]int {
@@ -218,7 +181,7 @@ func (c *setChains) boundFormats(bindings []Binding) map[int]int {
 	return bound
 }
 
-// infer is step 4 of inferDefaultLayout: the generation of each chain,
+// infer is step 4 of defaultLayout.infer: the generation of each chain,
 // oldest first, and the problems that keep them from being read. An older
 // chain whose queues disagree is read from those that agree
 // (inferAgreeing). A generation's format is the one bound to it, or when

@@ -80,14 +80,16 @@ func (s Spec) KeyFormat() KeyFormat {
 	return KeyFormat{Levels: s.Levels, Radix: s.Radix, Resolution: s.Resolution, Layout: s.Layout}
 }
 
-// layout returns the format's layout, or the problem with a layout no set
-// has or with a field that differs from what the layout fixes.
-func (f KeyFormat) layout() (setLayout, *FieldError) {
+// layout returns the format's layout and the format with the fields the
+// layout fixes spelled out, or the problem with a layout no set has or
+// with a field that differs from what the layout fixes.
+func (f KeyFormat) layout() (setLayout, KeyFormat, *FieldError) {
 	l, err := layoutNamed(f.Layout)
 	if err != nil {
-		return nil, err
+		return nil, f, err
 	}
-	return l, l.checkFormat(f)
+	f, err = l.fixFormat(f)
+	return l, f, err
 }
 
 // check accepts the format of a valid set and returns its radix.
@@ -104,11 +106,11 @@ func (f KeyFormat) check() (int, *FieldError) {
 // positive. A library's layout holds 2^28 − 1 seconds; a format it refuses
 // holds nothing.
 func (f KeyFormat) MaxDelay() time.Duration {
-	l, err := f.layout()
+	_, f, err := f.layout()
 	if err != nil {
 		return 0
 	}
-	return l.maxDelayOf(f)
+	return maxDelayFor(f.Levels, radixOrDefault(f.Radix), f.Resolution)
 }
 
 // EncodeKey returns the routing key that delays a message with the given key
@@ -120,28 +122,22 @@ func EncodeKey(key string, delay time.Duration, levels int, resolution time.Dura
 
 // Encode returns the routing key that delays a message with the given key by
 // delay: the key, then the delay rounded up to whole ticks (a message is
-// never early) as Levels digits in base Radix, each a decimal word. The key
-// is taken literally; an empty key gives just the digits. Errors are
-// *[FieldError] naming "key", "delay", "levels", "radix", "resolution" or
-// "layout": a negative delay, a delay beyond the set's longest, a routing
-// key that could exceed 255 bytes (every digit counted at its longest), or
-// a format no valid set has.
-//
-// In a library's layout the routing key is the delay in whole seconds,
-// rounded up in the nservicebus layout and truncated in the celery one (as
-// each library counts it), written as 28 bits, most significant first,
+// never early) as Levels digits in base Radix, each a decimal word. Errors
+// are *[FieldError] naming "key", "delay", "levels", "radix", "resolution"
+// or "layout". In a library's layout the key is the delay in whole seconds
+// as 28 bits, most significant first, rounded as that library rounds it,
 // then the key, which must not be empty: "0.….1.0.1.Sales" for 5s.
 func (f KeyFormat) Encode(key string, delay time.Duration) (string, error) {
-	l, err := f.layout()
+	l, f, err := f.layout()
 	if err != nil {
 		return "", err
 	}
 	return l.encodeKey(f, key, delay)
 }
 
-// encodeDigitsLast is Encode in the default layout: the key, then the
-// delay's digits.
-func encodeDigitsLast(f KeyFormat, key string, delay time.Duration) (string, error) {
+// encodeKey is Encode in the default layout: the key, then the delay's
+// digits.
+func (defaultLayout) encodeKey(f KeyFormat, key string, delay time.Duration) (string, error) {
 	radix, err := f.check()
 	if err != nil {
 		return "", err
@@ -167,9 +163,9 @@ func encodeDigitsLast(f KeyFormat, key string, delay time.Duration) (string, err
 	return string(appendDigits(b, uint64(ticks), levels, radix)), nil
 }
 
-// digitsKeyProblem is keyProblem in the default layout: a key that leaves
-// no room for the digits, once the format's radix and levels are known.
-func digitsKeyProblem(f KeyFormat, key string) string {
+// keyProblem is a key that leaves no room for the digits in the default
+// layout, once the format's radix and levels are known.
+func (defaultLayout) keyProblem(f KeyFormat, key string) string {
 	radix := radixOrDefault(f.Radix)
 	if checkRadix(radix) != nil || f.Levels < MinLevels {
 		return ""
@@ -237,16 +233,16 @@ func DecodeKey(routingKey string, levels int, resolution time.Duration) (key str
 // In a library's layout the first 28 words must be bits ("0" or "1"), and
 // a non-empty key must follow them.
 func (f KeyFormat) Decode(routingKey string) (key string, delay time.Duration, err error) {
-	l, problem := f.layout()
+	l, f, problem := f.layout()
 	if problem != nil {
 		return "", 0, problem
 	}
 	return l.decodeKey(f, routingKey)
 }
 
-// decodeDigitsLast is Decode in the default layout: the key, then the
-// delay's digits.
-func decodeDigitsLast(f KeyFormat, routingKey string) (key string, delay time.Duration, err error) {
+// decodeKey is Decode in the default layout: the key, then the delay's
+// digits.
+func (defaultLayout) decodeKey(f KeyFormat, routingKey string) (key string, delay time.Duration, err error) {
 	radix, problem := f.check()
 	if problem != nil {
 		return "", 0, problem

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -54,12 +55,10 @@ type setLayout interface {
 	// resolve spells out what a valid s leaves to the layout's defaults
 	// and what the layout fixes; the routes are left as they are.
 	resolve(s Spec) Spec
-	// hasGenerations tells whether a change of queue kind or key format
-	// may declare a new generation of the set's queues beside the old one.
-	hasGenerations() bool
 	// declaredByLibrary tells whether the layout's objects are a
 	// library's: names fixed whatever the set's, which the library itself
-	// declares and binds its destinations to at start-up.
+	// declares and binds its destinations to at start-up. Such a set has
+	// no generations: a change replaces the objects that differ.
 	declaredByLibrary() bool
 
 	// plan lists the set's exchanges, queues and bindings (see [Plan]).
@@ -71,25 +70,16 @@ type setLayout interface {
 	// messages during their delay in any set of the layout, from its name
 	// alone: a TTL queue, a done or level exchange, a delivery exchange.
 	stageLabel(name string) (string, bool)
-	// holds tells whether actual has any object of the set name.
-	holds(name string, actual Topology) bool
-	// entryExchange, ingestExchange, outExchange and unroutableQueue are
-	// [Spec.EntryExchange], [Spec.IngestExchange], [Spec.OutExchange] and
-	// [Spec.UnroutableQueue].
+	// entryExchange is [Spec.EntryExchange].
 	entryExchange(s Spec, delay time.Duration) (string, error)
-	ingestExchange(s Spec) string
-	outExchange(s Spec) string
-	unroutableQueue(s Spec) string
-	// bindingsLeftToLibrary are the bindings of actual that the set leaves
-	// to a library that binds destinations itself (see [LibraryBindings]).
-	bindingsLeftToLibrary(desired, actual Topology) []Binding
+	// ends are the objects messages enter and leave a set through.
+	ends(s Spec) setEnds
 
-	// checkFormat refuses a key format whose fields differ from what the
-	// layout fixes.
-	checkFormat(f KeyFormat) *FieldError
-	// maxDelayOf, encodeKey and decodeKey are [KeyFormat.MaxDelay],
-	// [KeyFormat.Encode] and [KeyFormat.Decode] in the layout.
-	maxDelayOf(f KeyFormat) time.Duration
+	// fixFormat spells out the fields of a key format that the layout
+	// fixes, refusing one set to another value.
+	fixFormat(f KeyFormat) (KeyFormat, *FieldError)
+	// encodeKey and decodeKey are [KeyFormat.Encode] and
+	// [KeyFormat.Decode] in the layout.
 	encodeKey(f KeyFormat, key string, delay time.Duration) (string, error)
 	decodeKey(f KeyFormat, routingKey string) (key string, delay time.Duration, err error)
 	// keyProblem says what, beyond [CheckKey]'s problems, makes key
@@ -104,6 +94,10 @@ type setLayout interface {
 	// level exchange (see [Discover]).
 	owner(object string) (set string, level bool)
 }
+
+// setEnds are [Spec.IngestExchange], [Spec.OutExchange] and
+// [Spec.UnroutableQueue].
+type setEnds struct{ ingest, out, unroutable string }
 
 // layouts lists every layout, the default first: an unknown name is
 // checked as the default, and the default's objects, named for the set,
@@ -184,16 +178,27 @@ func stageLabel(name string) (string, bool) {
 	return "", false
 }
 
+// holds tells whether actual has an exchange or queue of the set name in
+// layout l (any of a library's, whose names are the set's whatever its name).
+func holds(l setLayout, name string, actual Topology) bool {
+	owned := func(object string) bool {
+		set, _ := l.owner(object)
+		return set != "" && (set == name || l.declaredByLibrary())
+	}
+	return slices.ContainsFunc(actual.Exchanges, func(x Exchange) bool { return owned(x.Name) }) ||
+		slices.ContainsFunc(actual.Queues, func(q Queue) bool { return owned(q.Name) })
+}
+
 // layoutHeldBy tells which layout's objects actual holds for the set name:
 // the default layout's when any object is named for the set, otherwise the
 // one library's whose objects are there; the default layout when none are.
 func layoutHeldBy(name string, actual Topology) (Layout, error) {
-	if layouts[0].holds(name, actual) {
+	if holds(layouts[0], name, actual) {
 		return "", nil
 	}
 	var found []Layout
 	for _, l := range layouts[1:] {
-		if l.holds(name, actual) {
+		if holds(l, name, actual) {
 			found = append(found, l.name())
 		}
 	}
@@ -227,7 +232,7 @@ func (s Spec) EntryExchange(delay time.Duration) (string, error) {
 // ([Spec.EntryExchange]); both are right.
 func (s Spec) IngestExchange() string {
 	l, _ := layoutNamed(s.Layout)
-	return l.ingestExchange(s)
+	return l.ends(s).ingest
 }
 
 // OutExchange is the exchange messages leave the set of the resolved spec s
@@ -235,32 +240,37 @@ func (s Spec) IngestExchange() string {
 // delivery exchange in a library's.
 func (s Spec) OutExchange() string {
 	l, _ := layoutNamed(s.Layout)
-	return l.outExchange(s)
+	return l.ends(s).out
 }
 
 // UnroutableQueue is the parking lot of the set of the resolved spec s, or
 // "" in a library's layout, which has none: a malformed key is dropped.
 func (s Spec) UnroutableQueue() string {
 	l, _ := layoutNamed(s.Layout)
-	return l.unroutableQueue(s)
+	return l.ends(s).unroutable
 }
 
 // LibraryBindings are the bindings of actual that a set of the spec s
 // leaves to its library: in a library's layout, every binding from the
 // delivery exchange to a destination outside the layout that desired does
-// not list. The libraries bind destinations from the delivery exchange
-// themselves — NServiceBus before every delayed send, a Celery worker its
-// task queues at start-up — so such a binding is one a library may rely on,
-// and deleting it would drop the delayed messages on their way to that
-// destination until the library binds it again. Nothing on the broker tells
-// a library's binding from one a removed route left, which is the same
-// binding when the library binds that destination too: both are left. A
-// binding from the delivery exchange back into the layout's own objects is
-// no library's (they bind only their destinations, and it would loop), and
-// stays drift. The default layout has none: its out exchange's bindings are
-// the set's alone. Each binding is listed once, with its destination type
-// spelled out.
+// not list, each once and canonical. The libraries bind their destinations
+// themselves, so deleting such a binding would drop delayed messages until
+// the library binds it again (DESIGN.md, "The bindings a library makes"). The
+// default layout has none.
 func LibraryBindings(s Spec, desired, actual Topology) []Binding {
 	l, _ := layoutNamed(s.Layout)
-	return l.bindingsLeftToLibrary(desired, actual)
+	if !l.declaredByLibrary() {
+		return nil
+	}
+	delivery, listed := l.ends(s).out, indexTopology(desired).hasBinding
+	var left []Binding
+	seen := map[Binding]bool{}
+	for _, b := range actual.Bindings {
+		b = b.Canonical()
+		if set, _ := l.owner(b.Destination); b.Source == delivery && set == "" && !listed[b] && !seen[b] {
+			seen[b] = true
+			left = append(left, b)
+		}
+	}
+	return left
 }

@@ -241,15 +241,15 @@ func (lib *library) fixedFields(levels int, maxDelay, resolution time.Duration, 
 	return fields
 }
 
-// checkFormat refuses the first field of f that differs from what the
-// layout fixes.
-func (lib *library) checkFormat(f KeyFormat) *FieldError {
-	fields := lib.fixedFields(f.Levels, 0, f.Resolution, f.Radix)
-	if len(fields) == 0 {
-		return nil
+// fixFormat spells out the fields of f that the layout fixes, refusing the
+// first one set to another value.
+func (lib *library) fixFormat(f KeyFormat) (KeyFormat, *FieldError) {
+	if fields := lib.fixedFields(f.Levels, 0, f.Resolution, f.Radix); len(fields) > 0 {
+		return f, &FieldError{Field: fields[0].field, Route: -1, Message: fmt.Sprintf(
+			"must be %s (or unset) in the %s layout, got %s", fields[0].fixed, lib.layout, fields[0].got)}
 	}
-	return &FieldError{Field: fields[0].field, Route: -1, Message: fmt.Sprintf(
-		"must be %s (or unset) in the %s layout, got %s", fields[0].fixed, lib.layout, fields[0].got)}
+	f.Levels, f.Radix, f.Resolution = libraryLevels, DefaultRadix, libraryResolution
+	return f, nil
 }
 
 // checkFields checks the fields of s that the layout fixes or limits, and
@@ -294,9 +294,6 @@ func (lib *library) checkGeneration(v *specValidator, s Spec) {
 			lib.layout, s.Generation, s.FormatGeneration, lib.product)
 	}
 }
-
-// hasGenerations is false: a change replaces the objects that differ.
-func (lib *library) hasGenerations() bool { return false }
 
 func (lib *library) declaredByLibrary() bool { return true }
 
@@ -370,14 +367,11 @@ func (lib *library) entryExchange(_ Spec, delay time.Duration) (string, error) {
 	return lib.entry(ticks), nil
 }
 
-// ingestExchange is the top level's exchange, which reads every bit.
-func (lib *library) ingestExchange(Spec) string { return lib.level(libraryLevels - 1) }
-
-// outExchange is the delivery exchange.
-func (lib *library) outExchange(Spec) string { return lib.delivery }
-
-// unroutableQueue is "": the layout has no parking lot.
-func (lib *library) unroutableQueue(Spec) string { return "" }
+// ends are the top level's exchange, which reads every bit, and the
+// delivery exchange; the layout has no parking lot.
+func (lib *library) ends(Spec) setEnds {
+	return setEnds{ingest: lib.level(libraryLevels - 1), out: lib.delivery}
+}
 
 // entry is the exchange a publisher sends a message of ticks seconds to.
 func (lib *library) entry(ticks uint64) string {
@@ -392,9 +386,6 @@ func (lib *library) entry(ticks uint64) string {
 	}
 	return lib.level(highest)
 }
-
-// maxDelayOf is the longest delay of every format of the layout.
-func (lib *library) maxDelayOf(KeyFormat) time.Duration { return lib.maxDelay() }
 
 // encodeKey writes the routing key of a message for key delayed by delay:
 // the 28 bits, most significant first, then the key.
@@ -491,38 +482,6 @@ func (lib *library) infer(name string, actual Topology) (Spec, []Generation, err
 	return spec, nil, err
 }
 
-// holds tells whether actual has any exchange or queue of the layout.
-func (lib *library) holds(_ string, actual Topology) bool {
-	for _, e := range actual.Exchanges {
-		if lib.owns(e.Name) {
-			return true
-		}
-	}
-	for _, q := range actual.Queues {
-		if lib.owns(q.Name) {
-			return true
-		}
-	}
-	return false
-}
-
-// bindingsLeftToLibrary are the bindings from the delivery exchange to a
-// destination outside the layout that desired does not list: the library
-// binds its destinations itself ([LibraryBindings]).
-func (lib *library) bindingsLeftToLibrary(desired, actual Topology) []Binding {
-	listed := indexTopology(desired).hasBinding
-	var left []Binding
-	seen := map[Binding]bool{}
-	for _, b := range actual.Bindings {
-		b = canonicalBinding(b)
-		if b.Source == lib.delivery && !lib.owns(b.Destination) && !listed[b] && !seen[b] {
-			seen[b] = true
-			left = append(left, b)
-		}
-	}
-	return left
-}
-
 // KeepLibraryBindings adds to desired the bindings of actual that the set
 // leaves to its library ([LibraryBindings]), so that the [Diff] of an
 // update deletes none of them, and re-creates them after it replaces the
@@ -552,7 +511,7 @@ func WithoutLibraryBindings(s Spec, desired, actual Topology) Topology {
 	}
 	kept := make([]Binding, 0, len(actual.Bindings)-len(left))
 	for _, b := range actual.Bindings {
-		if !leave[canonicalBinding(b)] {
+		if !leave[b.Canonical()] {
 			kept = append(kept, b)
 		}
 	}

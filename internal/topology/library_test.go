@@ -582,7 +582,7 @@ func TestLibraryBindings(t *testing.T) {
 			}
 			shown := WithoutLibraryBindings(tc.spec, tc.desired, tc.actual)
 			for _, b := range shown.Bindings {
-				if slices.Contains(tc.want, canonicalBinding(b)) {
+				if slices.Contains(tc.want, b.Canonical()) {
 					t.Errorf("WithoutLibraryBindings keeps %s", b)
 				}
 			}
@@ -597,7 +597,7 @@ func TestLibraryBindings(t *testing.T) {
 func countIn(bindings, of []Binding) int {
 	n := 0
 	for _, b := range bindings {
-		if slices.Contains(of, canonicalBinding(b)) {
+		if slices.Contains(of, b.Canonical()) {
 			n++
 		}
 	}
@@ -681,7 +681,7 @@ func TestLibraryBindingsSurviveTheSetsChanges(t *testing.T) {
 				}
 			}
 			for i, c := range changes {
-				if c.Kind == DeleteBinding && slices.ContainsFunc(library, func(b Binding) bool { return canonicalBinding(b) == canonicalBinding(*c.Binding) }) {
+				if c.Kind == DeleteBinding && slices.ContainsFunc(library, func(b Binding) bool { return b.Canonical() == c.Binding.Canonical() }) {
 					t.Errorf("change %d deletes the library's binding %s", i, c.Binding)
 				}
 			}

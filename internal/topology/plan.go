@@ -23,8 +23,8 @@ func Plan(s Spec) (Topology, error) {
 	return layout.plan(s), nil
 }
 
-// planDefaultLayout is Plan of a resolved spec in the default layout.
-func planDefaultLayout(s Spec) Topology {
+// plan is Plan of a resolved spec in the default layout.
+func (defaultLayout) plan(s Spec) Topology {
 	l := radixChain{names: Names(s.Name), radix: s.Radix, levels: s.Levels}
 	n := s.Levels
 	objects := newPlanNames(l, s.Generation, s.FormatGeneration)

@@ -15,10 +15,9 @@ import (
 // plan, keys, diff, infer and the renderers agree. Radix 2 is the binary
 // layout of the design; its names and messages say "level" and "2^k".
 
-// defaultLayout is the package's own layout ([LayoutDefault]). Its larger
-// parts live beside what they serve: its names in names.go, its plan in
-// plan.go, its keys in key.go, its checks in spec.go, its inference in
-// infer.go and its generations in generation.go.
+// defaultLayout is the package's own layout ([LayoutDefault]). Its methods
+// live beside what they serve: plan in plan.go, the keys in key.go, the
+// checks and resolve in spec.go, infer in infer.go, owner in discover.go.
 type defaultLayout struct{}
 
 func (defaultLayout) name() Layout { return LayoutDefault }
@@ -27,16 +26,7 @@ func (defaultLayout) checkGeneration(v *specValidator, s Spec) {
 	v.generations(s.Name, s.Generation, s.FormatGeneration)
 }
 
-func (defaultLayout) checkFields(v *specValidator, s Spec) { v.checkDefaultLayoutFields(s) }
-
-func (defaultLayout) resolve(s Spec) Spec { return resolveDefaultLayout(s) }
-
-// hasGenerations is true: a new generation drains the old one (generation.go).
-func (defaultLayout) hasGenerations() bool { return true }
-
 func (defaultLayout) declaredByLibrary() bool { return false }
-
-func (defaultLayout) plan(s Spec) Topology { return planDefaultLayout(s) }
 
 func (defaultLayout) objectNamePattern(name string) string { return Names(name).ObjectNamePattern() }
 
@@ -49,64 +39,23 @@ func (defaultLayout) stageLabel(name string) (string, bool) {
 	return o.label(), true
 }
 
-// holds tells whether any of actual's exchanges or queues is named for the
-// set.
-func (defaultLayout) holds(name string, actual Topology) bool {
-	names := Names(name)
-	for _, e := range actual.Exchanges {
-		if names.parse(e.Name).kind != kindNone {
-			return true
-		}
-	}
-	for _, q := range actual.Queues {
-		if names.parse(q.Name).kind != kindNone {
-			return true
-		}
-	}
-	return false
-}
-
 // entryExchange is the ingest exchange of the set's key format, whatever
 // the delay.
 func (l defaultLayout) entryExchange(s Spec, _ time.Duration) (string, error) {
-	return l.ingestExchange(s), nil
+	return l.ends(s).ingest, nil
 }
 
-func (defaultLayout) ingestExchange(s Spec) string {
-	return Names(s.Name).Generation(s.FormatGeneration).Ingest()
+// ends are the ingest and out exchanges of the set's key format, and its
+// parking lot.
+func (defaultLayout) ends(s Spec) setEnds {
+	names := Names(s.Name)
+	format := names.Generation(s.FormatGeneration)
+	return setEnds{ingest: format.Ingest(), out: format.Out(), unroutable: names.Unroutable()}
 }
 
-func (defaultLayout) outExchange(s Spec) string {
-	return Names(s.Name).Generation(s.FormatGeneration).Out()
-}
-
-func (defaultLayout) unroutableQueue(s Spec) string { return Names(s.Name).Unroutable() }
-
-// bindingsLeftToLibrary is none: the out exchange's bindings are the set's
-// alone.
-func (defaultLayout) bindingsLeftToLibrary(_, _ Topology) []Binding { return nil }
-
-// checkFormat accepts every format: the layout fixes no field, and Encode
-// and Decode check the fields against the broker's limits.
-func (defaultLayout) checkFormat(KeyFormat) *FieldError { return nil }
-
-func (defaultLayout) maxDelayOf(f KeyFormat) time.Duration {
-	return maxDelayFor(f.Levels, radixOrDefault(f.Radix), f.Resolution)
-}
-
-func (defaultLayout) encodeKey(f KeyFormat, key string, delay time.Duration) (string, error) {
-	return encodeDigitsLast(f, key, delay)
-}
-
-func (defaultLayout) decodeKey(f KeyFormat, routingKey string) (string, time.Duration, error) {
-	return decodeDigitsLast(f, routingKey)
-}
-
-func (defaultLayout) keyProblem(f KeyFormat, key string) string { return digitsKeyProblem(f, key) }
-
-func (defaultLayout) infer(name string, actual Topology) (Spec, []Generation, error) {
-	return inferDefaultLayout(name, actual)
-}
+// fixFormat takes every format as it is: the layout fixes no field, and
+// Encode and Decode check the fields against the broker's limits.
+func (defaultLayout) fixFormat(f KeyFormat) (KeyFormat, *FieldError) { return f, nil }
 
 // Radixes lists the allowed radixes, the default first. Radix 256 carries
 // every delay below 256 ticks through one TTL queue, for 255 queues per

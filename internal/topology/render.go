@@ -224,19 +224,11 @@ func alignColumns(rows [][]string) string {
 }
 
 // Mermaid renders t as a Mermaid sequence diagram in the spirit of the
-// design's original drawing: a title naming the set and vhost; participants
-// Ingest, one per level queue from the longest TTL down (labelled with the
-// TTL, "level.03 (8s)"), Out, Unroutable and then every other object in
-// order of appearance; one dotted arrow per binding, labelled with its
-// routing key; then one solid "no match" arrow from each exchange to its
-// alternate exchange; then one solid "expired" arrow from each queue to its
-// dead-letter exchange when they are different participants. In radix 2 a level queue and the done exchange it
-// dead-letters into are one participant, so a message leaving level k is
-// drawn from level k's queue, as in the original; in a larger radix, whose
-// levels have several queues each, every TTL queue ("r16.01.15 (4m)") and
-// every level's done exchange ("r16.01.done") is its own participant, from
-// the highest level and digit down. Arrows are grouped by the participant they
-// leave, in the participants' order, and otherwise keep t's order.
+// design's original drawing: participants from the ingest down the level
+// queues to out and the parking lot, a dotted arrow per binding labelled
+// with its key, and solid "no match" and "expired" arrows to alternate and
+// dead-letter exchanges. DESIGN.md ("The diagram") gives the order of
+// participants in each radix.
 func Mermaid(t Topology) string {
 	d := newDiagram(t)
 	var bindingArrows, alternateArrows, expiryArrows []arrow

@@ -61,8 +61,8 @@ func Validate(s Spec) error {
 	return v.result()
 }
 
-// checkDefaultLayoutFields is checkFields in the default layout.
-func (v *specValidator) checkDefaultLayoutFields(s Spec) {
+// checkFields checks the fields of a spec of the default layout.
+func (defaultLayout) checkFields(v *specValidator, s Spec) {
 	// The levels checks need the resolution, but its errors come after theirs,
 	// in the order of the fields.
 	resolution, resolutionErr := resolvedResolution(s.Resolution)
@@ -104,9 +104,8 @@ func Resolve(s Spec) (Spec, error) {
 	return s, nil
 }
 
-// resolveDefaultLayout spells out the defaults of a valid spec of the
-// default layout.
-func resolveDefaultLayout(s Spec) Spec {
+// resolve spells out the defaults of a valid spec of the default layout.
+func (defaultLayout) resolve(s Spec) Spec {
 	s.Layout = ""
 	if s.Resolution == 0 {
 		s.Resolution = DefaultResolution

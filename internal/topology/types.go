@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -56,9 +57,9 @@ const (
 	DestinationExchange DestinationType = "exchange"
 )
 
-// orQueue reads an unset destination type as queue, what it means
-// everywhere in the package (and to the broker).
-func (t DestinationType) orQueue() DestinationType {
+// OrQueue reads an unset destination type as queue, what it means
+// everywhere (and to the broker).
+func (t DestinationType) OrQueue() DestinationType {
 	if t == "" {
 		return DestinationQueue
 	}
@@ -101,7 +102,7 @@ type Route struct {
 
 // canonical spells the route's unset destination type as queue.
 func (r Route) canonical() Route {
-	r.DestinationType = r.DestinationType.orQueue()
+	r.DestinationType = r.DestinationType.OrQueue()
 	return r
 }
 
@@ -216,6 +217,26 @@ type Binding struct {
 	Destination     string
 	DestinationType DestinationType
 	RoutingKey      string
+}
+
+// Canonical spells the binding's unset destination type as queue, so that
+// both spellings are one binding (one map key, one comparison).
+func (b Binding) Canonical() Binding {
+	b.DestinationType = b.DestinationType.OrQueue()
+	return b
+}
+
+// CompareBindings orders bindings as a read of the broker lists them: by
+// source, destination type (unset read as queue), destination, then key.
+// It is 0 exactly for the bindings that are one on the broker.
+func CompareBindings(a, b Binding) int {
+	a, b = a.Canonical(), b.Canonical()
+	return cmp.Or(
+		strings.Compare(a.Source, b.Source),
+		strings.Compare(string(a.DestinationType), string(b.DestinationType)),
+		strings.Compare(a.Destination, b.Destination),
+		strings.Compare(a.RoutingKey, b.RoutingKey),
+	)
 }
 
 // String is the binding in one line, as plans and listings show it:

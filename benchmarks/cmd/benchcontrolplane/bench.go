@@ -101,35 +101,14 @@ type bench struct {
 	direct bool
 }
 
+// benchmark sets up the broker and terraform, runs every measurement and
+// deletes its vhost, whatever happened.
 func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err error) {
 	b := &bench{cfg: cfg, progress: progress{w: log, started: time.Now()}}
 	r := report{UnrelatedQueues: cfg.UnrelatedQueues, UnrelatedBindings: cfg.UnrelatedBindings, Plans: cfg.Plans}
-
-	if b.admin, err = rabbithole.NewClient(cfg.Endpoint, cfg.Username, cfg.Password); err != nil {
+	if err := b.connect(ctx, &r); err != nil {
 		return report{}, err
 	}
-	if b.client, err = broker.New(broker.Config{Endpoint: cfg.Endpoint, Username: cfg.Username,
-		Password: cfg.Password, Timeout: time.Minute}); err != nil {
-		return report{}, err
-	}
-	b.sets = delayset.Sets{Broker: b.client}
-	node, err := b.client.Node(ctx)
-	if err != nil {
-		return report{}, fmt.Errorf("reading the broker's version at %s: %w", cfg.Endpoint, err)
-	}
-	if r.Provenance, err = results.Provenance(ctx, moduleRoot(ctx), node, cfg.Terraform); err != nil {
-		return report{}, err
-	}
-	b.progress.step("%s", strings.TrimSpace(r.Provenance.Markdown()))
-	if b.brokerPID = cfg.BrokerPID; b.brokerPID == 0 && results.IsLocal(cfg.Endpoint) {
-		b.brokerPID = node.OSPID
-	}
-	if b.brokerPID == 0 {
-		return report{}, errors.New("cannot tell the broker's process: it is not on this machine, or the user may not list nodes (pass -broker-pid)")
-	}
-	r.LoadAverage = machine.LoadAverage()
-	r.ManySetsSettings = fmt.Sprintf("`max_delay = %q`, `queue_type = %q`", cfg.ManySetsMaxDelay.String(), cfg.ManySetsQueueType)
-
 	if b.workdir, err = os.MkdirTemp("", "benchcontrolplane-"); err != nil {
 		return report{}, err
 	}
@@ -141,7 +120,6 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 		return report{}, err
 	}
 	defer b.proxy.Close()
-
 	if err := b.createVHost(); err != nil {
 		return report{}, err
 	}
@@ -151,43 +129,84 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 			err = fmt.Errorf("deleting vhost %s: %w", cfg.VHost, deleteErr)
 		}
 	}()
-
-	if r.BrokerIdleCPU, err = b.brokerIdleCPU(ctx); err != nil {
+	if err := b.measureAll(ctx, &r); err != nil {
 		return report{}, err
+	}
+	return r, nil
+}
+
+// connect makes the clients of the broker and records its provenance and
+// process.
+func (b *bench) connect(ctx context.Context, r *report) (err error) {
+	cfg := b.cfg
+	if b.admin, err = rabbithole.NewClient(cfg.Endpoint, cfg.Username, cfg.Password); err != nil {
+		return err
+	}
+	if b.client, err = broker.New(broker.Config{Endpoint: cfg.Endpoint, Username: cfg.Username,
+		Password: cfg.Password, Timeout: time.Minute}); err != nil {
+		return err
+	}
+	b.sets = delayset.Sets{Broker: b.client}
+	node, err := b.client.Node(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the broker's version at %s: %w", cfg.Endpoint, err)
+	}
+	if r.Provenance, err = results.Provenance(ctx, moduleRoot(ctx), node, cfg.Terraform); err != nil {
+		return err
+	}
+	b.progress.step("%s", strings.TrimSpace(r.Provenance.Markdown()))
+	if b.brokerPID = cfg.BrokerPID; b.brokerPID == 0 && results.IsLocal(cfg.Endpoint) {
+		b.brokerPID = node.OSPID
+	}
+	if b.brokerPID == 0 {
+		return errors.New("cannot tell the broker's process: it is not on this machine, or the user may not list nodes (pass -broker-pid)")
+	}
+	r.LoadAverage = machine.LoadAverage()
+	r.ManySetsSettings = fmt.Sprintf("`max_delay = %q`, `queue_type = %q`", cfg.ManySetsMaxDelay.String(), cfg.ManySetsQueueType)
+	return nil
+}
+
+// measureAll runs the measurements in the order of the report: the idle
+// broker, peeks, Terraform's floor, the sets on an empty then a busy vhost,
+// and the create paths.
+func (b *bench) measureAll(ctx context.Context, r *report) (err error) {
+	cfg := b.cfg
+	if r.BrokerIdleCPU, err = b.brokerIdleCPU(ctx); err != nil {
+		return err
 	}
 	peekQueue, err := b.createPeekQueue(ctx)
 	if err != nil {
-		return report{}, err
+		return err
 	}
 	for _, inFlight := range []int{1, 40} {
 		peeks, err := b.measurePeeks(ctx, peekQueue, cfg.Peeks, inFlight)
 		if err != nil {
-			return report{}, err
+			return err
 		}
 		r.Peeks = append(r.Peeks, peeks)
 	}
 	if len(cfg.ManySets) > 0 {
 		if r.Floor, err = b.measureFloor(ctx, slices.Max(cfg.ManySets)); err != nil {
-			return report{}, err
+			return err
 		}
 	}
 	for _, busy := range []bool{false, true} {
 		if busy {
 			if err := b.addUnrelatedObjects(); err != nil {
-				return report{}, err
+				return err
 			}
 		}
 		for _, levels := range cfg.Levels {
 			result, err := b.measureSet(ctx, levels, busy)
 			if err != nil {
-				return report{}, err
+				return err
 			}
 			r.Sets = append(r.Sets, result)
 		}
 		for _, sets := range cfg.ManySets {
 			result, err := b.measureManySets(ctx, sets, busy)
 			if err != nil {
-				return report{}, err
+				return err
 			}
 			r.ManySets = append(r.ManySets, result)
 		}
@@ -195,11 +214,11 @@ func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err er
 	for _, levels := range cfg.Levels {
 		paths, err := b.compareCreatePaths(ctx, levels)
 		if err != nil {
-			return report{}, err
+			return err
 		}
 		r.CreatePaths = append(r.CreatePaths, paths)
 	}
-	return r, nil
+	return nil
 }
 
 // prepareTerraform builds the provider and has scripts/dev-overrides.sh
@@ -330,10 +349,11 @@ func (b *bench) uploadDefinitions(t topology.Topology) error {
 
 // measureSet creates, plans and destroys one set with terraform.
 func (b *bench) measureSet(ctx context.Context, levels int, busy bool) (setResult, error) {
-	spec, plan, err := b.plan(levels)
+	set, err := b.plan(levels)
 	if err != nil {
 		return setResult{}, err
 	}
+	spec, plan := set.Spec, set.Shown
 	result := setResult{Busy: busy, Levels: levels, Objects: len(plan.Exchanges) + len(plan.Queues) + len(plan.Bindings)}
 	config := fmt.Sprintf(`terraform {
   required_providers {
@@ -379,17 +399,25 @@ resource "rabbitmq_delay_queue_set" "bench" {
 	return result, nil
 }
 
-// plan is the spec and plan of the benchmark's set of the given size.
-func (b *bench) plan(levels int) (topology.Spec, topology.Topology, error) {
+// plan is the benchmark's set of the given size as a state remembers it
+// once created.
+func (b *bench) plan(levels int) (delayset.Remembered, error) {
 	spec, err := topology.NewSet(topology.Spec{ // as terraform creates it
 		Name: fmt.Sprintf("bench-n%d", levels), VHost: b.cfg.VHost, Levels: levels, Resolution: resolution,
 		Routes: []topology.Route{{Destination: routeQueue}},
 	})
 	if err != nil {
-		return topology.Spec{}, topology.Topology{}, err
+		return delayset.Remembered{}, err
 	}
-	plan, err := topology.Plan(spec)
-	return spec, plan, err
+	return remembered(spec)
+}
+
+// remembered is what a state remembers of the set of spec, a new set's
+// resolved spec, once created: what delayset plans it to hold, as the
+// provider gets it.
+func remembered(spec topology.Spec) (delayset.Remembered, error) {
+	shown, err := delayset.Desired(spec, nil, topology.Topology{})
+	return delayset.Remembered{Spec: spec, Shown: shown}, err
 }
 
 // checkSet asks the broker that the set is exactly want: the same objects,
@@ -415,10 +443,7 @@ func objectLines(t topology.Topology) []string {
 		lines = append(lines, "queue "+q.String())
 	}
 	for _, b := range t.Bindings {
-		if b.DestinationType == "" {
-			b.DestinationType = topology.DestinationQueue // its meaning
-		}
-		lines = append(lines, "binding "+b.String())
+		lines = append(lines, "binding "+b.Canonical().String())
 	}
 	slices.Sort(lines)
 	return slices.Compact(lines)
@@ -468,10 +493,11 @@ func (b *bench) terraform(ctx context.Context, args ...string) (measurement, err
 // compareCreatePaths creates the same fresh set twice without terraform: by
 // the provider's parallel declares, then by one definitions upload.
 func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths, error) {
-	spec, plan, err := b.plan(levels)
+	set, err := b.plan(levels)
 	if err != nil {
 		return createPaths{}, err
 	}
+	spec, plan := set.Spec, set.Shown
 	result := createPaths{Levels: levels}
 
 	b.progress.step("N=%d: create by parallel declares (delayset's Create, as the provider creates a set)", levels)
@@ -497,8 +523,7 @@ func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
 		return createPaths{}, err
 	}
-	// What a state remembers of the set once created as planned.
-	return result, b.sets.Destroy(ctx, delayset.Remembered{Spec: spec, Shown: plan}, false)
+	return result, b.sets.Destroy(ctx, set, false)
 }
 
 // medianByWall is the measurement of median wall time.

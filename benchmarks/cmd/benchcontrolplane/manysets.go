@@ -100,11 +100,9 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 	planned := make([]delayset.Remembered, sets) // each set as a state remembers it once created
 	for i := range planned {
 		spec.Name = manySetsName(i)
-		plan, err := topology.Plan(spec)
-		if err != nil {
+		if planned[i], err = remembered(spec); err != nil {
 			return manySetsResult{}, err
 		}
-		planned[i] = delayset.Remembered{Spec: spec, Shown: plan}
 	}
 	first := planned[0].Shown
 	result := manySetsResult{Busy: busy, Sets: sets, Levels: spec.Levels,
@@ -183,13 +181,10 @@ func (b *bench) checkFirstAndLast(ctx context.Context, sets int, planned []delay
 	return nil
 }
 
-// measureFloors times the broker doing the work of create and destroy the
-// cheapest ways it offers: the sets created by parallel requests straight to
-// the broker (delayset's Create of each, the provider's requests, without
-// terraform), destroyed by parallel requests without any check (delayset's
-// Destroy, forced: queues, then exchanges; the broker deletes their
-// bindings with them), uploaded as one definitions document, and destroyed
-// again.
+// measureFloors times the cheapest ways the broker offers to create and
+// destroy the sets, without terraform: delayset's Create of each in
+// parallel, a forced Destroy of each, one definitions upload, and a
+// destroy again.
 func (b *bench) measureFloors(ctx context.Context, label string, planned []delayset.Remembered, run *manySetsRun) error {
 	var err error
 	b.progress.step("%s: floors: declares, deletes, definitions upload", label)

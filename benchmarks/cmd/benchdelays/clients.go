@@ -13,14 +13,10 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// The clients of a trial. Given one AMQP URL, a trial publishes and
-// consumes through it, as it always has: one route, key routeKey, to the
-// queue <set>.work. Given several (-url a,b,c: a node of a cluster each),
-// it spreads its clients over them round-robin: message i is published
-// through URL i mod n with the key of route i mod n, whose queue (classic,
-// declared through that URL, so on its node) is consumed through that URL.
-// Each node then publishes, routes and delivers its share of the
-// messages, as applications connected to every node would.
+// The clients of a trial: through one AMQP URL, one route to <set>.work;
+// through several (a cluster's nodes), message i goes through URL i mod n
+// to route i mod n, whose queue lives on and is consumed from that node, so
+// each node carries its share as applications connected to every node would.
 
 // routesFor are the routes of set name for n client URLs.
 func routesFor(name string, n int) []topology.Route {

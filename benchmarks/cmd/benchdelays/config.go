@@ -90,6 +90,41 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags := flag.NewFlagSet("benchdelays", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	cfg := config{}
+	l := defineFlags(flags, &cfg)
+	if err := flags.Parse(args); err != nil {
+		return config{}, err
+	}
+	if flags.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments %q", flags.Args())
+	}
+	if *l.quick {
+		given := map[string]bool{}
+		flags.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		for name, value := range quickDefaults {
+			if !given[name] {
+				if err := flags.Set(name, value); err != nil {
+					return config{}, fmt.Errorf("-quick: %w", err)
+				}
+			}
+		}
+	}
+	if err := cfg.readLists(l); err != nil {
+		return config{}, err
+	}
+	if err := cfg.checkDurations(); err != nil {
+		return config{}, err
+	}
+	return cfg, nil
+}
+
+// listFlags are the flags parseConfig reads after parsing: lists, and -quick.
+type listFlags struct {
+	variantList, steps, idleRadixes, modelFit, modelCheck *string
+	quick                                                 *bool
+}
+
+// defineFlags defines every flag of cfg on flags.
+func defineFlags(flags *flag.FlagSet, cfg *config) (l listFlags) {
 	flags.StringVar(&cfg.URL, "url", messaging.URLFromEnv(), "AMQP URL of the broker (default from $"+messaging.URLEnv+
 		"), or comma-separated URLs of a cluster's nodes, over which each trial spreads its publishers and consumers round-robin")
 	flags.IntVar(&cfg.GroupSize, "quorum-initial-group-size", 0, "replicas of each quorum queue of the measured sets "+
@@ -98,7 +133,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.StringVar(&cfg.Username, "username", results.EnvOr("RABBITMQ_USERNAME", "guest"), "management API user (default from $RABBITMQ_USERNAME)")
 	flags.StringVar(&cfg.Password, "password", results.EnvOr("RABBITMQ_PASSWORD", "guest"), "management API password (default from $RABBITMQ_PASSWORD)")
 	flags.StringVar(&cfg.VHost, "vhost", "/", "vhost of the sets; their names are unique to the run")
-	variantList := flags.String("variants", joinSlugs(defaultVariants()), "comma-separated variants to measure: a queue kind ("+joinSlugs(queueKinds)+
+	l.variantList = flags.String("variants", joinSlugs(defaultVariants()), "comma-separated variants to measure: a queue kind ("+joinSlugs(queueKinds)+
 		") in radix 2, or with -r4, -r8 or -r16 in that radix")
 	flags.IntVar(&cfg.Levels, "levels", 8, "levels N of the radix-2 sets; every set, whatever its radix, holds their range, (2^N − 1)·R, with the fewest digits of its radix that do")
 	flags.DurationVar(&cfg.Resolution, "resolution", 100*time.Millisecond, "resolution R of the measured sets")
@@ -106,7 +141,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.Float64Var(&cfg.Rate, "rate", 1000, "main paced rate, messages per second")
 	flags.DurationVar(&cfg.Duration, "duration", 0, "how long the main trials publish; default twice the longest delay (steady state: "+
 		topology.FormatDuration(steadyState(topology.MaxDelayFor(8, 100*time.Millisecond)))+" at the default range); a shorter one is measured with a warning that the figures are not steady-state")
-	steps := flags.String("steps", "100,250,500,750,1000,1500,2000,3000,4000,6000,8000", "rates (msg/s) the search steps through, from the main rate up while p99 holds; empty for no search")
+	l.steps = flags.String("steps", "100,250,500,750,1000,1500,2000,3000,4000,6000,8000", "rates (msg/s) the search steps through, from the main rate up while p99 holds; empty for no search")
 	flags.BoolVar(&cfg.Fine, "fine", true, "once the steps bracket a limit, search up from the highest rate that held in steps of 10 % while they stay below the lowest that failed")
 	flags.DurationVar(&cfg.SearchDuration, "search-duration", 0, "how long each search trial publishes; default -duration, which lets the main trial count as the search's step at -rate")
 	flags.DurationVar(&cfg.P99Limit, "p99-limit", time.Second, "p99 lateness a rate must stay under to hold")
@@ -120,69 +155,63 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.DurationVar(&cfg.Pause, "pause", 5*time.Second, "pause between trials, so one trial's clean-up is over before the next")
 	flags.DurationVar(&cfg.QuietMax, "quiet-max", 2*time.Minute, "after the pause, wait up to this long for the broker's CPU use to settle near its idle level (a local broker only)")
 	flags.Uint64Var(&cfg.Seed, "seed", 1, "seed of the delays drawn")
-	idleRadixes := flags.String("idle-radixes", "2,4,16", "radixes whose sets' idle broker CPU and memory are measured, declared and empty, with the first variant's queue type; empty for none")
+	l.idleRadixes = flags.String("idle-radixes", "2,4,16", "radixes whose sets' idle broker CPU and memory are measured, declared and empty, with the first variant's queue type; empty for none")
 	flags.DurationVar(&cfg.IdleWindow, "idle-window", 20*time.Second, "how long each idle measurement samples the broker, with and without the set")
 	flags.BoolVar(&cfg.BrokerProfile, "broker-profile", false, "before and after each main trial, read the reductions of the broker's Erlang processes by kind (rabbitmqctl eval; a broker on this machine, one node) and show where its work goes")
 	flags.StringVar(&cfg.Rabbitmqctl, "rabbitmqctl", defaultRabbitmqctl(), "the rabbitmqctl -broker-profile runs")
 	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+jsonFile+" and the plots "+svgFile+" and "+ratesFile+"; empty to write none")
 	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and the plots again from a "+jsonFile+" a run wrote, into -out, without measuring")
-	modelFit := flags.String("model-fit", "", "comma-separated "+jsonFile+" files of cluster runs whose clients and leaders vary from node to node: fit the "+
+	l.modelFit = flags.String("model-fit", "", "comma-separated "+jsonFile+" files of cluster runs whose clients and leaders vary from node to node: fit the "+
 		"model of each node's CPU per message to them and write "+modelFile+" into -out, without measuring")
-	modelCheck := flags.String("model-check", "", "comma-separated "+jsonFile+" files of cluster runs to check the -model-fit model against")
+	l.modelCheck = flags.String("model-check", "", "comma-separated "+jsonFile+" files of cluster runs to check the -model-fit model against")
 	flags.BoolVar(&cfg.Estimate, "estimate", false, "print what the run would measure and how long it should take, and exit without measuring")
-	quick := flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400 without 10 % steps, idle radixes 2,16 for 3s")
-	if err := flags.Parse(args); err != nil {
-		return config{}, err
-	}
-	if flags.NArg() > 0 {
-		return config{}, fmt.Errorf("unexpected arguments %q", flags.Args())
-	}
-	if *quick {
-		given := map[string]bool{}
-		flags.Visit(func(f *flag.Flag) { given[f.Name] = true })
-		for name, value := range quickDefaults {
-			if !given[name] {
-				if err := flags.Set(name, value); err != nil {
-					return config{}, fmt.Errorf("-quick: %w", err)
-				}
-			}
-		}
-	}
+	l.quick = flags.Bool("quick", false, "short defaults to try the benchmark: N=4, 200 msg/s for 3s, steps 200,400 without 10 % steps, idle radixes 2,16 for 3s")
+	return l
+}
 
-	cfg.ModelFit, cfg.ModelCheck = splitList(*modelFit), splitList(*modelCheck)
+// readLists reads the flags that are lists, and checks that every set they
+// name can hold the run's range.
+func (cfg *config) readLists(l listFlags) error {
+	cfg.ModelFit, cfg.ModelCheck = splitList(*l.modelFit), splitList(*l.modelCheck)
 	if cfg.URLs = splitList(cfg.URL); len(cfg.URLs) == 0 {
-		return config{}, errors.New("-url names no AMQP URL")
+		return errors.New("-url names no AMQP URL")
 	}
 	cfg.URL = cfg.URLs[0]
 	if cfg.GroupSize < 0 {
-		return config{}, fmt.Errorf("-quorum-initial-group-size must be 0 (none) or more, got %d", cfg.GroupSize)
+		return fmt.Errorf("-quorum-initial-group-size must be 0 (none) or more, got %d", cfg.GroupSize)
 	}
 	var err error
-	if cfg.Variants, err = parseVariants(*variantList); err != nil {
-		return config{}, err
+	if cfg.Variants, err = parseVariants(*l.variantList); err != nil {
+		return err
 	}
-	if cfg.Steps, err = parseRates(*steps); err != nil {
-		return config{}, fmt.Errorf("-steps: %w", err)
+	if cfg.Steps, err = parseRates(*l.steps); err != nil {
+		return fmt.Errorf("-steps: %w", err)
 	}
 	if err := topology.Validate(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: cfg.Levels, Resolution: cfg.Resolution}); err != nil {
-		return config{}, fmt.Errorf("-levels %d -resolution %s: %w", cfg.Levels, cfg.Resolution, err)
+		return fmt.Errorf("-levels %d -resolution %s: %w", cfg.Levels, cfg.Resolution, err)
 	}
 	for _, v := range cfg.Variants {
 		if cfg.levelsIn(v.Radix) == 0 {
-			return config{}, fmt.Errorf("-variants %s: no set of radix %d holds %s at resolution %s", v.Slug, v.Radix, cfg.maxDelay(), cfg.Resolution)
+			return fmt.Errorf("-variants %s: no set of radix %d holds %s at resolution %s", v.Slug, v.Radix, cfg.maxDelay(), cfg.Resolution)
 		}
 	}
 	if cfg.BaselineDelay < 0 {
 		cfg.BaselineDelay = cfg.Resolution << (cfg.Levels - 1)
 	}
-	if cfg.IdleRadixes, err = parseRadixes(*idleRadixes); err != nil {
-		return config{}, fmt.Errorf("-idle-radixes: %w", err)
+	if cfg.IdleRadixes, err = parseRadixes(*l.idleRadixes); err != nil {
+		return fmt.Errorf("-idle-radixes: %w", err)
 	}
 	for _, radix := range cfg.IdleRadixes {
 		if cfg.levelsIn(radix) == 0 {
-			return config{}, fmt.Errorf("-idle-radixes: no set of radix %d holds %s at resolution %s", radix, cfg.maxDelay(), cfg.Resolution)
+			return fmt.Errorf("-idle-radixes: no set of radix %d holds %s at resolution %s", radix, cfg.maxDelay(), cfg.Resolution)
 		}
 	}
+	return nil
+}
+
+// checkDurations spells out the default durations, warns of figures that
+// are not steady-state and refuses what cannot run.
+func (cfg *config) checkDurations() error {
 	steady := steadyState(cfg.maxDelay())
 	if cfg.Duration == 0 {
 		cfg.Duration = steady
@@ -202,22 +231,22 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.BaselineDelay > 0 {
 		if err := topology.Validate(topology.Spec{Name: "check", VHost: cfg.VHost, Levels: 1, Resolution: cfg.BaselineDelay}); err != nil {
-			return config{}, fmt.Errorf("-baseline-delay %s: %w", cfg.BaselineDelay, err)
+			return fmt.Errorf("-baseline-delay %s: %w", cfg.BaselineDelay, err)
 		}
 	}
 	switch {
 	case cfg.Rate <= 0:
-		return config{}, fmt.Errorf("-rate must be positive, got %g", cfg.Rate)
+		return fmt.Errorf("-rate must be positive, got %g", cfg.Rate)
 	case cfg.Duration <= 0 || cfg.SearchDuration <= 0:
-		return config{}, errors.New("-duration and -search-duration must be positive")
+		return errors.New("-duration and -search-duration must be positive")
 	case cfg.Tick <= 0:
-		return config{}, errors.New("-tick must be positive")
+		return errors.New("-tick must be positive")
 	case cfg.AbandonLag != 0 && cfg.AbandonLag <= cfg.LagLimit:
-		return config{}, fmt.Errorf("-abandon-lag %s must be longer than -lag-limit %s, or 0", cfg.AbandonLag, cfg.LagLimit)
+		return fmt.Errorf("-abandon-lag %s must be longer than -lag-limit %s, or 0", cfg.AbandonLag, cfg.LagLimit)
 	case len(cfg.IdleRadixes) > 0 && cfg.IdleWindow <= 0:
-		return config{}, errors.New("-idle-window must be positive")
+		return errors.New("-idle-window must be positive")
 	}
-	return cfg, nil
+	return nil
 }
 
 // maxDelay is the longest delay of the run: that of -levels binary digits

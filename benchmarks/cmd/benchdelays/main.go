@@ -1,29 +1,3 @@
-// Command benchdelays measures the data path of delay queue sets on a real
-// broker: for each queue type and dead-letter strategy the resource offers,
-// in radix 2 or another radix (variants such as quorum-at-most-once-r16),
-// it declares a set through the provider's code path, publishes persistent
-// messages with confirms at a paced rate and delays drawn uniformly over the
-// run's range (every set holds it with the fewest digits of its radix),
-// consumes them from a route's queue and records, per message, its lateness
-// and hop count, and in total the early, lost, duplicated and unroutable
-// ones, the throughput and the broker's CPU per message. A one-level set of
-// the same queue type is the one-hop baseline. Trials publish for twice the
-// longest delay by default, so the figures are steady-state. It measures
-// the broker's idle CPU and memory with a set of each of some radixes
-// declared and empty, then searches, per variant, the highest paced rate at
-// which p99 lateness stays under a limit, closing in on it in 10 % steps,
-// and holds the rates against a per-hop cost model fitted to the run.
-//
-// It prints the tables and writes them to -out as delays.md, with the plot
-// delays.svg and every figure in delays.json. It exits 1 when a main trial
-// lost a message or any trial delivered one early, and 2 when it cannot run.
-// Its paths (-out, -render, the default -rabbitmqctl) are relative to the
-// working directory: make builds it and runs it from the repository's root.
-//
-//	benchdelays -quick -out /tmp/bench   # a short run to try it
-//	benchdelays -estimate                # what the run measures, and how long it takes
-//	benchdelays -out benchmarks          # what make bench-delays runs
-//	benchdelays -render benchmarks/delays.json -out benchmarks  # the text again, same figures
 package main
 
 import (
@@ -76,34 +50,81 @@ func exitOn(err error) (int, error) {
 // bench runs every trial and writes the report after each, so an
 // interrupted run keeps what it measured.
 func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Writer) (int, error) {
-	client, err := broker.New(broker.Config{Endpoint: cfg.Endpoint, Username: cfg.Username, Password: cfg.Password})
+	r, rep, err := prepare(ctx, cfg, command, stderr)
 	if err != nil {
 		return 2, err
+	}
+	if err := r.runAll(ctx, &rep, stderr); err != nil {
+		return 2, err
+	}
+	fmt.Fprint(stdout, markdown(rep, "", ""))
+	if cfg.Out != "" {
+		fmt.Fprintf(stderr, "benchdelays: wrote %s, its plots and %s in %s\n", markdownFile, jsonFile, cfg.Out)
+	}
+	return exitCode(rep), nil
+}
+
+// prepare connects to the broker, records where the run happens and makes
+// the runner and the report the trials fill in.
+func prepare(ctx context.Context, cfg config, command string, stderr io.Writer) (*runner, report, error) {
+	client, err := broker.New(broker.Config{Endpoint: cfg.Endpoint, Username: cfg.Username, Password: cfg.Password})
+	if err != nil {
+		return nil, report{}, err
 	}
 	node, err := client.Node(ctx)
 	if err != nil {
-		return 2, fmt.Errorf("ask the broker's version: %w", err)
+		return nil, report{}, fmt.Errorf("ask the broker's version: %w", err)
 	}
+	env, err := environmentOf(ctx, cfg, client, node, command)
+	if err != nil {
+		return nil, report{}, err
+	}
+	r := &runner{
+		cfg: cfg, client: client, sets: delayset.Sets{Broker: client}, brokerPIDs: env.brokerPIDs(), cluster: env.cluster(),
+		prefix: fmt.Sprintf("benchdelays-%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff),
+		node:   node.Name,
+	}
+	if cfg.BrokerProfile {
+		if !results.IsLocal(cfg.URL) || env.cluster() {
+			return nil, report{}, errors.New("-broker-profile reads one node on this machine: the broker is remote or a cluster")
+		}
+		r.profiler = &processSampler{rabbitmqctl: cfg.Rabbitmqctl, node: node.Name, pid: env.BrokerPID}
+		if _, err := r.profiler.sample(ctx); err != nil {
+			return nil, report{}, fmt.Errorf("-broker-profile: %w", err)
+		}
+	}
+	rep := report{Environment: env, Settings: settingsOf(cfg)}
+	if rep.Layouts, err = runLayouts(cfg); err != nil {
+		return nil, report{}, err
+	}
+	fmt.Fprintf(stderr, "benchdelays: commit %s, RabbitMQ %s (pid %d), sets %s.*, N=%d R=%s, %s msg/s for %s\n",
+		env.Provenance.Revision(), env.Provenance.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, results.Rate(cfg.Rate), cfg.Duration)
+	return r, rep, nil
+}
+
+// environmentOf is where the run happens: the broker's provenance, its
+// nodes and processes, and its CPU use at rest.
+func environmentOf(ctx context.Context, cfg config, client *broker.Client, node broker.NodeInfo, command string) (environment, error) {
 	env := environment{Command: command}
+	var err error
 	if env.Provenance, err = results.Provenance(ctx, "", node, ""); err != nil {
-		return 2, err
+		return env, err
 	}
 	// The broker takes AMQP connections before the trials need them.
 	for _, url := range cfg.URLs {
 		conns, err := dialTrial(url)
 		if err != nil {
-			return 2, err
+			return env, err
 		}
 		conns.close()
 	}
-
 	local := results.IsLocal(cfg.URL)
 	if local {
 		env.BrokerPID = node.OSPID
 	}
 	nodes, err := client.ClusterNodes(ctx)
 	if err != nil {
-		return 2, fmt.Errorf("list the broker's nodes: %w", err)
+		return env, fmt.Errorf("list the broker's nodes: %w", err)
 	}
 	if len(nodes) > 1 {
 		for _, n := range nodes {
@@ -116,132 +137,148 @@ func bench(ctx context.Context, cfg config, command string, stdout, stderr io.Wr
 	}
 	if env.cluster() {
 		if env.ClientNodes, err = nodesOfURLs(ctx, cfg); err != nil {
-			return 2, err
+			return env, err
 		}
 		env.NodeFlags = schedulerFlags(env.brokerPIDs())
 	}
-	brokerPIDs := env.brokerPIDs()
-	if len(brokerPIDs) > 0 {
-		// The broker's own background work, to tell it from the trials'.
-		const idleWindow = 5 * time.Second
-		before := sampleCPU(brokerPIDs)
-		select {
-		case <-time.After(idleWindow):
-		case <-ctx.Done():
-			return 2, context.Cause(ctx)
-		}
-		if _, seconds := before.cpuUse(sampleCPU(brokerPIDs)); seconds >= 0 {
-			env.BrokerIdleCPU = 100 * seconds / idleWindow.Seconds()
-		}
+	env.BrokerIdleCPU, err = idleCPU(ctx, env.brokerPIDs())
+	return env, err
+}
+
+// idleCPU is the broker's own background work in percent of a CPU, to tell
+// it from the trials'; 0 when the broker is not on this machine.
+func idleCPU(ctx context.Context, pids []int) (float64, error) {
+	if len(pids) == 0 {
+		return 0, nil
 	}
-	r := &runner{
-		cfg: cfg, client: client, sets: delayset.Sets{Broker: client}, brokerPIDs: brokerPIDs, cluster: env.cluster(),
-		prefix: fmt.Sprintf("benchdelays-%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff),
+	const idleWindow = 5 * time.Second
+	before := sampleCPU(pids)
+	select {
+	case <-time.After(idleWindow):
+	case <-ctx.Done():
+		return 0, context.Cause(ctx)
 	}
-	if cfg.BrokerProfile {
-		if !local || env.cluster() {
-			return 2, errors.New("-broker-profile reads one node on this machine: the broker is remote or a cluster")
-		}
-		r.profiler = &processSampler{rabbitmqctl: cfg.Rabbitmqctl, node: node.Name, pid: env.BrokerPID}
-		if _, err := r.profiler.sample(ctx); err != nil {
-			return 2, fmt.Errorf("-broker-profile: %w", err)
-		}
+	if _, seconds := before.cpuUse(sampleCPU(pids)); seconds >= 0 {
+		return 100 * seconds / idleWindow.Seconds(), nil
 	}
-	rep := report{Environment: env, Settings: settings{
+	return 0, nil
+}
+
+// settingsOf is what the report says of the run's settings.
+func settingsOf(cfg config) settings {
+	s := settings{
 		Levels: cfg.Levels, Resolution: cfg.Resolution, BaselineDelay: cfg.BaselineDelay,
 		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, Fine: cfg.Fine, SearchDuration: cfg.SearchDuration,
 		P99Limit: cfg.P99Limit, LossWindow: cfg.LossWindow, Tick: cfg.Tick, LagLimit: cfg.LagLimit, AbandonLag: cfg.AbandonLag,
 		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed, Warnings: cfg.Warnings,
 		GroupSize: cfg.GroupSize, ClientURLs: redactedURLs(cfg.URLs),
-	}}
+	}
 	for _, v := range cfg.Variants {
-		rep.Settings.Variants = append(rep.Settings.Variants, v.Name)
+		s.Variants = append(s.Variants, v.Name)
 	}
-	if rep.Layouts, err = runLayouts(cfg); err != nil {
-		return 2, err
-	}
-	fmt.Fprintf(stderr, "benchdelays: commit %s, RabbitMQ %s (pid %d), sets %s.*, N=%d R=%s, %s msg/s for %s\n",
-		env.Provenance.Revision(), env.Provenance.RabbitMQ, env.BrokerPID, r.prefix, cfg.Levels, cfg.Resolution, results.Rate(cfg.Rate), cfg.Duration)
+	return s
+}
 
-	plans := trialPlans(cfg)
-	fmt.Fprint(stderr, describeRun(cfg))
-	quiet := newQuietPolicy(env.BrokerIdleCPU, cfg.QuietMax)
-	runTrial := func(p trialPlan) (trialResult, error) {
-		if len(rep.Trials) > 0 && cfg.Pause > 0 {
-			select {
-			case <-time.After(cfg.Pause):
-			case <-ctx.Done():
-			}
+// runAll runs the main trials first, the figures that matter most, then
+// the idle cost of a set of each radix, then the long rate searches.
+func (r *runner) runAll(ctx context.Context, rep *report, stderr io.Writer) error {
+	fmt.Fprint(stderr, describeRun(r.cfg))
+	s := &session{runner: r, rep: rep, stderr: stderr, quiet: newQuietPolicy(rep.Environment.BrokerIdleCPU, r.cfg.QuietMax)}
+	for _, m := range trialPlans(r.cfg) {
+		if _, err := s.runTrial(ctx, trialPlan{variant: m.variant, baseline: m.baseline, rate: r.cfg.Rate, duration: r.cfg.Duration, main: true}); err != nil {
+			return err
 		}
-		var settled bool
-		var settling time.Duration
-		if len(brokerPIDs) > 0 {
-			settling, settled = quiet.waitQuiet(ctx, brokerCPUSampler(brokerPIDs))
+	}
+	if err := s.runIdle(ctx); err != nil {
+		return err
+	}
+	return s.runSearches(ctx)
+}
+
+// session is one run's trials in order, each written to the report as it
+// ends.
+type session struct {
+	*runner
+	rep    *report
+	stderr io.Writer
+	quiet  quietPolicy
+}
+
+// runTrial runs one trial once the broker is quiet, and writes the report.
+func (s *session) runTrial(ctx context.Context, p trialPlan) (trialResult, error) {
+	if len(s.rep.Trials) > 0 && s.cfg.Pause > 0 {
+		select {
+		case <-time.After(s.cfg.Pause):
+		case <-ctx.Done():
+		}
+	}
+	var settled bool
+	var settling time.Duration
+	if len(s.brokerPIDs) > 0 {
+		settling, settled = s.quiet.waitQuiet(ctx, brokerCPUSampler(s.brokerPIDs))
+	}
+	if ctx.Err() != nil {
+		return trialResult{}, context.Cause(ctx)
+	}
+	started := time.Now()
+	t := s.trial(ctx, p)
+	t.BrokerSettled, t.BrokerSettling = settled, settling
+	s.rep.Trials = append(s.rep.Trials, t)
+	fmt.Fprintf(s.stderr, "  %s (%s)\n", describeTrial(t, s.cfg), time.Since(started).Round(time.Second))
+	return t, writeReport(s.cfg.Out, *s.rep)
+}
+
+// runIdle measures the idle cost of a set of each of -idle-radixes.
+func (s *session) runIdle(ctx context.Context) error {
+	if len(s.cfg.IdleRadixes) == 0 {
+		return nil
+	}
+	memUsed := nodeMemUsed(ctx, s.client, s.node)
+	for _, radix := range s.cfg.IdleRadixes {
+		started := time.Now()
+		i := s.idle(ctx, radix, s.quiet, memUsed)
+		s.rep.Idle = append(s.rep.Idle, i)
+		fmt.Fprintf(s.stderr, "  idle radix %-2d: broker CPU %s, RSS %s, mem_used %s%s (%s)\n", radix, formatCPUDelta(i.CPUWith, i.CPUWithout),
+			formatMemoryDelta(i.RSSWith, i.RSSWithout), formatMemoryDelta(i.MemUsedWith, i.MemUsedWithout), errorSuffix(i.Error), time.Since(started).Round(time.Second))
+		if err := writeReport(s.cfg.Out, *s.rep); err != nil {
+			return err
 		}
 		if ctx.Err() != nil {
-			return trialResult{}, context.Cause(ctx)
+			return context.Cause(ctx)
 		}
-		started := time.Now()
-		t := r.trial(ctx, p)
-		t.BrokerSettled, t.BrokerSettling = settled, settling
-		rep.Trials = append(rep.Trials, t)
-		fmt.Fprintf(stderr, "  %s (%s)\n", describeTrial(t, cfg), time.Since(started).Round(time.Second))
-		return t, writeReport(cfg.Out, rep)
 	}
+	return nil
+}
 
-	// The main trials first: they are the figures that matter most.
-	for _, m := range plans {
-		if _, err := runTrial(trialPlan{variant: m.variant, baseline: m.baseline, rate: cfg.Rate, duration: cfg.Duration, main: true}); err != nil {
-			return 2, err
-		}
+// runSearches searches each variant's highest rate that holds, starting
+// from its main trial when that ran as long as a search trial.
+func (s *session) runSearches(ctx context.Context) error {
+	if len(s.cfg.Steps) == 0 {
+		return nil
 	}
-	// The idle cost of a set of each radix, before the long rate searches.
-	if len(cfg.IdleRadixes) > 0 {
-		memUsed := nodeMemUsed(ctx, client, node.Name)
-		for _, radix := range cfg.IdleRadixes {
-			started := time.Now()
-			i := r.idle(ctx, radix, quiet, memUsed)
-			rep.Idle = append(rep.Idle, i)
-			fmt.Fprintf(stderr, "  idle radix %-2d: broker CPU %s, RSS %s, mem_used %s%s (%s)\n", radix, formatCPUDelta(i.CPUWith, i.CPUWithout),
-				formatMemoryDelta(i.RSSWith, i.RSSWithout), formatMemoryDelta(i.MemUsedWith, i.MemUsedWithout), errorSuffix(i.Error), time.Since(started).Round(time.Second))
-			if err := writeReport(cfg.Out, rep); err != nil {
-				return 2, err
-			}
-			if ctx.Err() != nil {
-				return 2, context.Cause(ctx)
-			}
+	for _, m := range trialPlans(s.cfg) {
+		v, baseline := m.variant, m.baseline
+		found := searchResult{Variant: v.Name, Baseline: baseline}
+		rate, ok := s.cfg.Rate, true
+		if main, isMain := s.rep.mainTrial(v.Name, baseline); isMain && s.cfg.SearchDuration == s.cfg.Duration {
+			found.Steps = append(found.Steps, stepOf(main, s.cfg))
+			rate, ok = nextRate(s.cfg.Steps, found.Steps, s.cfg.Fine)
 		}
-	}
-	if len(cfg.Steps) > 0 {
-		for _, m := range plans {
-			v, baseline := m.variant, m.baseline
-			s := searchResult{Variant: v.Name, Baseline: baseline}
-			rate, ok := cfg.Rate, true
-			if main, found := rep.mainTrial(v.Name, baseline); found && cfg.SearchDuration == cfg.Duration {
-				s.Steps = append(s.Steps, stepOf(main, cfg))
-				rate, ok = nextRate(cfg.Steps, s.Steps, cfg.Fine)
-			}
-			for ; ok; rate, ok = nextRate(cfg.Steps, s.Steps, cfg.Fine) {
-				t, err := runTrial(trialPlan{variant: v, baseline: baseline, rate: rate, duration: cfg.SearchDuration})
-				s.Steps = append(s.Steps, stepOf(t, cfg))
-				if err != nil {
-					return 2, err
-				}
-			}
-			s.Highest = highestHeld(s.Steps)
-			s.Capped = len(cfg.Steps) > 0 && s.Highest >= cfg.Steps[len(cfg.Steps)-1]
-			rep.Searches = append(rep.Searches, s)
-			if err := writeReport(cfg.Out, rep); err != nil {
-				return 2, err
+		for ; ok; rate, ok = nextRate(s.cfg.Steps, found.Steps, s.cfg.Fine) {
+			t, err := s.runTrial(ctx, trialPlan{variant: v, baseline: baseline, rate: rate, duration: s.cfg.SearchDuration})
+			found.Steps = append(found.Steps, stepOf(t, s.cfg))
+			if err != nil {
+				return err
 			}
 		}
+		found.Highest = highestHeld(found.Steps)
+		found.Capped = found.Highest >= s.cfg.Steps[len(s.cfg.Steps)-1]
+		s.rep.Searches = append(s.rep.Searches, found)
+		if err := writeReport(s.cfg.Out, *s.rep); err != nil {
+			return err
+		}
 	}
-
-	fmt.Fprint(stdout, markdown(rep, "", ""))
-	if cfg.Out != "" {
-		fmt.Fprintf(stderr, "benchdelays: wrote %s, its plots and %s in %s\n", markdownFile, jsonFile, cfg.Out)
-	}
-	return exitCode(rep), nil
+	return nil
 }
 
 func errorSuffix(message string) string {

@@ -20,6 +20,23 @@ import (
 // count, and p99 against the rate.
 func markdown(r report, svgName, ratesName string) string {
 	var b strings.Builder
+	writeIntro(&b, r)
+	writeMainTable(&b, r)
+	writeHopsTable(&b, r, svgName)
+	writeSearchTable(&b, r, ratesName)
+	b.WriteString(brokerProfileMarkdown(r))
+	b.WriteString(clusterMarkdown(r))
+	b.WriteString(radixMarkdown(r))
+	writeEveryTrial(&b, r)
+	if notes := notes(r); notes != "" {
+		b.WriteString("\n## Notes\n\n")
+		b.WriteString(notes)
+	}
+	return b.String()
+}
+
+// writeIntro says what was measured, where and how.
+func writeIntro(b *strings.Builder, r report) {
 	s, e := r.Settings, r.Environment
 	b.WriteString("# Data-path benchmark: delayed messages through a real broker\n\n")
 	b.WriteString(e.Provenance.Markdown())
@@ -27,9 +44,9 @@ func markdown(r report, svgName, ratesName string) string {
 	if e.cluster() {
 		makeTarget = "`make bench-cluster` runs it on " + scriptNodes(e.Nodes) + " of `scripts/rabbitmq-nodes.sh`"
 	}
-	fmt.Fprintf(&b, "Command: `%s`; %s. %s\n\n", e.Command, makeTarget, brokerWhere(e, s))
+	fmt.Fprintf(b, "Command: `%s`; %s. %s\n\n", e.Command, makeTarget, brokerWhere(e, s))
 
-	fmt.Fprintf(&b, "Each set holds delays from 0 to %s at R = %s: %s. Every message is persistent, published with confirms "+
+	fmt.Fprintf(b, "Each set holds delays from 0 to %s at R = %s: %s. Every message is persistent, published with confirms "+
 		"at a paced rate (a %s ticker sending what the schedule says is due, confirms collected asynchronously), asks for a whole number "+
 		"of ticks drawn uniformly, and is consumed from the route's queue (classic, prefetch %d). "+
 		"**Lateness** = arrival − publish − requested delay; since the delays are whole ticks it is the broker's alone "+
@@ -43,18 +60,22 @@ func markdown(r report, svgName, ratesName string) string {
 		"the next starts once the broker's CPU use has stayed near its idle level for 3 s, so that no trial measures the clean-up of the one before.\n\n",
 		topology.FormatDuration(s.maxDelay()), topology.FormatDuration(s.Resolution), digitsOfRun(r), topology.FormatDuration(s.Tick),
 		s.Prefetch, topology.FormatDuration(s.LossWindow), brokerIdle(e))
-	fmt.Fprintf(&b, "Each main trial publishes for %s and each search trial for %s. %s\n\n",
+	fmt.Fprintf(b, "Each main trial publishes for %s and each search trial for %s. %s\n\n",
 		topology.FormatDuration(s.Duration), topology.FormatDuration(s.SearchDuration), steadyStateText(s))
 	for _, warning := range s.Warnings {
-		fmt.Fprintf(&b, "> **Warning:** %s.\n\n", warning)
+		fmt.Fprintf(b, "> **Warning:** %s.\n\n", warning)
 	}
 	if s.BaselineDelay > 0 {
-		fmt.Fprintf(&b, "The **baseline** of each queue type is a one-level set: one TTL queue of %s of that type and strategy, every message "+
+		fmt.Fprintf(b, "The **baseline** of each queue type is a one-level set: one TTL queue of %s of that type and strategy, every message "+
 			"asking for exactly that delay, so one hop through the same exchanges as a hop of the set: the floor any layout can reach on this broker.\n\n",
 			topology.FormatDuration(s.BaselineDelay))
 	}
+}
 
-	fmt.Fprintf(&b, "## %s msg/s for %s\n\n", results.Rate(s.Rate), topology.FormatDuration(s.Duration))
+// writeMainTable is the table of the main trials.
+func writeMainTable(b *strings.Builder, r report) {
+	s := r.Settings
+	fmt.Fprintf(b, "## %s msg/s for %s\n\n", results.Rate(s.Rate), topology.FormatDuration(s.Duration))
 	rows := [][]string{{"variant", "sent", "msg/s sent", "msg/s delivered", "p50 ms", "p90 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "broker CPU ms/delivered", "machine CPU"}}
 	for _, t := range r.Trials {
 		if !t.Main {
@@ -66,10 +87,14 @@ func markdown(r report, svgName, ratesName string) string {
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
 			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perDelivered(t.BrokerCPU)), formatPercent(t.MachineBusy)})
 	}
-	writeTable(&b, rows, "lrrrrrrrrrrrrrr")
+	writeTable(b, rows, "lrrrrrrrrrrrrrr")
+}
 
+// writeHopsTable is the main trials' lateness by hop count.
+func writeHopsTable(b *strings.Builder, r report, svgName string) {
+	s := r.Settings
 	b.WriteString("\n## Lateness by hop count\n\n")
-	fmt.Fprintf(&b, "p50 / p90 / p99 / max in ms (messages) at %s msg/s.\n\n", results.Rate(s.Rate))
+	fmt.Fprintf(b, "p50 / p90 / p99 / max in ms (messages) at %s msg/s.\n\n", results.Rate(s.Rate))
 	var names []string
 	topHops := 0
 	for _, v := range variants {
@@ -79,7 +104,7 @@ func markdown(r report, svgName, ratesName string) string {
 		}
 	}
 	header := append([]string{"hops"}, names...)
-	rows = [][]string{header}
+	rows := [][]string{header}
 	for hops := 0; hops <= topHops; hops++ {
 		row := []string{strconv.Itoa(hops)}
 		for _, name := range names {
@@ -98,37 +123,42 @@ func markdown(r report, svgName, ratesName string) string {
 	if anyBaseline {
 		rows = append(rows, baselineRow)
 	}
-	writeTable(&b, rows, "r"+strings.Repeat("r", len(names)))
+	writeTable(b, rows, "r"+strings.Repeat("r", len(names)))
 	if svgName != "" {
-		fmt.Fprintf(&b, "\n![Lateness percentiles by hop count](%s)\n", svgName)
+		fmt.Fprintf(b, "\n![Lateness percentiles by hop count](%s)\n", svgName)
 	}
+}
 
-	if len(r.Searches) > 0 {
-		fmt.Fprintf(&b, "\n## Highest rate with p99 lateness under %s\n\n", topology.FormatDuration(s.P99Limit))
-		fmt.Fprintf(&b, "Steps of %s msg/s, %s of publishing each, starting from the main run and going up while a rate holds "+
-			"(p99 under %s, nothing lost, early, refused or misrouted, and the publisher within 2 %% of its schedule)%s\n\n",
-			joinRates(s.Steps), topology.FormatDuration(s.SearchDuration), topology.FormatDuration(s.P99Limit), fineText(s.Fine))
-		rows = [][]string{{"variant", "set: steps (p99)", "set", "baseline: steps (p99)", "baseline", "set / baseline"}}
-		for _, v := range variants {
-			set, okSet := r.search(v.Name, false)
-			base, okBase := r.search(v.Base, true)
-			if !okSet && (!okBase || v.Radix != 2 || v.LeaderLocator != "") { // a baseline shows in its radix-2 row, or beside a set of its kind
-				continue
-			}
-			rows = append(rows, []string{v.Name, formatSteps(set.Steps), formatHighest(set), formatSteps(base.Steps), formatHighest(base), formatRatio(set, base, okSet && okBase)})
-		}
-		writeTable(&b, rows, "llrlrr")
-		if ratesName != "" {
-			fmt.Fprintf(&b, "\n![p99 lateness against the paced rate](%s)\n", ratesName)
-		}
+// writeSearchTable is the highest rate each variant held, if searched.
+func writeSearchTable(b *strings.Builder, r report, ratesName string) {
+	if len(r.Searches) == 0 {
+		return
 	}
+	s := r.Settings
+	fmt.Fprintf(b, "\n## Highest rate with p99 lateness under %s\n\n", topology.FormatDuration(s.P99Limit))
+	fmt.Fprintf(b, "Steps of %s msg/s, %s of publishing each, starting from the main run and going up while a rate holds "+
+		"(p99 under %s, nothing lost, early, refused or misrouted, and the publisher within 2 %% of its schedule)%s\n\n",
+		joinRates(s.Steps), topology.FormatDuration(s.SearchDuration), topology.FormatDuration(s.P99Limit), fineText(s.Fine))
+	rows := [][]string{{"variant", "set: steps (p99)", "set", "baseline: steps (p99)", "baseline", "set / baseline"}}
+	for _, v := range variants {
+		set, okSet := r.search(v.Name, false)
+		base, okBase := r.search(v.Base, true)
+		if !okSet && (!okBase || v.Radix != 2 || v.LeaderLocator != "") { // a baseline shows in its radix-2 row, or beside a set of its kind
+			continue
+		}
+		rows = append(rows, []string{v.Name, formatSteps(set.Steps), formatHighest(set), formatSteps(base.Steps), formatHighest(base), formatRatio(set, base, okSet && okBase)})
+	}
+	writeTable(b, rows, "llrlrr")
+	if ratesName != "" {
+		fmt.Fprintf(b, "\n![p99 lateness against the paced rate](%s)\n", ratesName)
+	}
+}
 
-	b.WriteString(brokerProfileMarkdown(r))
-	b.WriteString(clusterMarkdown(r))
-	b.WriteString(radixMarkdown(r))
-
+// writeEveryTrial is the table of every trial.
+func writeEveryTrial(b *strings.Builder, r report) {
+	s := r.Settings
 	b.WriteString("\n## Every trial\n\n")
-	rows = [][]string{{"variant", "msg/s asked", "for", "sent", "msg/s sent", "max lag ms", "confirm p99 ms", "p50 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "own CPU ms/msg", "machine CPU", "load", "held"}}
+	rows := [][]string{{"variant", "msg/s asked", "for", "sent", "msg/s sent", "max lag ms", "confirm p99 ms", "p50 ms", "p99 ms", "max ms", "early", "lost", "dup", "unroutable", "broker CPU ms/msg", "own CPU ms/msg", "machine CPU", "load", "held"}}
 	for _, t := range r.Trials {
 		m := t.Measurement
 		held, why := verdict(t, s.P99Limit, s.LagLimit)
@@ -142,12 +172,7 @@ func markdown(r report, svgName, ratesName string) string {
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
 			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perMessage(t.OwnCPU)), formatPercent(t.MachineBusy), formatLoad(t), outcome})
 	}
-	writeTable(&b, rows, "lrrrrrrrrrrrrrrrrll")
-	if notes := notes(r); notes != "" {
-		b.WriteString("\n## Notes\n\n")
-		b.WriteString(notes)
-	}
-	return b.String()
+	writeTable(b, rows, "lrrrrrrrrrrrrrrrrll")
 }
 
 // notes says what the counts in the tables do not: trials that failed,

@@ -20,13 +20,9 @@ import (
 //
 //	cpu = idle + a·clients + b·leader hops + c·replica hops
 //
-// a, b and c are fitted by least squares to every node of every main trial
-// of the fit runs, whose clients and leaders must vary from node to node
-// for them to tell apart (clients on one node, leaders on one node and
-// spread); the check runs then hold each node's measured CPU against what
-// the fit predicts for the work it did. The fit also says, for larger
-// clusters, which work limits the busiest node first and how many messages
-// per second per core that node then carries.
+// a, b and c are fitted by least squares to every node of the fit runs'
+// main trials, whose clients and leaders must vary from node to node; the
+// check runs hold each node's CPU against the fit's prediction.
 
 // modelFile is the results file of the model.
 const modelFile = "model.md"

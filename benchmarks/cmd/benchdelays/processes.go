@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -23,14 +24,9 @@ import (
 // layout's extra CPU goes, per queue or per hop, which the broker's CPU
 // time alone cannot.
 
-// processKindsExpr asks a node, through rabbitmqctl eval, for the
-// reductions of its live processes summed by the module that started each
-// (proc_lib's initial call: ra_server_proc for a quorum queue's Raft
-// server, rabbit_channel for a channel, and so on; the VM's own initial
-// call for a process proc_lib did not start), and the node's total
-// since it started, which also counts processes that have exited. Neither
-// $ nor quotes: the rabbitmqctl of Debian's package passes its arguments
-// through a shell.
+// processKindsExpr asks a node (rabbitmqctl eval) for its live processes'
+// reductions summed by the module that started each, and its total since
+// start. Neither $ nor quotes: Debian's rabbitmqctl passes it through a shell.
 const processKindsExpr = `Sums = lists:foldl(fun(P, Acc) ->
     case erlang:process_info(P, reductions) of
         {reductions, R} ->
@@ -192,27 +188,7 @@ func brokerProfileMarkdown(r report) string {
 	perMessage := func(t trialResult, reductions int64) float64 {
 		return float64(reductions) / float64(t.Measurement.Delivered)
 	}
-	// The kinds by the largest share any trial gives them.
-	share := map[string]float64{}
-	for _, t := range trials {
-		for kind, n := range t.BrokerWork.Kinds {
-			share[kind] = max(share[kind], float64(n)/float64(max(t.BrokerWork.Total, 1)))
-		}
-	}
-	kinds := make([]string, 0, len(share))
-	for kind := range share {
-		kinds = append(kinds, kind)
-	}
-	slices.SortFunc(kinds, func(a, b string) int {
-		if share[a] != share[b] {
-			if share[a] > share[b] {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	shown := kinds[:min(len(kinds), processKindsShown)]
+	shown := topProcessKinds(trials)
 
 	var b strings.Builder
 	b.WriteString("\n## Where the broker's work goes\n\n")
@@ -259,6 +235,22 @@ func brokerProfileMarkdown(r report) string {
 	writeTable(&b, rows, "l"+strings.Repeat("r", len(trials)))
 	b.WriteString(threadCPUMarkdown(trials))
 	return b.String()
+}
+
+// topProcessKinds are the processKindsShown kinds that take the largest
+// share of any trial's work, largest first.
+func topProcessKinds(trials []trialResult) []string {
+	share := map[string]float64{}
+	for _, t := range trials {
+		for kind, n := range t.BrokerWork.Kinds {
+			share[kind] = max(share[kind], float64(n)/float64(max(t.BrokerWork.Total, 1)))
+		}
+	}
+	kinds := slices.Collect(maps.Keys(share))
+	slices.SortFunc(kinds, func(a, b string) int {
+		return cmp.Or(cmp.Compare(share[b], share[a]), strings.Compare(a, b))
+	})
+	return kinds[:min(len(kinds), processKindsShown)]
 }
 
 // threadKindNames say what the Erlang VM's threads do.

@@ -30,14 +30,75 @@ type rateLine struct {
 // tried, a filled marker where the rate held and a hollow one where it did
 // not, and the p99 limit. It returns "" when the run searched nothing.
 func ratesPlot(r report) string {
-	type panel struct {
-		name  string
-		lines []rateLine
+	panels, topRate, lowP99, highP99 := ratePanels(r)
+	if len(panels) == 0 {
+		return ""
 	}
-	var panels []panel
-	topRate, lowP99, highP99 := 0.0, time.Duration(math.MaxInt64), r.Settings.P99Limit
+	// The y axis spans whole decades of milliseconds around every p99.
+	lowDecade := math.Floor(math.Log10(float64(min(lowP99, highP99)) / float64(time.Millisecond)))
+	highDecade := math.Ceil(math.Log10(float64(highP99) / float64(time.Millisecond)))
+	if highDecade <= lowDecade {
+		highDecade = lowDecade + 1
+	}
+	xMax, xStep := niceScale(topRate)
+	f := newFrame(len(panels))
+	y := func(d time.Duration) float64 {
+		decades := lowDecade // a trial without a p99 sits on the axis
+		if d > 0 {
+			decades = math.Max(lowDecade, math.Log10(float64(d)/float64(time.Millisecond)))
+		}
+		return float64(plotHeight-plotBottom) - (decades-lowDecade)/(highDecade-lowDecade)*f.innerHeight
+	}
+	var s svgWriter
+	s.open(fmt.Sprintf("p99 lateness against the paced rate, %s of publishing per rate, delays 0…%s, R = %s — RabbitMQ %s",
+		topology.FormatDuration(r.Settings.SearchDuration), topology.FormatDuration(r.Settings.maxDelay()),
+		topology.FormatDuration(r.Settings.Resolution), orUnknown(r.Environment.Provenance.RabbitMQ)))
+	s.text(plotWidth/2, 44, "middle", "", fmt.Sprintf("filled: the rate held (p99 under %s, nothing lost or early, publisher on schedule); hollow: it did not",
+		topology.FormatDuration(r.Settings.P99Limit)))
+	s.yLabel("p99 lateness (ms, log scale)", f)
+	for i, p := range panels {
+		left := f.left(i)
+		right := left + f.panelWidth
+		xOf := func(rate float64) float64 { return left + 8 + rate/xMax*(f.panelWidth-16) }
+		s.text(left+f.panelWidth/2, float64(plotTop)-8, "middle", `font-weight="bold"`, p.name)
+		for decade := lowDecade; decade <= highDecade; decade++ {
+			gy := y(time.Duration(math.Pow(10, decade) * float64(time.Millisecond)))
+			s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", left, gy, right, gy)
+			if i == 0 {
+				s.text(left-6, gy+4, "end", "", trimFloat(math.Pow(10, decade)))
+			}
+		}
+		base := float64(plotHeight - plotBottom)
+		s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#606060"/>`+"\n", left, base, right, base)
+		for k := 0; float64(k)*xStep <= xMax+xStep/2; k++ {
+			rate := float64(k) * xStep
+			s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#606060"/>`+"\n", xOf(rate), base, xOf(rate), base+4)
+			s.text(xOf(rate), base+17, "middle", "", results.Rate(rate))
+		}
+		s.text(left+f.panelWidth/2, base+36, "middle", "", "paced rate (msg/s)")
+		limit := y(r.Settings.P99Limit)
+		s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#cb181d" stroke-width="1" stroke-dasharray="2,3"/>`+"\n", left, limit, right, limit)
+		s.text(right-4, limit-4, "end", `fill="#cb181d"`, "p99 limit "+topology.FormatDuration(r.Settings.P99Limit))
+		for j, line := range p.lines {
+			s.rateLine(p.name, line, j, left, xOf, y)
+		}
+	}
+	s.raw("</svg>\n")
+	return s.String()
+}
+
+// ratePanel is one queue kind's panel of the rate plot.
+type ratePanel struct {
+	name  string
+	lines []rateLine
+}
+
+// ratePanels are a panel per queue kind searched, with the highest rate
+// tried and the range of the p99s.
+func ratePanels(r report) (panels []ratePanel, topRate float64, lowP99, highP99 time.Duration) {
+	lowP99, highP99 = time.Duration(math.MaxInt64), r.Settings.P99Limit
 	for _, kind := range queueKinds {
-		p := panel{name: kind.Name}
+		p := ratePanel{name: kind.Name}
 		for _, v := range variants {
 			if s, ok := r.search(v.Name, false); ok && v.Base == kind.Name {
 				p.lines = append(p.lines, rateLine{label: fmt.Sprintf("radix %d%s", v.Radix, v.leadersSuffix()), color: layoutColors[v.Radix], search: s})
@@ -58,94 +119,33 @@ func ratesPlot(r report) string {
 			panels = append(panels, p)
 		}
 	}
-	if len(panels) == 0 {
-		return ""
-	}
-	// The y axis spans whole decades of milliseconds around every p99.
-	lowDecade := math.Floor(math.Log10(float64(min(lowP99, highP99)) / float64(time.Millisecond)))
-	highDecade := math.Ceil(math.Log10(float64(highP99) / float64(time.Millisecond)))
-	if highDecade <= lowDecade {
-		highDecade = lowDecade + 1
-	}
-	xMax, xStep := niceScale(topRate)
-	innerHeight := float64(plotHeight - plotTop - plotBottom)
-	panelWidth := (float64(plotWidth-plotLeft-plotRight) - float64(panelGap*(len(panels)-1))) / float64(len(panels))
-	y := func(d time.Duration) float64 {
-		decades := lowDecade // a trial without a p99 sits on the axis
-		if d > 0 {
-			decades = math.Max(lowDecade, math.Log10(float64(d)/float64(time.Millisecond)))
-		}
-		return float64(plotHeight-plotBottom) - (decades-lowDecade)/(highDecade-lowDecade)*innerHeight
-	}
+	return panels, topRate, lowP99, highP99
+}
 
-	var s svgWriter
-	s.raw(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
-		plotWidth, plotHeight, plotWidth, plotHeight)
-	s.raw(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
-	title := fmt.Sprintf("p99 lateness against the paced rate, %s of publishing per rate, delays 0…%s, R = %s — RabbitMQ %s",
-		topology.FormatDuration(r.Settings.SearchDuration), topology.FormatDuration(r.Settings.maxDelay()),
-		topology.FormatDuration(r.Settings.Resolution), orUnknown(r.Environment.Provenance.RabbitMQ))
-	s.text(plotWidth/2, 22, "middle", `font-size="15" font-weight="bold"`, title)
-	s.text(plotWidth/2, 44, "middle", "", fmt.Sprintf("filled: the rate held (p99 under %s, nothing lost or early, publisher on schedule); hollow: it did not",
-		topology.FormatDuration(r.Settings.P99Limit)))
-	s.raw(`<text x="16" y="%.1f" text-anchor="middle" transform="rotate(-90 16 %.1f)">p99 lateness (ms, log scale)</text>`+"\n",
-		float64(plotTop)+innerHeight/2, float64(plotTop)+innerHeight/2)
-
-	for i, p := range panels {
-		left := float64(plotLeft) + float64(i)*(panelWidth+panelGap)
-		right := left + panelWidth
-		xOf := func(rate float64) float64 { return left + 8 + rate/xMax*(panelWidth-16) }
-		s.text(left+panelWidth/2, float64(plotTop)-8, "middle", `font-weight="bold"`, p.name)
-		for decade := lowDecade; decade <= highDecade; decade++ {
-			gy := y(time.Duration(math.Pow(10, decade) * float64(time.Millisecond)))
-			s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", left, gy, right, gy)
-			if i == 0 {
-				s.text(left-6, gy+4, "end", "", trimFloat(math.Pow(10, decade)))
-			}
-		}
-		base := float64(plotHeight - plotBottom)
-		s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#606060"/>`+"\n", left, base, right, base)
-		for k := 0; float64(k)*xStep <= xMax+xStep/2; k++ {
-			rate := float64(k) * xStep
-			s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#606060"/>`+"\n", xOf(rate), base, xOf(rate), base+4)
-			s.text(xOf(rate), base+17, "middle", "", results.Rate(rate))
-		}
-		s.text(left+panelWidth/2, base+36, "middle", "", "paced rate (msg/s)")
-		limit := y(r.Settings.P99Limit)
-		s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#cb181d" stroke-width="1" stroke-dasharray="2,3"/>`+"\n", left, limit, right, limit)
-		s.text(right-4, limit-4, "end", `fill="#cb181d"`, "p99 limit "+topology.FormatDuration(r.Settings.P99Limit))
-
-		for j, line := range p.lines {
-			steps := slices.SortedFunc(slices.Values(line.search.Steps), func(a, b step) int { return cmp.Compare(a.Rate, b.Rate) })
-			points := make([]string, len(steps))
-			for k, st := range steps {
-				points[k] = fmt.Sprintf("%.1f,%.1f", xOf(st.Rate), y(st.P99))
-			}
-			dash := ""
-			if line.baseline {
-				dash = ` stroke-dasharray="5,4"`
-			}
-			s.raw(`<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", line.color, dash, strings.Join(points, " "))
-			for _, st := range steps {
-				fill := line.color
-				if !st.Held {
-					fill = "white"
-				}
-				s.raw(`<circle cx="%.1f" cy="%.1f" r="%d" fill="%s" stroke="%s" stroke-width="1.5"><title>`,
-					xOf(st.Rate), y(st.P99), markerRadius+1, fill, line.color)
-				verdict := "held"
-				if !st.Held {
-					verdict = "did not hold: " + st.Why
-				}
-				s.escaped(fmt.Sprintf("%s, %s, %s msg/s: p99 %s ms, %s", p.name, line.label, results.Rate(st.Rate), formatMs(st.P99), verdict))
-				s.raw("</title></circle>\n")
-			}
-			// The legend, inside the panel's top left.
-			ly := float64(plotTop) + 14 + float64(j)*16
-			s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>`+"\n", left+8, ly-4, left+28, ly-4, line.color, dash)
-			s.text(left+34, ly, "start", "", fmt.Sprintf("%s: highest %s msg/s", line.label, formatHighest(line.search)))
-		}
+// rateLine draws the j-th line of a panel through the rates it tried, with
+// its legend inside the panel's top left.
+func (s *svgWriter) rateLine(panel string, line rateLine, j int, left float64, xOf func(float64) float64, y func(time.Duration) float64) {
+	steps := slices.SortedFunc(slices.Values(line.search.Steps), func(a, b step) int { return cmp.Compare(a.Rate, b.Rate) })
+	points := make([]string, len(steps))
+	for k, st := range steps {
+		points[k] = fmt.Sprintf("%.1f,%.1f", xOf(st.Rate), y(st.P99))
 	}
-	s.raw("</svg>\n")
-	return s.String()
+	dash := ""
+	if line.baseline {
+		dash = ` stroke-dasharray="5,4"`
+	}
+	s.raw(`<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", line.color, dash, strings.Join(points, " "))
+	for _, st := range steps {
+		fill, verdict := line.color, "held"
+		if !st.Held {
+			fill, verdict = "white", "did not hold: "+st.Why
+		}
+		s.raw(`<circle cx="%.1f" cy="%.1f" r="%d" fill="%s" stroke="%s" stroke-width="1.5"><title>`,
+			xOf(st.Rate), y(st.P99), markerRadius+1, fill, line.color)
+		s.escaped(fmt.Sprintf("%s, %s, %s msg/s: p99 %s ms, %s", panel, line.label, results.Rate(st.Rate), formatMs(st.P99), verdict))
+		s.raw("</title></circle>\n")
+	}
+	ly := float64(plotTop) + 14 + float64(j)*16
+	s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>`+"\n", left+8, ly-4, left+28, ly-4, line.color, dash)
+	s.text(left+34, ly, "start", "", fmt.Sprintf("%s: highest %s msg/s", line.label, formatHighest(line.search)))
 }

@@ -52,13 +52,9 @@ const fineStep = 1.1
 
 // nextRate is the next rate a search should try, given the steps (ascending)
 // and the rates tried so far, assuming that a rate that holds means every
-// lower one holds. First the steps: the lowest step above the highest that
-// held, or, when none has held, the highest below the lowest that failed.
-// When no untried step lies between them and both are known, 10 % above the
-// highest that held while that stays clearly (2 %) below the lowest that
-// failed, unless fine is false. ok is false when there is nothing left to try. So a search that
-// starts at the main rate goes up while the rates hold and down while they
-// fail, then closes in on the limit from below.
+// lower one holds: up the steps while rates hold, down while they fail,
+// then (if fine) up from the highest that held by fineStep while that stays
+// 2 % below the lowest that failed. ok is false when nothing is left to try.
 func nextRate(steps []float64, tried []step, fine bool) (rate float64, ok bool) {
 	highestHeld, lowestFailed := highestHeld(tried), -1.0
 	for _, s := range tried {

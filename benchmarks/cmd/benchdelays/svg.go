@@ -43,47 +43,20 @@ const baselineColor = "#d94801"
 // over the hop counts, its one-hop baseline's p50 and p99 as dashed
 // horizontal lines. It returns "" when there is no set trial to plot.
 func svgPlot(r report) string {
-	type panel struct {
-		name     string
-		set      trialResult
-		baseline *trialResult
-	}
-	var panels []panel
-	top := time.Duration(0)
-	for _, v := range variants {
-		set, ok := r.mainTrial(v.Name, false)
-		if !ok {
-			continue
-		}
-		p := panel{name: v.Name, set: set}
-		for _, h := range set.Measurement.ByHops {
-			top = max(top, h.P99)
-		}
-		if base, ok := r.mainTrial(v.Base, true); ok {
-			p.baseline = &base
-			top = max(top, base.Measurement.Lateness.P99)
-		}
-		panels = append(panels, p)
-	}
+	panels, top := hopPanels(r)
 	if len(panels) == 0 {
 		return ""
 	}
 	yMax, yStep := niceScale(float64(top) / float64(time.Millisecond))
-	innerHeight := float64(plotHeight - plotTop - plotBottom)
-	panelWidth := (float64(plotWidth-plotLeft-plotRight) - float64(panelGap*(len(panels)-1))) / float64(len(panels))
+	f := newFrame(len(panels))
 	y := func(d time.Duration) float64 {
 		ms := float64(d) / float64(time.Millisecond)
-		return float64(plotHeight-plotBottom) - ms/yMax*innerHeight
+		return float64(plotHeight-plotBottom) - ms/yMax*f.innerHeight
 	}
-
 	var s svgWriter
-	s.raw(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
-		plotWidth, plotHeight, plotWidth, plotHeight)
-	s.raw(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	title := fmt.Sprintf("Lateness by hop count at %s msg/s, delays 0…%s, R = %s — RabbitMQ %s",
 		results.Rate(r.Settings.Rate), topology.FormatDuration(r.Settings.maxDelay()), topology.FormatDuration(r.Settings.Resolution), orUnknown(r.Environment.Provenance.RabbitMQ))
-	s.text(plotWidth/2, 22, "middle", `font-size="15" font-weight="bold"`, title)
-
+	s.open(title)
 	// Legend.
 	x := float64(plotLeft)
 	for _, series := range percentileSeries {
@@ -94,20 +67,11 @@ func svgPlot(r report) string {
 	}
 	s.raw(`<line x1="%.1f" y1="44" x2="%.1f" y2="44" stroke="%s" stroke-width="1.5" stroke-dasharray="5,4"/>`+"\n", x, x+24, baselineColor)
 	s.text(x+30, 48, "start", "", fmt.Sprintf("one-hop baseline (%s TTL) p50 and p99", topology.FormatDuration(r.Settings.BaselineDelay)))
-
-	// The y axis label, once, left of the first panel.
-	s.raw(`<text x="16" y="%.1f" text-anchor="middle" transform="rotate(-90 16 %.1f)">lateness (ms)</text>`+"\n",
-		float64(plotTop)+innerHeight/2, float64(plotTop)+innerHeight/2)
-
+	s.yLabel("lateness (ms)", f)
 	for i, p := range panels {
-		left := float64(plotLeft) + float64(i)*(panelWidth+panelGap)
-		right := left + panelWidth
-		levels := max(p.set.Levels, 1) // the x axis: every hop count the set's digits allow
-		for _, h := range p.set.Measurement.ByHops {
-			levels = max(levels, h.Hops)
-		}
-		xOf := func(hops int) float64 { return left + 8 + float64(hops)/float64(levels)*(panelWidth-16) }
-		s.text(left+panelWidth/2, float64(plotTop)-8, "middle", `font-weight="bold"`, p.name)
+		left := f.left(i)
+		right := left + f.panelWidth
+		s.text(left+f.panelWidth/2, float64(plotTop)-8, "middle", `font-weight="bold"`, p.name)
 		// Grid and y labels.
 		for k := 0; float64(k)*yStep <= yMax+yStep/2; k++ {
 			v := float64(k) * yStep
@@ -117,37 +81,101 @@ func svgPlot(r report) string {
 				s.text(left-6, gy+4, "end", "", trimFloat(v))
 			}
 		}
-		// X axis: a tick and label per hop count.
-		base := float64(plotHeight - plotBottom)
-		s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#606060"/>`+"\n", left, base, right, base)
-		for hops := 0; hops <= levels; hops++ {
-			s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#606060"/>`+"\n", xOf(hops), base, xOf(hops), base+4)
-			s.text(xOf(hops), base+17, "middle", "", fmt.Sprint(hops))
-		}
-		s.text(left+panelWidth/2, base+36, "middle", "", "hops (TTL queues passed)")
-
-		if p.baseline != nil {
-			bl := p.baseline.Measurement.Lateness
-			for _, d := range []time.Duration{bl.P50, bl.P99} {
-				s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="5,4"/>`+"\n",
-					left, y(d), right, y(d), baselineColor)
-			}
-		}
-		for _, series := range percentileSeries {
-			var points []string
-			for _, h := range p.set.Measurement.ByHops {
-				points = append(points, fmt.Sprintf("%.1f,%.1f", xOf(h.Hops), y(series.value(h.Percentiles))))
-			}
-			s.raw(`<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", series.color, strings.Join(points, " "))
-			for _, h := range p.set.Measurement.ByHops {
-				s.raw(`<circle cx="%.1f" cy="%.1f" r="%d" fill="%s"><title>`, xOf(h.Hops), y(series.value(h.Percentiles)), markerRadius, series.color)
-				s.escaped(fmt.Sprintf("%s, %d hops: %s ms (%d messages)", p.name, h.Hops, formatMs(series.value(h.Percentiles)), h.Count))
-				s.raw("</title></circle>\n")
-			}
-		}
+		s.hopPanel(p, left, right, f.panelWidth, y)
 	}
 	s.raw("</svg>\n")
 	return s.String()
+}
+
+// hopPanel is one variant's panel of the hop plot.
+type hopPanel struct {
+	name     string
+	set      trialResult
+	baseline *trialResult
+}
+
+// hopPanels are a panel per variant with a main trial, and the highest p99
+// among them.
+func hopPanels(r report) (panels []hopPanel, top time.Duration) {
+	for _, v := range variants {
+		set, ok := r.mainTrial(v.Name, false)
+		if !ok {
+			continue
+		}
+		p := hopPanel{name: v.Name, set: set}
+		for _, h := range set.Measurement.ByHops {
+			top = max(top, h.P99)
+		}
+		if base, ok := r.mainTrial(v.Base, true); ok {
+			p.baseline = &base
+			top = max(top, base.Measurement.Lateness.P99)
+		}
+		panels = append(panels, p)
+	}
+	return panels, top
+}
+
+// hopPanel draws a panel's x axis, one tick per hop count, the baseline and
+// the percentiles by hop count.
+func (s *svgWriter) hopPanel(p hopPanel, left, right, panelWidth float64, y func(time.Duration) float64) {
+	levels := max(p.set.Levels, 1) // the x axis: every hop count the set's digits allow
+	for _, h := range p.set.Measurement.ByHops {
+		levels = max(levels, h.Hops)
+	}
+	xOf := func(hops int) float64 { return left + 8 + float64(hops)/float64(levels)*(panelWidth-16) }
+	base := float64(plotHeight - plotBottom)
+	s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#606060"/>`+"\n", left, base, right, base)
+	for hops := 0; hops <= levels; hops++ {
+		s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#606060"/>`+"\n", xOf(hops), base, xOf(hops), base+4)
+		s.text(xOf(hops), base+17, "middle", "", fmt.Sprint(hops))
+	}
+	s.text(left+panelWidth/2, base+36, "middle", "", "hops (TTL queues passed)")
+	if p.baseline != nil {
+		bl := p.baseline.Measurement.Lateness
+		for _, d := range []time.Duration{bl.P50, bl.P99} {
+			s.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="5,4"/>`+"\n",
+				left, y(d), right, y(d), baselineColor)
+		}
+	}
+	for _, series := range percentileSeries {
+		var points []string
+		for _, h := range p.set.Measurement.ByHops {
+			points = append(points, fmt.Sprintf("%.1f,%.1f", xOf(h.Hops), y(series.value(h.Percentiles))))
+		}
+		s.raw(`<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", series.color, strings.Join(points, " "))
+		for _, h := range p.set.Measurement.ByHops {
+			s.raw(`<circle cx="%.1f" cy="%.1f" r="%d" fill="%s"><title>`, xOf(h.Hops), y(series.value(h.Percentiles)), markerRadius, series.color)
+			s.escaped(fmt.Sprintf("%s, %d hops: %s ms (%d messages)", p.name, h.Hops, formatMs(series.value(h.Percentiles)), h.Count))
+			s.raw("</title></circle>\n")
+		}
+	}
+}
+
+// frame is the layout of a plot of panels side by side.
+type frame struct{ innerHeight, panelWidth float64 }
+
+func newFrame(panels int) frame {
+	return frame{
+		innerHeight: float64(plotHeight - plotTop - plotBottom),
+		panelWidth:  (float64(plotWidth-plotLeft-plotRight) - float64(panelGap*(panels-1))) / float64(panels),
+	}
+}
+
+// left is the x of panel i's left edge.
+func (f frame) left(i int) float64 { return float64(plotLeft) + float64(i)*(f.panelWidth+panelGap) }
+
+// open starts a plot: the svg element, a white background and the title.
+func (s *svgWriter) open(title string) {
+	s.raw(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
+		plotWidth, plotHeight, plotWidth, plotHeight)
+	s.raw(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
+	s.text(plotWidth/2, 22, "middle", `font-size="15" font-weight="bold"`, title)
+}
+
+// yLabel is the y axis's label, once, left of the first panel.
+func (s *svgWriter) yLabel(label string, f frame) {
+	s.raw(`<text x="16" y="%.1f" text-anchor="middle" transform="rotate(-90 16 %.1f)">%s</text>`+"\n",
+		float64(plotTop)+f.innerHeight/2, float64(plotTop)+f.innerHeight/2, label)
 }
 
 // svgWriter builds an SVG document; text goes through XML escaping.

@@ -39,6 +39,8 @@ type runner struct {
 	cluster bool
 	// profiler, when set, reads the broker's processes around main trials.
 	profiler *processSampler
+	// node is the name of the node the management API answers from.
+	node string
 }
 
 // trialPlan says what one trial measures.
@@ -345,13 +347,9 @@ func (c trialConns) close() {
 	_ = c.consume.Close()
 }
 
-// remove destroys a trial's set as the provider destroys one with
-// force_destroy (delayset's Destroy of what its create left), then the
-// routes' queues, over a connection of its own since the trial's may be
-// closed. It runs even when ctx has ended, so an interrupted run leaves
-// nothing behind. Forced on purpose: the trial's figures are taken, and
-// its set may still hold messages (lost or parked ones, or those in flight
-// when a run is interrupted), which the guard would keep.
+// remove destroys a trial's set, forced (its figures are taken, and what it
+// may still hold is no longer wanted), then the routes' queues. It runs even
+// when ctx has ended, so an interrupted run leaves nothing behind.
 func (r *runner) remove(ctx context.Context, created delayset.Remembered) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()

@@ -1,16 +1,3 @@
-// Command delaydemo shows a delay queue set at work: it publishes a handful
-// of messages with different delays to the set's ingest exchange, consumes
-// them from a route's queue, and prints when each arrived as a table and an
-// ASCII timeline. It exits 1 if a message arrived early, twice, or not at
-// all, and 2 when it cannot run.
-//
-// The defaults match examples/demo's binary set; `make demo` passes the values
-// of `terraform output -json` with -tf-output, once for each set of the
-// example (-tf-set names the output object that holds a set's values):
-//
-//	delaydemo -declare-queue                                # declare the route's queue, then exit
-//	delaydemo -tf-output outputs.json                       # publish, wait, report (top-level outputs)
-//	delaydemo -tf-output outputs.json -tf-set radix16       # the same for the set in output radix16
 package main
 
 import (
@@ -25,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
@@ -236,49 +225,16 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	}
 	defer func() { _ = conn.Close() }()
 	out := &syncWriter{w: stdout}
-
-	if cfg.DeclareQueue {
-		if err := messaging.DeclareQueue(conn, cfg.Queue); err != nil {
-			return 2, err
-		}
-		out.printf("declared queue %q\n", cfg.Queue)
-		return 0, nil
+	if done, err := prepareQueue(conn, cfg, out); done || err != nil {
+		return exitOn(err)
 	}
-	if err := messaging.CheckQueue(conn, cfg.Queue); err != nil {
-		return 2, fmt.Errorf("%w; declare it with -declare-queue before terraform apply routes to it", err)
-	}
-	// Leftovers of an interrupted run would be counted as foreign; drop the ready ones.
-	if purged, err := messaging.PurgeQueue(conn, cfg.Queue); err != nil {
-		return 2, err
-	} else if purged > 0 {
-		out.printf("purged %d leftover messages from %q\n", purged, cfg.Queue)
-	}
-
 	runID := fmt.Sprintf("delaydemo-%d-", time.Now().UnixNano())
-	labels := map[string]string{}
-	batch := make([]messaging.Delayed, len(cfg.Delays))
-	for i, d := range cfg.Delays {
-		id := fmt.Sprintf("%s%02d", runID, i+1)
-		labels[id] = fmt.Sprintf("m%02d", i+1)
-		batch[i] = messaging.Delayed{ID: id, Key: cfg.Key, Delay: d}
-	}
-
+	labels, batch := batchOf(cfg, runID)
 	var start time.Time
 	var startOnce sync.Once
 	startedAt := func() time.Time { startOnce.Do(func() { start = time.Now() }); return start }
 	consumer, err := messaging.NewConsumer(conn, cfg.Queue, messaging.ConsumerOptions{
-		IDPrefix: runID,
-		OnArrival: func(a messaging.Arrival, duplicate bool) {
-			note := ""
-			if duplicate {
-				note = "  DUPLICATE"
-			} else if a.Early() {
-				note = "  EARLY"
-			}
-			out.printf("  +%-8s %s arrived: delay %-4s late %s, key %s%s\n",
-				formatOffset(a.ArrivedAt.Sub(startedAt())), labels[a.Message.ID], a.Message.Delay,
-				formatLateness(a.Lateness), a.RoutingKey, note)
-		},
+		IDPrefix: runID, OnArrival: printArrival(out, labels, startedAt),
 	})
 	if err != nil {
 		return 2, err
@@ -289,7 +245,6 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 		return 2, err
 	}
 	defer func() { _ = publisher.Close() }()
-
 	var longest time.Duration
 	for _, d := range cfg.Delays {
 		longest = max(longest, d)
@@ -297,7 +252,6 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	deadline := longest + cfg.Grace
 	ctx, cancel := context.WithTimeout(ctx, deadline+10*time.Second)
 	defer cancel()
-
 	out.printf("publishing %d messages to %q (levels %d, radix %d, resolution %s, key %q); consuming %q, waiting up to %s\n",
 		len(batch), cfg.Exchange, cfg.Levels, cfg.Radix, cfg.Resolution, cfg.Key, cfg.Queue, deadline)
 	startedAt()
@@ -306,42 +260,138 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 		return 2, err
 	}
 	out.printf("  +%-8s all %d confirmed by the broker\n", formatOffset(time.Since(startedAt())), len(published))
+	sent, ids, err := sentMessages(cfg, published, labels)
+	if err != nil {
+		return 2, err
+	}
+	if err := waitForArrivals(ctx, consumer, ids, startedAt().Add(deadline)); err != nil {
+		return 2, err
+	}
+	rows := buildRows(startedAt(), sent, consumer.Arrivals(), consumer.Duplicates())
+	report, code, err := reportOf(rows, consumer, time.Since(startedAt()), cfg.Width)
+	if err != nil {
+		return 2, err
+	}
+	out.printf("\n%s", report)
+	if cfg.Markdown != "" {
+		version, _ := conn.Properties["version"].(string)
+		provenance, err := results.Provenance(ctx, "", broker.NodeInfo{RabbitMQVersion: version}, cfg.Terraform)
+		if err != nil {
+			return 2, err
+		}
+		if err := results.WriteFile(cfg.Markdown, markdownReport(provenance, cfg, report), out); err != nil {
+			return 2, err
+		}
+	}
+	return code, nil
+}
 
+// exitOn is the exit code of a run that ended early: 2 when err is set.
+func exitOn(err error) (int, error) {
+	if err != nil {
+		return 2, err
+	}
+	return 0, nil
+}
+
+// prepareQueue declares the route's queue with -declare-queue (the run is
+// then done), or checks that it exists and drops an interrupted run's
+// leftovers, which would count as foreign.
+func prepareQueue(conn *amqp.Connection, cfg config, out *syncWriter) (done bool, err error) {
+	if cfg.DeclareQueue {
+		if err := messaging.DeclareQueue(conn, cfg.Queue); err != nil {
+			return true, err
+		}
+		out.printf("declared queue %q\n", cfg.Queue)
+		return true, nil
+	}
+	if err := messaging.CheckQueue(conn, cfg.Queue); err != nil {
+		return false, fmt.Errorf("%w; declare it with -declare-queue before terraform apply routes to it", err)
+	}
+	if purged, err := messaging.PurgeQueue(conn, cfg.Queue); err != nil {
+		return false, err
+	} else if purged > 0 {
+		out.printf("purged %d leftover messages from %q\n", purged, cfg.Queue)
+	}
+	return false, nil
+}
+
+// batchOf is the run's messages, one per delay, and their labels by id.
+func batchOf(cfg config, runID string) (map[string]string, []messaging.Delayed) {
+	labels := map[string]string{}
+	batch := make([]messaging.Delayed, len(cfg.Delays))
+	for i, d := range cfg.Delays {
+		id := fmt.Sprintf("%s%02d", runID, i+1)
+		labels[id] = fmt.Sprintf("m%02d", i+1)
+		batch[i] = messaging.Delayed{ID: id, Key: cfg.Key, Delay: d}
+	}
+	return labels, batch
+}
+
+// printArrival prints each arrival as it comes, marking duplicates and
+// early ones.
+func printArrival(out *syncWriter, labels map[string]string, startedAt func() time.Time) func(messaging.Arrival, bool) {
+	return func(a messaging.Arrival, duplicate bool) {
+		note := ""
+		if duplicate {
+			note = "  DUPLICATE"
+		} else if a.Early() {
+			note = "  EARLY"
+		}
+		out.printf("  +%-8s %s arrived: delay %-4s late %s, key %s%s\n",
+			formatOffset(a.ArrivedAt.Sub(startedAt())), labels[a.Message.ID], a.Message.Delay,
+			formatLateness(a.Lateness), a.RoutingKey, note)
+	}
+}
+
+// sentMessages are the published messages with their routing keys and
+// delays in whole ticks, and their ids.
+func sentMessages(cfg config, published []messaging.Message, labels map[string]string) ([]sentMessage, []string, error) {
 	sent := make([]sentMessage, len(published))
 	ids := make([]string, len(published))
 	for i, m := range published {
 		// PublishBatch checked every key already; these cannot fail.
 		key, err := cfg.set().RoutingKey(cfg.Key, m.Delay)
 		if err != nil {
-			return 2, err
+			return nil, nil, err
 		}
 		_, rounded, err := cfg.set().KeyFormat().Decode(key)
 		if err != nil {
-			return 2, err
+			return nil, nil, err
 		}
 		sent[i] = sentMessage{Label: labels[m.ID], Message: m, RoutingKey: key, Ticks: uint64(rounded / cfg.Resolution), Radix: cfg.Radix}
 		ids[i] = m.ID
 	}
-	waitCtx, cancelWait := context.WithDeadline(ctx, startedAt().Add(deadline))
+	return sent, ids, nil
+}
+
+// waitForArrivals waits until every id arrived or the deadline, then for
+// the queue to be quiet, since a duplicate follows its original closely.
+// It fails only when the consumer stopped: the connection is gone.
+func waitForArrivals(ctx context.Context, consumer *messaging.Consumer, ids []string, deadline time.Time) error {
+	waitCtx, cancelWait := context.WithDeadline(ctx, deadline)
 	waitErr := consumer.WaitForIDs(waitCtx, ids)
 	cancelWait()
 	if waitErr == nil || errors.Is(waitErr, context.DeadlineExceeded) {
-		// A duplicate would follow its original closely; stop once the queue is quiet.
 		settleCtx, cancelSettle := context.WithTimeout(ctx, 3*time.Second)
 		_ = consumer.Settle(settleCtx, 500*time.Millisecond)
 		cancelSettle()
 	} else if ctx.Err() == nil {
-		return 2, waitErr // the consumer stopped: the connection is gone
+		return waitErr
 	}
+	return nil
+}
 
-	rows := buildRows(startedAt(), sent, consumer.Arrivals(), consumer.Duplicates())
+// reportOf is the table, the timeline and the verdict of the run, and its
+// exit code: 1 when a message arrived early, twice or not at all.
+func reportOf(rows []row, consumer *messaging.Consumer, elapsed time.Duration, width int) (string, int, error) {
 	var report bytes.Buffer
 	if err := renderTable(&report, rows); err != nil {
-		return 2, err
+		return "", 2, err
 	}
 	report.WriteString("\n")
-	if err := renderTimeline(&report, rows, time.Since(startedAt()), cfg.Width); err != nil {
-		return 2, err
+	if err := renderTimeline(&report, rows, elapsed, width); err != nil {
+		return "", 2, err
 	}
 	if foreign := consumer.Foreign(); len(foreign) > 0 {
 		fmt.Fprintf(&report, "\nignored %d messages that this run did not publish (first: %s)\n", len(foreign), foreign[0].Reason)
@@ -354,18 +404,7 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	} else {
 		report.WriteString("PASS: every message arrived once, none early\n")
 	}
-	out.printf("\n%s", report.String())
-	if cfg.Markdown != "" {
-		version, _ := conn.Properties["version"].(string)
-		provenance, err := results.Provenance(ctx, "", broker.NodeInfo{RabbitMQVersion: version}, cfg.Terraform)
-		if err != nil {
-			return 2, err
-		}
-		if err := results.WriteFile(cfg.Markdown, markdownReport(provenance, cfg, report.String()), out); err != nil {
-			return 2, err
-		}
-	}
-	return code, nil
+	return report.String(), code, nil
 }
 
 // markdownReport is the results file of a run: where it ran, what it

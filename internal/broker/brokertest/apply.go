@@ -1,7 +1,6 @@
 package brokertest
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,7 +177,7 @@ func removeQueue(v *topology.Topology, name string, withBindings bool) {
 // sameBinding matches the bindings equal to b, an unset destination type
 // read as queue.
 func sameBinding(b topology.Binding) func(topology.Binding) bool {
-	return func(o topology.Binding) bool { return compareBindings(o, b) == 0 }
+	return func(o topology.Binding) bool { return topology.CompareBindings(o, b) == 0 }
 }
 
 // sameExchange and sameQueue tell whether a declaration of b changes
@@ -214,24 +213,14 @@ func sorted(t topology.Topology, match func(string) bool) topology.Topology {
 	}
 	for _, binding := range t.Bindings {
 		if sources[binding.Source] {
-			binding.DestinationType = cmp.Or(binding.DestinationType, topology.DestinationQueue)
+			binding = binding.Canonical()
 			found.Bindings = append(found.Bindings, binding)
 		}
 	}
 	slices.SortFunc(found.Exchanges, func(a, b topology.Exchange) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(found.Queues, func(a, b topology.Queue) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortFunc(found.Bindings, compareBindings)
+	slices.SortFunc(found.Bindings, topology.CompareBindings)
 	return found
-}
-
-// compareBindings orders bindings as a read of the broker does.
-func compareBindings(a, b topology.Binding) int {
-	return cmp.Or(
-		strings.Compare(a.Source, b.Source),
-		strings.Compare(string(cmp.Or(a.DestinationType, topology.DestinationQueue)), string(cmp.Or(b.DestinationType, topology.DestinationQueue))),
-		strings.Compare(a.Destination, b.Destination),
-		strings.Compare(a.RoutingKey, b.RoutingKey),
-	)
 }
 
 func cloneExchange(e topology.Exchange) topology.Exchange {
