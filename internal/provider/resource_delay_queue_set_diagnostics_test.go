@@ -5,8 +5,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -45,7 +47,8 @@ func TestBrokerError_accessRefusedNamesTheLayoutsObjects(t *testing.T) {
 	}
 }
 
-// TestRemovedRoutesStayBound: a plan of a library layout that drops a
+// TestRemovedRoutesStayBound: a plan (delayset.Plan from what the state
+// remembers, worded by setWarnings) of a library layout that drops a
 // route whose binding the last refresh found warns, naming the binding and
 // that it stays; a route kept, a removed route whose binding was already
 // gone, a library's binding no route ever listed (the refresh shows none)
@@ -79,11 +82,15 @@ func TestRemovedRoutesStayBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			desired, err := topology.Plan(resolved)
+			prior, priorDiags := rememberedOf(t.Context(), tc.state, nil)
+			if priorDiags.HasError() {
+				t.Fatal(priorDiags)
+			}
+			planned, err := delayset.Plan(prior, resolved, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			diags := removedRoutesStayBound(tc.state, resolved, desired)
+			diags := setWarnings(planned.Spec, planned.Warnings)
 			if !tc.warns {
 				if len(diags) > 0 {
 					t.Errorf("diagnostics = %v, want none", diags)
