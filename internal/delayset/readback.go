@@ -66,8 +66,8 @@ func followBroker(prior Remembered, actual topology.Topology) (topology.Spec, to
 	if err != nil {
 		return spec, set, nil, err
 	}
-	inferred, draining, err := topology.InferLayout(spec.Name, spec.Layout, actual)
-	if err != nil {
+	inferred, draining, explained := inferredLayout(spec, actual)
+	if !explained {
 		return spec, set, prior.Draining, nil
 	}
 	followed := topology.FollowBroker(spec, inferred)
@@ -79,6 +79,14 @@ func followBroker(prior Remembered, actual topology.Topology) (topology.Spec, to
 	}
 	set, err = desired(spec, nil, actual)
 	return spec, set, draining, err
+}
+
+// inferredLayout is the spec and draining generations actual's objects
+// explain, if they explain a set of spec's layout (no error: drift is for
+// the next plan to show).
+func inferredLayout(spec topology.Spec, actual topology.Topology) (topology.Spec, []topology.Generation, bool) {
+	inferred, draining, err := topology.InferLayout(spec.Name, spec.Layout, actual)
+	return inferred, draining, err == nil
 }
 
 // driftedHolding lists the TTL queues of spec's generation whose arguments
