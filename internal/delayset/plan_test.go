@@ -140,36 +140,6 @@ func TestPlanGeneration(t *testing.T) {
 	}
 }
 
-// TestPlanWarningValues checks the values a warning carries for the
-// provider to word: the queues and generation of a repair, the generation
-// found empty and its queues.
-func TestPlanWarningValues(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC)
-	quorum := spec3(t, nil)
-	prior := rememberedOf(t, quorum)
-	prior.DriftedHolding = []string{"delay.level.02"}
-	planned, err := delayset.Plan(prior, quorum, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []delayset.Warning{{Reason: delayset.DriftRepaired, Generation: 1, Queues: []string{"delay.level.02"}}}
-	if d := cmp.Diff(want, planned.Warnings); d != "" {
-		t.Errorf("repair warning (-want +got):\n%s", d)
-	}
-
-	prior = rememberedOf(t, spec3(t, func(s *topology.Spec) { classic(s); s.Generation = 1 }))
-	prior.Draining, prior.DrainingMessages = []topology.Generation{quorum.CurrentGeneration()}, []int64{0}
-	planned, err = delayset.Plan(prior, spec3(t, classic), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = []delayset.Warning{{Reason: delayset.GenerationEmpty, Generation: 0, Queues: quorum.CurrentGeneration().Queues("delay")}}
-	if d := cmp.Diff(want, planned.Warnings); d != "" {
-		t.Errorf("empty generation warning (-want +got):\n%s", d)
-	}
-}
-
 // TestPlanRefuses: a change whose new generation's names would not fit,
 // the same for a repair, and a set planned from that cannot be resolved
 // (unless the layout changes, which replaces it).
@@ -210,36 +180,6 @@ func TestPlanRefuses(t *testing.T) {
 				t.Fatalf("Plan = %#v, want a PlanError at step %d", err, tt.step)
 			}
 		})
-	}
-}
-
-// TestPlanRemovedRoutesStayBound: a library layout's set whose plan drops
-// a route bound on the broker warns with the binding left; the default
-// layout's does not.
-func TestPlanRemovedRoutesStayBound(t *testing.T) {
-	t.Parallel()
-	for _, layout := range []topology.Layout{topology.LayoutCelery, topology.LayoutDefault} {
-		withRoute := func(s *topology.Spec) {
-			s.Layout, s.Routes = layout, []topology.Route{{Destination: "tasks"}}
-			if layout != topology.LayoutDefault {
-				s.Levels = 0
-			}
-		}
-		prior := rememberedOf(t, spec3(t, withRoute))
-		planned, err := delayset.Plan(prior, spec3(t, func(s *topology.Spec) { withRoute(s); s.Routes = nil }), time.Time{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if layout == topology.LayoutDefault {
-			if len(planned.Warnings) > 0 {
-				t.Errorf("default layout: warnings %+v, want none", planned.Warnings)
-			}
-			continue
-		}
-		if len(planned.Warnings) != 1 || planned.Warnings[0].Reason != delayset.RoutesStayBound || len(planned.Warnings[0].Bindings) == 0 ||
-			planned.Warnings[0].Bindings[0].Destination != "tasks" {
-			t.Errorf("%s: warnings %+v, want the binding to tasks staying", layout, planned.Warnings)
-		}
 	}
 }
 
