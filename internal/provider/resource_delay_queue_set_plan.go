@@ -73,7 +73,7 @@ func plannedDraining(planned delayset.Planned, state delayQueueSetModel) types.L
 }
 
 // planTime is the provider's clock's time; before the provider is
-// configured, the zero time, at which no switch's statistics have settled.
+// configured, the zero time, by which no noted switch has settled.
 func (r *DelayQueueSetResource) planTime() time.Time {
 	if r.data == nil || r.data.clock == nil {
 		return time.Time{}
