@@ -9,33 +9,6 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// Counter counts the messages of named queues of a vhost; a queue that holds
-// none may be absent from the maps, and so is one that does not exist.
-type Counter interface {
-	// CountedMessages counts by the management statistics alone, which
-	// disturb no queue, and lag (broker.Client.CountedMessages).
-	CountedMessages(ctx context.Context, vhost string, queues []string) (map[string]int64, error)
-	// HeldMessages counts exactly enough to tell an empty queue
-	// (broker.Client.HeldMessages).
-	HeldMessages(ctx context.Context, vhost string, queues []string) (map[string]int64, error)
-}
-
-var _ Counter = (*broker.Client)(nil)
-
-// Clock tells the time and waits.
-type Clock interface {
-	Now() time.Time
-	// After sends the time on the channel once d has passed, like
-	// time.After.
-	After(d time.Duration) <-chan time.Time
-}
-
-// SystemClock is the machine's clock.
-type SystemClock struct{}
-
-func (SystemClock) Now() time.Time                         { return time.Now() }
-func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // poll is how often Empty asks the statistics again while it waits.
 const poll = time.Second
 
@@ -81,14 +54,9 @@ func count(ctx context.Context, method func(ctx context.Context, vhost string, q
 // Refreshed counts the messages each queue of the draining generations
 // holds, for a refresh: by the statistics, and exactly the generations they
 // count nothing in that a plan would then call empty (CalledEmpty; settled
-// as there). Statistics lag behind messages that move between a
-// generation's queues — all of a level's messages leave it in the same
-// instant — and RabbitMQ 4.3's behind messages just published, so a
+// as there). Statistics lag behind messages that move between queues, so a
 // generation holding messages can count none for seconds; the exact check
-// keeps a refresh from showing it empty. Until its statistics have settled,
-// the generation switched from last is not checked exactly: a plan does not
-// call it empty yet (a margin kept from the reject-peek, which moved a 3.10
-// quorum queue's head behind the messages that arrived since).
+// keeps a refresh from showing it empty (DESIGN.md, Generations).
 func Refreshed(ctx context.Context, counter Counter, spec topology.Spec, draining []topology.Generation, settled bool) (map[string]int64, error) {
 	counts, err := Counted(ctx, counter, spec, draining)
 	if err != nil {
@@ -103,15 +71,6 @@ func Refreshed(ctx context.Context, counter Counter, spec topology.Spec, drainin
 	}
 	maps.Copy(counts, held)
 	return counts, nil
-}
-
-// messagesOf is the messages each draining generation holds by counts.
-func messagesOf(spec topology.Spec, draining []topology.Generation, counts map[string]int64) []int64 {
-	messages := make([]int64, len(draining))
-	for i, g := range draining {
-		messages[i] = g.Messages(spec.Name, counts)
-	}
-	return messages
 }
 
 // Keep lists the generations an update to spec keeps beside spec's own,

@@ -51,21 +51,15 @@ const (
 	generationAfterChange = 10 * time.Second
 )
 
-// TestAccDelayQueueSet_changeUnderLoad changes a set that holds 1,000
-// messages with delays up to 60 s while a publisher goes on at 100 msg/s
-// (to the ingest exchange and in the key format it started with): from
-// classic to quorum queues, from at-most-once to at-least-once, and from a
-// resolution of 1 s to 100 ms. Each apply starts a new generation in place,
-// the old one drains through its own queues, every message arrives, none
-// early, the next apply after the old generation has emptied deletes it,
-// and the plan after that is empty. After a change of key format, the old
-// ingest exchange delays old-format messages right while its generation
-// drains, and is gone with it: a publisher still using it then fails.
-//
-// The same load runs first through a set that does not change, with the
-// same applies; each change's lateness p99 is reported against that run's
-// (generationP99Target). MIGRATION_MARKDOWN=file writes the figures of a
-// run that passed (benchmarks/migration.md; see README).
+// TestAccDelayQueueSet_changeUnderLoad changes a set holding 1,000
+// messages under a steady publisher: classic to quorum, at-most-once to
+// at-least-once, 1 s to 100 ms. Each apply starts a new generation, the old
+// one drains through its own queues, every message arrives, none early,
+// the next apply deletes the emptied generation, and the plan after is
+// empty; after a change of key format the old ingest exchange serves old
+// keys until its generation goes. A set that does not change carries the
+// same load first, as the baseline of the lateness reported
+// (generationP99Target; MIGRATION_MARKDOWN=file writes benchmarks/migration.md).
 func TestAccDelayQueueSet_changeUnderLoad(t *testing.T) {
 	tests := []struct {
 		name              string
@@ -839,20 +833,13 @@ func testQueueDepth(queue string) (int, error) {
 }
 
 // TestAccDelayQueueSet_drainingByTheProvidersClock drives the draining
-// rules through the provider's clock, a testClock, rather than by waiting:
-//   - a switch leaves the generation before it draining, and until
-//     broker.StatisticsLag has passed on the clock since the switch, a plan
-//     does not call it empty, though it holds nothing: the statistics may
-//     not count its messages yet;
-//   - once it has passed, the plan warns that the generation is empty and
-//     the apply deletes it;
-//   - an apply waits up to migration_wait on the clock for a generation
-//     that holds a message, and then leaves it draining, with its count.
-//
-// Each step follows the one before within seconds, so a provider that
-// read the machine's clock would find the statistics unsettled at the
-// deletion step, and would wait the whole migration_wait, half an hour, at
-// the last: however slow the machine, a step that ends sooner did not.
+// rules through the provider's clock (a testClock), not by waiting: until
+// broker.StatisticsLag has passed since a switch, no plan calls the
+// generation switched from empty; then the plan warns and the apply
+// deletes it; and an apply waits up to migration_wait (half an hour) on the
+// clock for a generation holding a message, then leaves it draining with
+// its count. A provider reading the machine's clock would not end a step
+// within that half hour, however slow the machine.
 func TestAccDelayQueueSet_drainingByTheProvidersClock(t *testing.T) {
 	client := testBrokerClient(t)
 	name := testSetName(t)

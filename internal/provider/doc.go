@@ -25,8 +25,9 @@
 // hands resources a client, or the reason there is none, and the provider's
 // clock, by which the resource waits for and judges its draining
 // generations (New gives it the machine's; a test builds a provider with
-// its own). Package delayset does what a set does over time — create,
-// update, refresh, import, destroy, and the guard that no queue holding
-// messages is deleted —; the resource turns its models into what
-// delayset.Remembered says and back, and its errors into diagnostics.
+// its own). Package delayset decides what a set does over time (Plan, and
+// the verbs Create, Update, Refresh, Import, Destroy); the resource only
+// maps: its models to a spec and delayset.Remembered and back, and
+// delayset's typed errors and warnings to diagnostics that name its
+// attributes. What the data sources share with it is delay_spec_model.go.
 package provider

@@ -76,7 +76,7 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 		resp.Diagnostics.Append(alreadyExists(spec, exists.Found)...)
 		return
 	}
-	if stageOf(err) == delayset.Reading {
+	if stage, _ := stageOf(err); stage == delayset.Reading {
 		resp.Diagnostics.Append(brokerError("create", spec, err, "")...)
 		return
 	}
@@ -193,7 +193,7 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 		})...)
 		return
 	}
-	resp.Diagnostics.Append(warnings(result.Warnings)...)
+	resp.Diagnostics.Append(setWarnings(spec, result.Warnings)...)
 	plan.Draining, diags = drainingValue(spec.Name, result.Draining, result.Counts)
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(noteDriftedHolding(ctx, resp.Private, nil)...) // repaired: the next refresh looks again

@@ -48,34 +48,115 @@ func fieldPath(problem *topology.FieldError) path.Path {
 // setError is brokerError for a step of package delayset that failed,
 // with what partly says of the stage it failed at.
 func setError(action string, spec topology.Spec, err error, partly map[delayset.Stage]string) diag.Diagnostics {
-	stage := delayset.Reading
-	var failed *delayset.StageError
-	if errors.As(err, &failed) {
-		stage, err = failed.Stage, failed.Err
-	}
-	return brokerError(action, spec, err, partly[stage])
+	stage, cause := stageOf(err)
+	return brokerError(action, spec, cause, partly[stage])
 }
 
-// stageOf is how far a step of package delayset got before err; Draining
-// (the furthest) when it did not fail.
-func stageOf(err error) delayset.Stage {
+// stageOf is how far a step of package delayset got before err, and the
+// failure itself; Draining (the furthest) when it did not fail.
+func stageOf(err error) (delayset.Stage, error) {
 	var failed *delayset.StageError
-	if errors.As(err, &failed) {
-		return failed.Stage
+	switch {
+	case errors.As(err, &failed):
+		return failed.Stage, failed.Err
+	case err == nil:
+		return delayset.Draining, nil
 	}
-	if err == nil {
-		return delayset.Draining
-	}
-	return delayset.Reading
+	return delayset.Reading, err
 }
 
-// warnings are package delayset's warnings as diagnostics.
-func warnings(ws []delayset.Warning) diag.Diagnostics {
+// planSummaries name what a plan of package delayset was working out when
+// it failed.
+var planSummaries = map[delayset.PlanStep]string{
+	delayset.PlanningSwitch:  "Cannot Change the Delay Queue Set",
+	delayset.PlanningRepair:  "Cannot Repair the Delay Queue Set",
+	delayset.PlanningObjects: "Invalid Delay Queue Set",
+}
+
+// planDiagnostics are a plan's: those of reading the prior state (prior),
+// whose errors say why a set that cannot be resolved cannot be updated,
+// and err's, a failure of delayset.Plan.
+func planDiagnostics(err error, prior diag.Diagnostics) diag.Diagnostics {
+	var planErr *delayset.PlanError
+	if !errors.As(err, &planErr) {
+		return prior.Warnings()
+	}
+	if planErr.Step == delayset.PlanningPrior {
+		return prior
+	}
+	return append(prior.Warnings(), problemDiagnostics(planErr.Err, planSummaries[planErr.Step], nil)...)
+}
+
+// setWarnings words package delayset's warnings about the set of spec.
+func setWarnings(spec topology.Spec, warnings []delayset.Warning) diag.Diagnostics {
 	var diags diag.Diagnostics
-	for _, w := range ws {
-		diags.AddWarning(w.Summary, w.Detail)
+	for _, w := range warnings {
+		switch w.Reason {
+		case delayset.DriftRepaired:
+			diags.AddWarning("Drifted Queues Hold Messages",
+				fmt.Sprintf("The arguments of %s changed outside Terraform, and the broker cannot change them back in place; "+
+					"they hold messages, so this apply does not declare them again but starts generation %d of the delay queue set %q "+
+					"beside them. They drain as they are, and the first apply that finds them empty deletes them.",
+					strings.Join(w.Queues, ", "), w.Generation, spec.Name))
+		case delayset.GenerationEmpty:
+			diags.AddWarning("A Draining Generation Is Empty",
+				fmt.Sprintf("Generation %d of the delay queue set %q held no message at the last refresh, by the queues' statistics: "+
+					"this apply deletes its %d queues and their exchanges if a look into each finds it empty.", w.Generation, spec.Name, len(w.Queues)))
+		case delayset.GenerationStillDrains:
+			diags.AddWarning("A Generation Still Drains", fmt.Sprintf("A generation the counts found empty took a message "+
+				"before it was deleted, so it was kept: it drains on, and the next apply that finds it empty deletes it. "+
+				"Nothing needs doing; its messages leave on time. The broker said: %s", errorText(w.Err)))
+		case delayset.RoutesStayBound:
+			diags.Append(routesStayBound(spec, w.Bindings))
+		}
 	}
 	return diags
+}
+
+// routesStayBound warns that the apply leaves bindings of a library
+// layout's delivery exchange that the plan no longer lists: the library
+// binds its destinations there too (NServiceBus before each delayed send,
+// a Celery worker at start-up), and deleting one would drop the delayed
+// messages on their way.
+func routesStayBound(spec topology.Spec, staying []topology.Binding) diag.Diagnostic {
+	return diag.NewWarningDiagnostic("Removed Routes Stay Bound",
+		fmt.Sprintf("The set no longer manages these bindings of the delivery exchange %s, but this apply does not delete them:\n%s\n\n"+
+			"In the %s layout the library binds its destinations from the delivery exchange itself (NServiceBus before each "+
+			"delayed send, a Celery worker for its task queues at start-up), and a route's binding is the very binding the "+
+			"library makes: deleting it would drop the delayed messages on their way to that destination. The set leaves it "+
+			"to the library from now on. Once no delayed message is to reach the destination any more, delete the "+
+			"destination, which takes its bindings along, or unbind it yourself.",
+			spec.OutExchange(), topology.Lines(staying), spec.Layout))
+}
+
+// holdsMessagesText words a refusal to delete queues that hold messages,
+// naming the attribute that forces it.
+func holdsMessagesText(refused *delayset.HoldsMessagesError) string {
+	held := make([]string, len(refused.Held))
+	for i, h := range refused.Held {
+		held[i] = fmt.Sprintf("%s holds %d message(s)", h.Queue, h.Messages)
+		if h.Uncounted != nil {
+			held[i] = h.Uncounted.Error()
+		}
+	}
+	text := fmt.Sprintf("refusing to delete queues that hold messages: %s. Wait until they drain, or set "+
+		"force_destroy = true to delete them with their messages", strings.Join(held, "; "))
+	if refused.RedeclaredIn != "" {
+		text += fmt.Sprintf(". In the %s layout the queues have the library's names, so a change of their "+
+			"arguments (queue_type, or drift to repair) cannot start a new generation beside them to drain into: "+
+			"each queue is deleted and declared again, which is done only to an empty one", refused.RedeclaredIn)
+	}
+	return text
+}
+
+// errorText is err in the provider's words where package delayset's
+// refusal has none of its own.
+func errorText(err error) string {
+	var refused *delayset.HoldsMessagesError
+	if errors.As(err, &refused) {
+		return holdsMessagesText(refused)
+	}
+	return err.Error()
 }
 
 // brokerError turns a broker failure into one diagnostic that says what was
@@ -96,6 +177,7 @@ func brokerError(action string, spec topology.Spec, err error, partly string) di
 	switch {
 	case errors.As(err, &held):
 		summary, partly = "Delay Queues Hold Messages", "" // refused before any change
+		detail = failed + ": " + holdsMessagesText(held)
 	case errors.As(err, &notEmpty):
 		summary = "Delay Queues Hold Messages"
 	case errors.As(err, &uncounted):
@@ -174,46 +256,6 @@ func alreadyExists(spec topology.Spec, actual topology.Topology) diag.Diagnostic
 		fmt.Sprintf("Objects of the set %q already exist in vhost %q (for example %s). Import the set with "+
 			"`terraform import <address> %s` to manage it, or choose another name.",
 			spec.Name, spec.VHost, firstObjectName(actual), importID(spec.VHost, spec.Name)))
-	return diags
-}
-
-// removedRoutesStayBound warns when a plan of a set of a library layout
-// drops routes whose bindings the last refresh found on the broker: the
-// plan no longer lists those bindings, yet the apply leaves them where they
-// are, because the library binds its destinations from the delivery
-// exchange too (NServiceBus before each delayed send, a Celery worker at
-// start-up), and on the broker a route's binding and the library's for
-// the same destination are one binding. Deleting it would drop the delayed
-// messages on their way there. state is the prior state, desired the plan.
-func removedRoutesStayBound(state delayQueueSetModel, resolved topology.Spec, desired topology.Topology) diag.Diagnostics {
-	var diags diag.Diagnostics
-	if !resolved.Layout.DeclaredByLibrary() {
-		return diags
-	}
-	_, prior, priorDiags := planOf(state, shownOf(state))
-	if priorDiags.HasError() {
-		return diags // a state that plans no set had no routes to remove
-	}
-	onBroker := map[string]bool{}
-	for _, line := range lines(state.Bindings) {
-		onBroker[line] = true
-	}
-	var staying []string
-	for _, b := range topology.LibraryBindings(resolved, desired, prior) {
-		if onBroker[b.String()] {
-			staying = append(staying, b.String())
-		}
-	}
-	if len(staying) > 0 {
-		diags.AddWarning("Removed Routes Stay Bound",
-			fmt.Sprintf("The set no longer manages these bindings of the delivery exchange %s, but this apply does not delete them:\n%s\n\n"+
-				"In the %s layout the library binds its destinations from the delivery exchange itself (NServiceBus before each "+
-				"delayed send, a Celery worker for its task queues at start-up), and a route's binding is the very binding the "+
-				"library makes: deleting it would drop the delayed messages on their way to that destination. The set leaves it "+
-				"to the library from now on. Once no delayed message is to reach the destination any more, delete the "+
-				"destination, which takes its bindings along, or unbind it yourself.",
-				resolved.OutExchange(), strings.Join(staying, "\n"), resolved.Layout))
-	}
 	return diags
 }
 

@@ -5,8 +5,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -45,7 +47,8 @@ func TestBrokerError_accessRefusedNamesTheLayoutsObjects(t *testing.T) {
 	}
 }
 
-// TestRemovedRoutesStayBound: a plan of a library layout that drops a
+// TestRemovedRoutesStayBound: a plan (delayset.Plan from what the state
+// remembers, worded by setWarnings) of a library layout that drops a
 // route whose binding the last refresh found warns, naming the binding and
 // that it stays; a route kept, a removed route whose binding was already
 // gone, a library's binding no route ever listed (the refresh shows none)
@@ -79,11 +82,15 @@ func TestRemovedRoutesStayBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			desired, err := topology.Plan(resolved)
+			prior, priorDiags := rememberedOf(t.Context(), tc.state, nil)
+			if priorDiags.HasError() {
+				t.Fatal(priorDiags)
+			}
+			planned, err := delayset.Plan(prior, resolved, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			diags := removedRoutesStayBound(tc.state, resolved, desired)
+			diags := setWarnings(planned.Spec, planned.Warnings)
 			if !tc.warns {
 				if len(diags) > 0 {
 					t.Errorf("diagnostics = %v, want none", diags)
@@ -95,5 +102,64 @@ func TestRemovedRoutesStayBound(t *testing.T) {
 				t.Errorf("diagnostics = %v, want one warning naming %s alone", diags, billingBinding)
 			}
 		})
+	}
+}
+
+// TestSetWarnings: each reason of package delayset's warnings is one
+// warning, worded with its values.
+func TestSetWarnings(t *testing.T) {
+	t.Parallel()
+	spec := topology.Spec{Name: "delay", VHost: "/", Layout: topology.LayoutCelery}
+	refused := &delayset.HoldsMessagesError{Held: []delayset.HeldQueue{{Queue: "delay.level.00", Messages: 2}}}
+	tests := map[string]struct {
+		warning delayset.Warning
+		summary string
+		detail  []string
+	}{
+		"drift repaired": {delayset.Warning{Reason: delayset.DriftRepaired, Generation: 2, Queues: []string{"delay.level.01", "delay.level.02"}},
+			"Drifted Queues Hold Messages", []string{"delay.level.01, delay.level.02", "starts generation 2", `"delay"`}},
+		"a generation empty": {delayset.Warning{Reason: delayset.GenerationEmpty, Generation: 1, Queues: []string{"a", "b", "c"}},
+			"A Draining Generation Is Empty", []string{"Generation 1 ", "deletes its 3 queues"}},
+		"a generation still drains": {delayset.Warning{Reason: delayset.GenerationStillDrains, Err: refused},
+			"A Generation Still Drains", []string{"delay.level.00 holds 2 message(s)", "force_destroy = true"}},
+		"routes stay bound": {delayset.Warning{Reason: delayset.RoutesStayBound, Bindings: []topology.Binding{
+			{Source: "celery_delayed_delivery", Destination: "tasks", DestinationType: topology.DestinationQueue, RoutingKey: "#.tasks"}}},
+			"Removed Routes Stay Bound", []string{`celery_delayed_delivery -> queue tasks, key "#.tasks"`, "In the celery layout"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			diags := setWarnings(spec, []delayset.Warning{tc.warning})
+			if len(diags) != 1 || diags.WarningsCount() != 1 || diags[0].Summary() != tc.summary {
+				t.Fatalf("diagnostics = %v, want one warning %q", diags, tc.summary)
+			}
+			for _, want := range tc.detail {
+				if !strings.Contains(diags[0].Detail(), want) {
+					t.Errorf("the detail lacks %q:\n%s", want, diags[0].Detail())
+				}
+			}
+		})
+	}
+}
+
+// TestBrokerError_holdsMessages: a refusal to delete queues that hold
+// messages names each with its count, or why it could not be counted, and
+// the attribute that forces the deletion; in a library layout, why no
+// generation can drain them.
+func TestBrokerError_holdsMessages(t *testing.T) {
+	t.Parallel()
+	refused := &delayset.HoldsMessagesError{Held: []delayset.HeldQueue{{Queue: "q1", Messages: 3}}, RedeclaredIn: topology.LayoutCelery}
+	diags := setError("update", topology.Spec{Name: "delay", VHost: "/"}, &delayset.StageError{Stage: delayset.Applying, Err: refused},
+		map[delayset.Stage]string{delayset.Applying: "Part of the change may have been made."})
+	if len(diags) != 1 || diags[0].Summary() != "Delay Queues Hold Messages" {
+		t.Fatalf("diagnostics = %v, want one \"Delay Queues Hold Messages\"", diags)
+	}
+	for _, want := range []string{"q1 holds 3 message(s)", "force_destroy = true", "In the celery layout the queues have the library's names"} {
+		if !strings.Contains(diags[0].Detail(), want) {
+			t.Errorf("the detail lacks %q:\n%s", want, diags[0].Detail())
+		}
+	}
+	if strings.Contains(diags[0].Detail(), "Part of the change") {
+		t.Errorf("a refusal changed nothing, yet the detail says it may have:\n%s", diags[0].Detail())
 	}
 }

@@ -1,66 +1,167 @@
 package provider
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// TestLengthLimitDiagnostics: a length limit on a set's TTL queues that
-// sends messages early is one warning naming the policy, the limit, the
-// queues and what to change; a limit on the parking lot alone, or queues
-// that overflow with reject-publish, none.
-func TestLengthLimitDiagnostics(t *testing.T) {
+// TestDelayQueueSet_modifyPlanLeaderLocator calls ModifyPlan for new sets
+// and for sets whose state says a locator, or none (a state written before
+// queue_leader_locator existed): unset, a set keeps its own while its
+// queues stay, and new queues get balanced where they are quorum queues. A
+// set whose plan is its state stays so, placement included; any other
+// update, a repair of drift too, leaves the placement to the apply.
+func TestDelayQueueSet_modifyPlanLeaderLocator(t *testing.T) {
 	t.Parallel()
-	spec := topology.Spec{Name: "retries", VHost: "managed"}
-	level := func(name, overflow string) topology.Queue {
-		return topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeQuorum, MessageTTL: 1000, Overflow: overflow}}
-	}
-	parking := topology.Queue{Name: "retries.unroutable", Arguments: topology.QueueArguments{QueueType: topology.QueueTypeQuorum}}
-	tenant := broker.VHostPolicies{OperatorPolicies: []broker.Policy{{Name: "tenant-limits", Pattern: ".*", ApplyTo: "queues",
-		Definition: map[string]any{"max-length": 20.0, "delivery-limit": 3.0}}}}
+	quorum := topology.Spec{Name: "delay", VHost: "/", Levels: 3}
+	classic := topology.Spec{Name: "delay", VHost: "/", Levels: 3, QueueType: topology.QueueTypeClassic}
 	tests := map[string]struct {
-		policies broker.VHostPolicies
-		queues   []topology.Queue
-		want     []string // in the detail; none: no diagnostic
+		state      *topology.Spec // nil: create
+		config     topology.Spec  // its QueueLeaderLocator "" is unset
+		want       string         // "" is null
+		generation int64
+		drifted    bool // a level queue of the state is gone from the broker
+		unchanged  bool // the plan is the state
 	}{
-		"at-most-once levels under an operator policy": {
-			policies: tenant,
-			queues:   []topology.Queue{level("retries.level.00", ""), level("retries.level.01", ""), level("retries.level.02", ""), parking},
-			want: []string{`operator policy "tenant-limits" of vhost "managed" limits the length of 3 of the 3 TTL queues`,
-				`"retries"`, "max-length 20, overflow drop-head", `"retries.level.00", "retries.level.01" and 1 more`,
-				"before its delay is over", "exclude the set's queues", `dead_letter_strategy = "at-least-once"`},
-		},
-		"at-least-once levels": {
-			policies: tenant,
-			queues:   []topology.Queue{level("retries.level.00", "reject-publish"), parking},
-		},
-		"a limit on the parking lot alone": {
-			policies: broker.VHostPolicies{Policies: []broker.Policy{{Name: "park", Pattern: `\.unroutable$`,
-				Definition: map[string]any{"max-length": 5.0}}}},
-			queues: []topology.Queue{level("retries.level.00", ""), parking},
-		},
+		"new quorum set":                      {config: quorum, want: "balanced"},
+		"new classic set":                     {config: classic},
+		"new set, client-local":               {config: with(quorum, topology.LeaderLocatorClientLocal), want: "client-local"},
+		"set from before, unset: no change":   {state: &quorum, config: quorum, unchanged: true},
+		"set from before, drifted":            {state: &quorum, config: quorum, drifted: true},
+		"set from before, asks for balanced":  {state: &quorum, config: with(quorum, topology.LeaderLocatorBalanced), want: "balanced", generation: 1},
+		"set from before, now classic":        {state: &quorum, config: classic, generation: 1},
+		"classic set from before, now quorum": {state: &classic, config: quorum, want: "balanced", generation: 1},
+		"balanced set, unset: kept":           {state: ptr(with(quorum, topology.LeaderLocatorBalanced)), config: quorum, want: "balanced", unchanged: true},
 	}
-	for name, test := range tests {
+	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			diags := lengthLimitDiagnostics(spec, test.queues, test.policies)
-			if len(test.want) == 0 {
-				if len(diags) > 0 {
-					t.Errorf("diagnostics = %v, want none", diags)
-				}
-				return
+			// The configuration: what the test sets, the rest null, as written.
+			config := testModelOf(t, tc.config)
+			config.QueueLeaderLocator = optionalString(string(tc.config.QueueLeaderLocator))
+			req, resp := modifyPlanOf(t, tc.state, config, tc.drifted)
+			ctx := context.Background()
+			var got delayQueueSetModel
+			if diags := resp.Plan.Get(ctx, &got); diags.HasError() {
+				t.Fatal(diags)
 			}
-			if len(diags) != 1 || diags.WarningsCount() != 1 || diags[0].Summary() != "Queue Length Limit Sends Delayed Messages Early" {
-				t.Fatalf("diagnostics = %v, want one warning", diags)
+			if want := optionalString(tc.want); !got.QueueLeaderLocator.Equal(want) || got.Generation.ValueInt64() != tc.generation {
+				t.Errorf("the plan says queue_leader_locator %s at generation %s, want %s at %d",
+					got.QueueLeaderLocator, got.Generation, want, tc.generation)
 			}
-			for _, want := range test.want {
-				if !strings.Contains(diags[0].Detail(), want) {
-					t.Errorf("the warning's detail lacks %q:\n%s", want, diags[0].Detail())
-				}
+			if unchanged := resp.Plan.Raw.Equal(req.State.Raw); unchanged != tc.unchanged {
+				t.Errorf("the plan is the state: %t, want %t", unchanged, tc.unchanged)
+			}
+			// A create's are unknown before ModifyPlan: the framework's.
+			if known := !got.Placement.IsUnknown() && !got.Leaders.IsUnknown(); tc.state != nil && known != tc.unchanged {
+				t.Errorf("placement %s and leaders %s planned known: %t, want %t (only when nothing changes)", got.Placement, got.Leaders, known, tc.unchanged)
 			}
 		})
 	}
+}
+
+func with(s topology.Spec, locator topology.LeaderLocator) topology.Spec {
+	s.QueueLeaderLocator = locator
+	return s
+}
+
+// TestDelayQueueSet_modifyPlanMembers calls ModifyPlan and checks what the
+// plan shows of members: each queue the apply keeps as the state has it,
+// each it declares known after apply, and nothing else.
+func TestDelayQueueSet_modifyPlanMembers(t *testing.T) {
+	t.Parallel()
+	set := topology.Spec{Name: "delay", VHost: "/", Levels: 2, QueueLeaderLocator: topology.LeaderLocatorBalanced, QuorumInitialGroupSize: 2}
+	withRoute := set
+	withRoute.Routes = []topology.Route{{Destination: "orders"}}
+	threeReplicas := set
+	threeReplicas.QuorumInitialGroupSize = 3
+	tests := map[string]struct {
+		state   *topology.Spec // nil: create
+		config  topology.Spec
+		drifted bool // delay.level.01 is gone from the broker
+		want    map[string]string
+	}{
+		"new set": {config: set, want: map[string]string{
+			"delay.level.00": unknownMembers, "delay.level.01": unknownMembers, "delay.unroutable": unknownMembers}},
+		"no change": {state: &set, config: set, want: map[string]string{
+			"delay.level.00": "rabbit@a rabbit@b", "delay.level.01": "rabbit@b rabbit@c", "delay.unroutable": "rabbit@a rabbit@b rabbit@c"}},
+		"a route added: every queue kept": {state: &set, config: withRoute, want: map[string]string{
+			"delay.level.00": "rabbit@a rabbit@b", "delay.level.01": "rabbit@b rabbit@c", "delay.unroutable": "rabbit@a rabbit@b rabbit@c"}},
+		"a queue gone: declared again": {state: &set, config: set, drifted: true, want: map[string]string{
+			"delay.level.00": "rabbit@a rabbit@b", "delay.level.01": unknownMembers, "delay.unroutable": "rabbit@a rabbit@b rabbit@c"}},
+		"another size: a new generation": {state: &set, config: threeReplicas, want: map[string]string{
+			"delay.level.00.g1": unknownMembers, "delay.level.01.g1": unknownMembers, "delay.unroutable": "rabbit@a rabbit@b rabbit@c"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, resp := modifyPlanOf(t, tc.state, testModelOf(t, tc.config), tc.drifted)
+			var got delayQueueSetModel
+			if diags := resp.Plan.Get(context.Background(), &got); diags.HasError() {
+				t.Fatal(diags)
+			}
+			if d := cmp.Diff(tc.want, membersShown(got.Members)); d != "" {
+				t.Errorf("members planned (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// modifyPlanOf runs ModifyPlan for config (a model of the configuration,
+// whose strategy and generation it leaves null, as written) over a state
+// of spec state (nil: a create) whose queues have a placement and members;
+// drifted leaves delay.level.01 out of the state's queues, as a refresh
+// that did not find it would.
+func modifyPlanOf(t *testing.T, state *topology.Spec, config delayQueueSetModel, drifted bool) (fwresource.ModifyPlanRequest, fwresource.ModifyPlanResponse) {
+	t.Helper()
+	ctx := context.Background()
+	schema := delayQueueSetSchema()
+	config.DeadLetterStrategy, config.Generation, config.ExchangeGeneration = types.StringNull(), types.Int64Null(), types.Int64Null()
+	plan := tfsdk.Plan{Schema: schema}
+	if diags := plan.Set(ctx, &config); diags.HasError() {
+		t.Fatal(diags)
+	}
+	req := fwresource.ModifyPlanRequest{Config: tfsdk.Config{Schema: schema, Raw: plan.Raw}, Plan: plan,
+		State: tfsdk.State{Schema: schema, Raw: tftypes.NewValue(schema.Type().TerraformType(ctx), nil)}}
+	if state != nil {
+		m := testModelOf(t, *state)
+		if drifted {
+			m.Queues = types.StringValue(strings.Join(slices.DeleteFunc(strings.Split(m.Queues.ValueString(), "\n"),
+				func(line string) bool { return topology.LineName(line) == "delay.level.01" }), "\n"))
+		}
+		all := []string{"rabbit@a", "rabbit@b", "rabbit@c"}
+		setPlacement(&m, map[string]broker.Placement{
+			"delay.level.00":   {Leader: "rabbit@a", Members: all[:2], Online: all[:2]},
+			"delay.level.01":   {Leader: "rabbit@b", Members: all[1:], Online: all[1:]},
+			"delay.unroutable": {Leader: "rabbit@c", Members: all, Online: all},
+		})
+		req.State = tfsdk.State{Schema: schema}
+		if diags := req.State.Set(ctx, &m); diags.HasError() {
+			t.Fatal(diags)
+		}
+		// The framework plans a computed value the configuration leaves
+		// null as the state has it.
+		config.Placement, config.Leaders, config.Members = m.Placement, m.Leaders, m.Members
+		if diags := req.Plan.Set(ctx, &config); diags.HasError() {
+			t.Fatal(diags)
+		}
+	}
+	resp := fwresource.ModifyPlanResponse{Plan: req.Plan}
+	(&DelayQueueSetResource{data: &providerData{clock: delayset.SystemClock{}}}).ModifyPlan(ctx, req, &resp) // configured, as the framework calls it
+	if resp.Diagnostics.HasError() {
+		t.Fatal(resp.Diagnostics)
+	}
+	return req, resp
 }
