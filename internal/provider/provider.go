@@ -82,8 +82,10 @@ func (p *RabbitMQProvider) Schema(_ context.Context, _ provider.SchemaRequest, r
 func providerSchema() schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "Declares broker-native delay topologies on RabbitMQ through its management HTTP API. " +
-			"The settings and their environment variables are those of the community RabbitMQ provider " +
-			"(`cyrilgdn/rabbitmq`), so both providers' blocks can take the same values. Both providers have the " +
+			"The settings `endpoint`, `username`, `password`, `insecure`, `cacert_file`, `clientcert_file`, `clientkey_file` " +
+			"and `proxy`, with their environment variables, are those of the community RabbitMQ provider " +
+			"(`cyrilgdn/rabbitmq`), so both providers' blocks can take the same values; `timeout`, `amqp_endpoint` and " +
+			"`amqp_counts` are this provider's own. Both providers have the " +
 			"type name `rabbitmq`, though: a configuration with both gives them two local names and a provider " +
 			"block each, as the guide [Using it beside the community RabbitMQ provider]" +
 			"(guides/using-the-community-rabbitmq-provider) shows. The provider connects only when an operation " +
@@ -137,13 +139,9 @@ func providerSchema() schema.Schema {
 			},
 			"amqp_endpoint": schema.StringAttribute{
 				MarkdownDescription: "The AMQP 0-9-1 URL (`amqp://` or `amqps://`, host and port, no credentials or vhost) " +
-					"through which the provider asks a quorum queue's leader how many messages it holds, where a peek " +
-					"would count as a delivery (RabbitMQ 4.0–4.2): a check before a change or a deletion then takes " +
-					"milliseconds instead of three statistics samples. The credentials and TLS settings are the management " +
-					"API's. Falls back to `RABBITMQ_AMQP_ENDPOINT`; defaults to the management endpoint's host at the port " +
-					"of the broker's own AMQP listener (`amqps` for an `https` endpoint), and to none where the broker shows " +
-					"the user no listeners (a user tagged `management` alone, a broker without management metrics) or " +
-					"`proxy` or the proxy variables carry the management API.",
+					"through which the provider counts a quorum queue's messages before deleting it, with the management API's " +
+					"credentials and TLS settings. Falls back to `RABBITMQ_AMQP_ENDPOINT`; defaults to the management endpoint's " +
+					"host at the port of the broker's AMQP listener, or to none when the broker does not show its listeners or a proxy is set.",
 				Optional: true,
 			},
 			"amqp_counts": schema.BoolAttribute{
