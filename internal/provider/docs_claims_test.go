@@ -291,3 +291,61 @@ func versionBelow(a, b string) bool {
 	}
 	return false
 }
+
+// The most words the Registry's pages may have, as wc -w counts them: the
+// resource's page, and docs/ in all.
+const (
+	resourcePageWords = 1500
+	docsWords         = 12000
+)
+
+// TestDocsLength holds docs/ to the length of the Registry's pages it is
+// modelled on.
+func TestDocsLength(t *testing.T) {
+	t.Parallel()
+	total := 0
+	for path, text := range docsTexts(t) {
+		if !strings.HasPrefix(path, "docs/") {
+			continue
+		}
+		words := len(strings.Fields(text))
+		total += words
+		if path == "docs/resources/delay_queue_set.md" && words > resourcePageWords {
+			t.Errorf("%s has %d words, more than %d", path, words, resourcePageWords)
+		}
+	}
+	if total > docsWords {
+		t.Errorf("docs/ has %d words, more than %d", total, docsWords)
+	}
+}
+
+// maintainersWords are what users' pages leave to DESIGN.md and
+// benchmarks/: test names, commit hashes, source lines, make targets, and
+// notes about the machines the project runs on.
+var maintainersWords = map[string]*regexp.Regexp{
+	"a test name":            regexp.MustCompile(`\bTest[A-Z][A-Za-z0-9_]*`),
+	"a commit hash":          regexp.MustCompile(`\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b`),
+	"a source line":          regexp.MustCompile(`\.(?:erl|go):[0-9]|\bline [0-9]+`),
+	"a make target":          regexp.MustCompile("`make [a-z]|\\bmake (?:check|test|testacc|demo|examples|bench|docs|generate|publishers|lint)\\b"),
+	"the project's machines": regexp.MustCompile(`(?i)this machine|development machine|shared 2-core|\.ci/run|DESIGN\.md|not run here|measured here`),
+}
+
+// TestDocsSpeakToUsers holds every page of docs/ and its template to what a
+// user reads: none names a test, a commit, a source line, a make target or
+// the project's machines.
+func TestDocsSpeakToUsers(t *testing.T) {
+	t.Parallel()
+	for path, text := range docsTexts(t) {
+		if !strings.HasPrefix(path, "docs/") && !strings.HasPrefix(path, "templates/") {
+			continue
+		}
+		for what, pattern := range maintainersWords {
+			for _, found := range pattern.FindAllString(text, -1) {
+				if what == "a commit hash" && len(found) < 7 {
+					continue // a short hex word ("1e3", "add") is no hash
+				}
+				t.Errorf("%s names %s, %q: that is for DESIGN.md or benchmarks/README.md", path, what, found)
+			}
+		}
+	}
+}
