@@ -116,7 +116,7 @@ func TestReadmeDemo(t *testing.T) {
 		}
 	}
 	report := repoFile(t, "benchmarks/demo-radix16.md")
-	lines := regexp.MustCompile("(?m)^  m\\d\\d .*$").FindAllString(readme, -1)
+	lines := regexp.MustCompile(`(?m)^  m\d\d .*$`).FindAllString(readme, -1)
 	if len(lines) == 0 {
 		t.Error("README.md quotes no line of the demo's report")
 	}
