@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"go/parser"
+	"go/token"
 	"maps"
 	"os"
 	"path/filepath"
@@ -346,6 +348,69 @@ func TestDocsSpeakToUsers(t *testing.T) {
 				}
 				t.Errorf("%s names %s, %q: that is for DESIGN.md or benchmarks/README.md", path, what, found)
 			}
+		}
+	}
+}
+
+// TestExamplesImportPublicPackages holds the examples' Go programs, which
+// users copy, to packages a user can import: none under internal/.
+func TestExamplesImportPublicPackages(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	programs := 0
+	err := filepath.WalkDir(filepath.Join(root, "examples"), func(path string, entry os.DirEntry, err error) error {
+		if err != nil || entry.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		programs++
+		file, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, spec := range file.Imports {
+			if strings.Contains(spec.Path.Value, "/internal/") {
+				t.Errorf("%s imports %s, which no user can import", path, spec.Path.Value)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if programs == 0 {
+		t.Fatal("found no Go program under examples/")
+	}
+}
+
+// TestMakefileNamesTestsThatExist holds the test names the GNUmakefile's
+// comments and targets give to the tests of the repository.
+func TestMakefileNamesTestsThatExist(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	defined := map[string]bool{}
+	funcTest := regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]+)\(`)
+	err := filepath.WalkDir(root, func(path string, entry os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if entry.IsDir() && (entry.Name() == ".git" || entry.Name() == "node_modules" || entry.Name() == ".tools") {
+			return filepath.SkipDir
+		}
+		if entry.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		text, err := os.ReadFile(path)
+		for _, match := range funcTest.FindAllStringSubmatch(string(text), -1) {
+			defined[match[1]] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range regexp.MustCompile(`\bTest[A-Z][A-Za-z0-9_]*`).FindAllString(repoFile(t, "GNUmakefile"), -1) {
+		if !defined[name] {
+			t.Errorf("the GNUmakefile names %s, which no test of the repository defines", name)
 		}
 	}
 }
