@@ -1,12 +1,15 @@
-// Package publishers holds the publisher snippets of the publishing guide, in
-// Go (go/), Python, Node.js and Java. This test runs the Python, Node.js and
-// Java routing-key encoders and compares every key with the provider's own,
-// in every radix, and every refusal with the one the snippets share.
+// Package publishers holds the publishers of the publishing guide, in Go
+// (go/), Python, Node.js and Java. TestEncoders runs the Python, Node.js and
+// Java routing-key encoders through their harnesses (encode_keys.py,
+// encodeKeys.js, EncodeKeys.java) and compares every key with the
+// provider's own, in every radix, and every refusal with the one they share;
+// TestAccPublishers runs each publisher through a set on a broker.
 package publishers
 
 import (
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,13 +139,16 @@ func TestEncoders(t *testing.T) {
 	}
 	t.Logf("%d calls, %d of them refused", len(cases), refusals)
 	for name, command := range map[string][]string{
-		"python": {"python3", "python/delay_routing_key.py"},
-		"node":   {"node", "node/delayRoutingKey.js"},
-		"java":   {"java", "java/DelayRoutingKey.java"},
+		"python": {"python3", "python/encode_keys.py"},
+		"node":   {"node", "node/encodeKeys.js"},
+		"java":   {"java", "-cp", "", "EncodeKeys"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := exec.LookPath(command[0]); err != nil {
 				t.Skipf("%s is not installed", command[0])
+			}
+			if name == "java" {
+				command = javaEncoder(t, command)
 			}
 			out, err := exec.Command(command[0], append(command[1:], args...)...).CombinedOutput()
 			if err != nil {
@@ -159,4 +165,17 @@ func TestEncoders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// javaEncoder compiles the Java encoder and its harness into a directory of
+// the test's, and names it as command's class path.
+func javaEncoder(t *testing.T, command []string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("javac", "-d", dir, "java/DelayRoutingKey.java", "java/EncodeKeys.java").CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	command = slices.Clone(command)
+	command[2] = dir
+	return command
 }

@@ -81,18 +81,15 @@ func (p *RabbitMQProvider) Schema(_ context.Context, _ provider.SchemaRequest, r
 func providerSchema() schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "Declares broker-native delay topologies on RabbitMQ through its management HTTP API. " +
-			"The settings and their environment variables are those of the community RabbitMQ provider " +
-			"(`cyrilgdn/rabbitmq`), so both providers' blocks can take the same values. Both providers have the " +
-			"type name `rabbitmq`, though: a configuration with both gives them two local names and a provider " +
-			"block each, as the guide [Using it beside the community RabbitMQ provider]" +
-			"(guides/using-the-community-rabbitmq-provider) shows. The provider connects only when an operation " +
-			"needs the broker. A setting whose value is not known until apply (taken from a resource that the same " +
-			"apply creates) fails the plan, naming the setting: apply that resource first, or set the value another way.",
+			"The settings `endpoint`, `username`, `password`, `insecure`, `cacert_file`, `clientcert_file`, `clientkey_file` " +
+			"and `proxy`, with their environment variables, are those of the community RabbitMQ provider " +
+			"(`cyrilgdn/rabbitmq`), so both providers' blocks can take the same values; `timeout`, `amqp_endpoint` and " +
+			"`amqp_counts` are this provider's own. Both have the type name `rabbitmq`: give them two local names, as the " +
+			"guide [Using it beside the community RabbitMQ provider](guides/using-the-community-rabbitmq-provider) shows.",
 		Attributes: map[string]schema.Attribute{
 			"endpoint": schema.StringAttribute{
-				MarkdownDescription: "The URL of the RabbitMQ management API, for example `http://127.0.0.1:15672`. " +
-					"Falls back to the `RABBITMQ_ENDPOINT` environment variable; required by every operation that " +
-					"talks to the broker.",
+				MarkdownDescription: "The URL of the RabbitMQ management API, such as `http://127.0.0.1:15672`. " +
+					"Falls back to `RABBITMQ_ENDPOINT`; no default.",
 				Optional: true,
 			},
 			"username": schema.StringAttribute{
@@ -110,8 +107,8 @@ func providerSchema() schema.Schema {
 				Optional: true,
 			},
 			"cacert_file": schema.StringAttribute{
-				MarkdownDescription: "The path to a PEM file of CA certificates that verify the management API's " +
-					"TLS certificate. Falls back to `RABBITMQ_CACERT`; defaults to the system's CAs.",
+				MarkdownDescription: "A PEM file of the CA certificates that verify the management API's certificate. " +
+					"Falls back to `RABBITMQ_CACERT`; defaults to the system's CAs.",
 				Optional: true,
 			},
 			"clientcert_file": schema.StringAttribute{
@@ -125,8 +122,8 @@ func providerSchema() schema.Schema {
 				Optional: true,
 			},
 			"proxy": schema.StringAttribute{
-				MarkdownDescription: "The URL of an HTTP proxy to reach the management API through. Falls back to " +
-					"`RABBITMQ_PROXY`; without either, the standard `HTTPS_PROXY`/`NO_PROXY` variables apply.",
+				MarkdownDescription: "The URL of an HTTP proxy to the management API. Falls back to `RABBITMQ_PROXY`; " +
+					"defaults to the `HTTPS_PROXY` and `NO_PROXY` variables.",
 				Optional: true,
 			},
 			"timeout": schema.StringAttribute{
@@ -135,20 +132,14 @@ func providerSchema() schema.Schema {
 				Optional: true,
 			},
 			"amqp_endpoint": schema.StringAttribute{
-				MarkdownDescription: "The AMQP 0-9-1 URL (`amqp://` or `amqps://`, host and port, no credentials or vhost) " +
-					"through which the provider asks a quorum queue's leader how many messages it holds, where a peek " +
-					"would count as a delivery (RabbitMQ 4.0–4.2): a check before a change or a deletion then takes " +
-					"milliseconds instead of three statistics samples. The credentials and TLS settings are the management " +
-					"API's. Falls back to `RABBITMQ_AMQP_ENDPOINT`; defaults to the management endpoint's host at the port " +
-					"of the broker's own AMQP listener (`amqps` for an `https` endpoint), and to none where the broker shows " +
-					"the user no listeners (a user tagged `management` alone, a broker without management metrics) or " +
-					"`proxy` or the proxy variables carry the management API.",
+				MarkdownDescription: "The AMQP URL (`amqp://` or `amqps://`, host and port only) through which the provider counts " +
+					"a quorum queue's messages before deleting it. Falls back to `RABBITMQ_AMQP_ENDPOINT`; defaults to the " +
+					"management endpoint's host at the broker's AMQP port.",
 				Optional: true,
 			},
 			"amqp_counts": schema.BoolAttribute{
-				MarkdownDescription: "Whether the provider may count a quorum queue's messages over AMQP (see `amqp_endpoint`). " +
-					"With `false` it waits for fresh management statistics instead. Falls back to `RABBITMQ_AMQP_COUNTS`; " +
-					"defaults to `true`.",
+				MarkdownDescription: "Whether the provider may count a quorum queue's messages over AMQP rather than wait for " +
+					"statistics. Falls back to `RABBITMQ_AMQP_COUNTS`; defaults to `true`.",
 				Optional: true,
 			},
 		},

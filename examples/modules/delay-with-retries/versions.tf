@@ -1,6 +1,6 @@
 terraform {
-  # optional() object attributes with defaults.
-  required_version = ">= 1.3"
+  # The provider's floor: the oldest Terraform it is tested with.
+  required_version = ">= 1.5.7"
 
   required_providers {
     rabbitmq = {

@@ -1,18 +1,17 @@
-// Command publisher publishes one message with a delay to a delay queue set:
+// Command publisher publishes one persistent message with a delay to a delay
+// queue set, and waits for the broker's confirm. It reads the set's outputs
+// and the message from the environment:
 //
-//	go run ./examples/publishers/go -exchange retries.ingest -key orders -delay 10s -levels 12 -resolution 1s
-//
-// Pass the set's ingest_exchange, levels, radix, resolution and layout (its
-// Terraform outputs); the defaults are those of the quick start's set. The
-// routing key comes from the provider's Go package:
-//
-//	go get github.com/delayqueue/terraform-provider-rabbitmq/delaykey
+//	RABBITMQ_AMQP_URL=amqp://guest:guest@127.0.0.1:5672/ DELAY_EXCHANGE=retries.ingest \
+//	DELAY_LEVELS=12 DELAY_RESOLUTION_MS=1000 DELAY_RADIX=2 DELAY_KEY=orders DELAY_MS=10000 \
+//	DELAY_BODY='order 42' go run ./examples/publishers/go
 package main
 
 import (
 	"context"
-	"flag"
 	"log"
+	"os"
+	"strconv"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -21,26 +20,16 @@ import (
 )
 
 func main() {
-	url := flag.String("url", "amqp://guest:guest@127.0.0.1:5672/", "the broker's AMQP URL")
-	exchange := flag.String("exchange", "retries.ingest", "the set's ingest_exchange (in a library's layout, the exchange its publisher sends to)")
-	key := flag.String("key", "orders", "the message key a route of the set matches")
-	delay := flag.Duration("delay", 10*time.Second, "how long the message waits")
-	var format delaykey.Format
-	flag.IntVar(&format.Levels, "levels", 12, "the set's levels")
-	flag.IntVar(&format.Radix, "radix", 2, "the set's radix")
-	flag.DurationVar(&format.Resolution, "resolution", time.Second, "the set's resolution")
-	layout := flag.String("layout", "default", "the set's layout: default, nservicebus or celery (which fix levels, radix and resolution)")
-	body := flag.String("body", "hello", "the message body")
-	flag.Parse()
-	if format.Layout = delaykey.Layout(*layout); format.Layout != delaykey.Default {
-		format.Levels, format.Radix, format.Resolution = 0, 0, 0
+	format := delaykey.Format{
+		Levels:     number("DELAY_LEVELS"),
+		Radix:      number("DELAY_RADIX"),
+		Resolution: time.Duration(number("DELAY_RESOLUTION_MS")) * time.Millisecond,
 	}
-
-	routingKey, err := format.RoutingKey(*key, *delay)
+	routingKey, err := format.RoutingKey(os.Getenv("DELAY_KEY"), time.Duration(number("DELAY_MS"))*time.Millisecond)
 	if err != nil {
 		log.Fatal(err)
 	}
-	conn, err := amqp.Dial(*url)
+	conn, err := amqp.Dial(os.Getenv("RABBITMQ_AMQP_URL"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -54,13 +43,21 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	confirm, err := ch.PublishWithDeferredConfirmWithContext(ctx, *exchange, routingKey, false, false,
-		amqp.Publishing{DeliveryMode: amqp.Persistent, Body: []byte(*body)})
+	confirm, err := ch.PublishWithDeferredConfirmWithContext(ctx, os.Getenv("DELAY_EXCHANGE"), routingKey, false, false,
+		amqp.Publishing{DeliveryMode: amqp.Persistent, Body: []byte(os.Getenv("DELAY_BODY"))})
 	if err != nil {
 		log.Fatal(err)
 	}
 	if acked, err := confirm.WaitContext(ctx); err != nil || !acked {
 		log.Fatalf("the broker did not confirm the message: %v", err)
 	}
-	log.Printf("published to %s with routing key %s", *exchange, routingKey)
+}
+
+// number is the environment variable name as an integer.
+func number(name string) int {
+	n, err := strconv.Atoi(os.Getenv(name))
+	if err != nil {
+		log.Fatalf("%s: %v", name, err)
+	}
+	return n
 }

@@ -2,15 +2,13 @@
 public final class DelayRoutingKey {
     private DelayRoutingKey() {}
 
-    /** key, then the delay in ticks of resolutionMs, rounded up, as exactly levels binary digits:
-     *  of("orders", 5000, 4, 1000) is "orders.0.1.0.1". The same as radix 2 below. */
+    /** The routing key of a binary set: of("orders", 5000, 4, 1000) is "orders.0.1.0.1". */
     public static String of(String key, long delayMs, int levels, long resolutionMs) {
         return of(key, delayMs, levels, resolutionMs, 2);
     }
 
-    /** key, then the delay in ticks of resolutionMs, rounded up, as exactly levels digits in base
-     *  radix (the set's radix: 2, 4, 8, 16 or 256), each a decimal word: of("orders", 37000, 2, 1000, 16)
-     *  is "orders.2.5". */
+    /** key, then the delay in ticks of resolutionMs, rounded up, as exactly levels digits in base radix
+     *  (2, 4, 8, 16 or 256), each a decimal word: of("orders", 37000, 2, 1000, 16) is "orders.2.5". */
     public static String of(String key, long delayMs, int levels, long resolutionMs, int radix) {
         if (radix != 2 && radix != 4 && radix != 8 && radix != 16 && radix != 256) {
             throw new IllegalArgumentException("radix " + radix + " is not 2, 4, 8, 16 or 256");
@@ -27,25 +25,5 @@ public final class DelayRoutingKey {
         }
         String joined = String.join(".", digits);
         return key.isEmpty() ? joined : key + "." + joined;
-    }
-
-    // java DelayRoutingKey.java KEY DELAY_MS LEVELS RESOLUTION_MS RADIX [KEY DELAY_MS ...]
-    // prints one routing key per five arguments (an empty RADIX calls the four-argument of),
-    // or "refused: " and why.
-    public static void main(String[] args) {
-        for (int i = 0; i + 4 < args.length; i += 5) {
-            String key = args[i];
-            long delayMs = Long.parseLong(args[i + 1]);
-            int levels = Integer.parseInt(args[i + 2]);
-            long resolutionMs = Long.parseLong(args[i + 3]);
-            Integer radix = args[i + 4].isEmpty() ? null : Integer.valueOf(args[i + 4]);
-            try {
-                System.out.println(radix == null
-                    ? of(key, delayMs, levels, resolutionMs)
-                    : of(key, delayMs, levels, resolutionMs, radix));
-            } catch (IllegalArgumentException refusal) {
-                System.out.println("refused: " + refusal.getMessage());
-            }
-        }
     }
 }

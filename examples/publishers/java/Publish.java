@@ -1,22 +1,23 @@
-// Publishes one message with a 10-second delay (com.rabbitmq:amqp-client).
+// Publishes one persistent message with a delay to a delay queue set (Debian's librabbitmq-client-java).
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.MessageProperties;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 
 public final class Publish {
-    static final int LEVELS = 12;             // the levels output of the quick start's set,
-    static final long RESOLUTION_MS = 1000;   // its resolution
-    static final int RADIX = 2;               // and its radix
-
     public static void main(String[] args) throws Exception {
+        Map<String, String> env = System.getenv();
+        String routingKey = DelayRoutingKey.of(env.get("DELAY_KEY"), Long.parseLong(env.get("DELAY_MS")),
+            Integer.parseInt(env.get("DELAY_LEVELS")), Long.parseLong(env.get("DELAY_RESOLUTION_MS")),
+            Integer.parseInt(env.get("DELAY_RADIX")));
         ConnectionFactory factory = new ConnectionFactory();
-        factory.setUri("amqp://guest:guest@127.0.0.1:5672/");
+        factory.setUri(env.get("RABBITMQ_AMQP_URL"));
         try (Connection connection = factory.newConnection(); Channel channel = connection.createChannel()) {
             channel.confirmSelect();
-            channel.basicPublish("retries.ingest", DelayRoutingKey.of("orders", 10_000, LEVELS, RESOLUTION_MS, RADIX),
-                MessageProperties.PERSISTENT_BASIC, "order 42".getBytes(StandardCharsets.UTF_8));
+            channel.basicPublish(env.get("DELAY_EXCHANGE"), routingKey, MessageProperties.PERSISTENT_BASIC,
+                env.get("DELAY_BODY").getBytes(StandardCharsets.UTF_8));
             channel.waitForConfirmsOrDie(10_000); // throws if the broker refused the message
         }
     }

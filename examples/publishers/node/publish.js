@@ -1,17 +1,15 @@
-// Publishes one message with a 10-second delay (npm install amqplib).
+// Publishes one persistent message with a delay to a delay queue set (npm install amqplib).
 const amqp = require("amqplib");
 const { delayRoutingKey } = require("./delayRoutingKey");
 
-// The levels, resolution and radix outputs of the quick start's set.
-const LEVELS = 12, RESOLUTION_MS = 1000, RADIX = 2;
-
-async function main() {
-  const connection = await amqp.connect("amqp://guest:guest@127.0.0.1:5672/");
+async function main(env) {
+  const routingKey = delayRoutingKey(env.DELAY_KEY, Number(env.DELAY_MS), Number(env.DELAY_LEVELS),
+    Number(env.DELAY_RESOLUTION_MS), Number(env.DELAY_RADIX));
+  const connection = await amqp.connect(env.RABBITMQ_AMQP_URL);
   const channel = await connection.createConfirmChannel();
-  channel.publish("retries.ingest", delayRoutingKey("orders", 10_000, LEVELS, RESOLUTION_MS, RADIX),
-    Buffer.from("order 42"), { persistent: true });
+  channel.publish(env.DELAY_EXCHANGE, routingKey, Buffer.from(env.DELAY_BODY), { persistent: true });
   await channel.waitForConfirms(); // rejects if the broker refused the message
   await connection.close();
 }
 
-main();
+main(process.env).catch((error) => { console.error(error); process.exit(1); });

@@ -1,5 +1,4 @@
 """The routing key that delays a message in a delay queue set (standard library only)."""
-import sys
 
 
 def delay_routing_key(key: str, delay_ms: int, levels: int, resolution_ms: int, radix: int = 2) -> str:
@@ -14,17 +13,3 @@ def delay_routing_key(key: str, delay_ms: int, levels: int, resolution_ms: int, 
         raise ValueError(f"delay {delay_ms}ms does not fit {levels} levels of {resolution_ms}ms in radix {radix}")
     digits = [str(ticks // radix**position % radix) for position in range(levels - 1, -1, -1)]
     return ".".join(([key] if key else []) + digits)
-
-
-if __name__ == "__main__":
-    # python3 delay_routing_key.py KEY DELAY_MS LEVELS RESOLUTION_MS RADIX [KEY DELAY_MS ...]
-    # prints one routing key per five arguments (an empty RADIX leaves the default),
-    # or "refused: " and why.
-    args = sys.argv[1:]
-    for i in range(0, len(args), 5):
-        key, delay_ms, levels, resolution_ms, radix = args[i : i + 5]
-        extra = {"radix": int(radix)} if radix else {}
-        try:
-            print(delay_routing_key(key, int(delay_ms), int(levels), int(resolution_ms), **extra))
-        except ValueError as refusal:
-            print(f"refused: {refusal}")

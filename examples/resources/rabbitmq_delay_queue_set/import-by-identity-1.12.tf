@@ -1,4 +1,4 @@
-# Terraform 1.12 and later: the vhost and the set's name as they are, not escaped; the vhost defaults to "/".
+# The vhost ("/" when left out) and the name, as they are.
 import {
   to = rabbitmq_delay_queue_set.reminders
   identity = {

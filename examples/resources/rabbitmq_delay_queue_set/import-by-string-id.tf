@@ -1,5 +1,4 @@
-# The ID is the URL-escaped vhost and the set's name, joined by a slash,
-# or the name and the vhost joined by "@": "reminders@/".
+# The URL-escaped vhost, "/" and the name; or "reminders@/".
 import {
   to = rabbitmq_delay_queue_set.reminders
   id = "%2F/reminders"

@@ -1,8 +1,5 @@
-# Adopts every delay queue set that already exists in a vhost: sets of this provider's layout whose state is
-# lost, chains built by hand in its names, and the NServiceBus and Celery layouts. One apply imports them all
-# and changes nothing on the broker; the plan after it is empty. prepare.sh makes such a vhost to try it on.
-# Terraform 1.7 or later (versions.tf); the vhost is variables.tf's. To adopt a single set and review its configuration,
-# `terraform plan -generate-config-out=generated.tf` with one import block stays the route.
+# Adopts every delay queue set of a vhost in one apply, which changes nothing on the broker
+# (Terraform 1.7 or later). prepare.sh makes such a vhost to try it on.
 
 data "rabbitmq_delay_queue_sets" "existing" {
   vhost = var.vhost

@@ -1,13 +1,6 @@
-# Retry with exponential backoff: a consumer that fails to process a message publishes it
-# again to the delay set, with the next wait of the backoff schedule, and the set delivers it
-# back to the same queue when the wait is over. consumer/ is such a consumer: it fails four
-# times and succeeds on the fifth, waiting 1s, 10s, 100s and 500s in between.
-#
-#   terraform apply
-#   go run ./examples/scenarios/retry-backoff/consumer -tf-output <(terraform output -json)
-#
-# The work queue must exist before apply (this provider manages only the delay set);
-# the consumer declares it with -declare-queue.
+# Retry with exponential backoff: a consumer that fails to process a message publishes it again to
+# the set with the next wait of its schedule, and the set delivers it back to the queue when the
+# wait is over. The work queue must exist before apply: this provider manages only the delay set.
 
 terraform {
   required_providers {

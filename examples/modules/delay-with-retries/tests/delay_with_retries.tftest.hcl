@@ -10,8 +10,9 @@
 # The broker of the apply runs, from the environment.
 provider "rabbitmq" {}
 
-# No broker: port 9 (discard) on the loopback, where nothing listens. A plan run that reached for a
-# broker would fail to connect.
+# No broker: port 9 (discard) on the loopback, where nothing listens. A create plan's read of the
+# vhost's policies fails there and is ignored, so these runs hold what the provider
+# plans without a broker.
 provider "rabbitmq" {
   alias    = "no_broker"
   endpoint = "http://127.0.0.1:9"

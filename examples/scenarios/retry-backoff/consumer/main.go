@@ -22,9 +22,16 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
+	"github.com/delayqueue/terraform-provider-rabbitmq/delaykey"
 )
+
+// amqpURL is the broker's AMQP URL: RABBITMQ_AMQP_URL, or the local broker's.
+func amqpURL() string {
+	if url := os.Getenv("RABBITMQ_AMQP_URL"); url != "" {
+		return url
+	}
+	return "amqp://guest:guest@127.0.0.1:5672/"
+}
 
 // set is what the consumer needs of the applied configuration's outputs.
 type set struct {
@@ -64,9 +71,9 @@ func run(tfOutput, backoffList string, failures int) error {
 		total += waits[min(attempt, len(waits)-1)]
 	}
 
-	conn, err := messaging.Dial(messaging.URLFromEnv(), 10*time.Second)
+	conn, err := amqp.DialConfig(amqpURL(), amqp.Config{Dial: amqp.DefaultDial(10 * time.Second)})
 	if err != nil {
-		return err
+		return fmt.Errorf("connect to the broker (RABBITMQ_AMQP_URL): %w", err)
 	}
 	defer func() { _ = conn.Close() }()
 	ch, err := conn.Channel()
@@ -119,7 +126,7 @@ func run(tfOutput, backoffList string, failures int) error {
 			return d.Ack(false)
 		}
 		asked = waits[min(attempt-1, len(waits)-1)]
-		key, err := topology.EncodeKey(s.Queue, asked, s.Levels, s.Resolution)
+		key, err := delaykey.Format{Levels: s.Levels, Resolution: s.Resolution}.RoutingKey(s.Queue, asked)
 		if err != nil {
 			return err
 		}
