@@ -414,10 +414,10 @@ func (b *bench) plan(levels int) (delayset.Remembered, error) {
 
 // remembered is what a state remembers of the set of spec, a new set's
 // resolved spec, once created: what delayset plans it to hold, as the
-// provider gets it.
+// provider's plan gets it.
 func remembered(spec topology.Spec) (delayset.Remembered, error) {
-	shown, err := delayset.Desired(spec, nil, topology.Topology{})
-	return delayset.Remembered{Spec: spec, Shown: shown}, err
+	planned, err := delayset.Plan(delayset.Remembered{}, spec, time.Now())
+	return delayset.Remembered{Spec: planned.Spec, Shown: planned.Set}, err
 }
 
 // checkSet asks the broker that the set is exactly want: the same objects,
