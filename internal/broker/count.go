@@ -573,8 +573,11 @@ func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, f
 					"statistics count what its consumers hold, and they did not show a sample taken after the check began "+
 					"within %s. Try again", c.timing.fresh)}
 			case err == nil:
-				err = rule.uncounted(vhost, q.Name, fmt.Sprintf("its statistics did not show a sample taken after the check began "+
-					"within %s. Try again", c.timing.fresh))
+				why := fmt.Sprintf("its statistics did not show a sample taken after the check began within %s. Try again", c.timing.fresh)
+				if unproven := c.amqpUnproven(vhost); unproven != nil {
+					why += fmt.Sprintf(" (its leader's count over AMQP was not asked: %v)", unproven)
+				}
+				err = rule.uncounted(vhost, q.Name, why)
 			}
 			return 0, false, err
 		}
