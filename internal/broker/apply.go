@@ -39,23 +39,12 @@ type ApplyOptions struct {
 }
 
 // Apply makes changes in vhost, in order. Consecutive changes of the same
-// kind run concurrently, up to eight at a time, but one at a time where the
-// broker needs it (oneAtATime); quorum queues, of every Apply of the
-// client, are deleted one at a time (Client.quorumDeletionTurn): topology.Diff orders
-// changes so that a change depends only on changes of earlier runs. A change that
-// opens a path for messages (topology.Change.Opens) starts a run of its
-// own, after everything before it has completed. After a batch
-// with failures Apply stops and returns every failure of it, in change
-// order, each a *ChangeError naming its object.
-//
-// Exchanges and queues are declared durable and not auto-delete, with the
-// arguments of their typed fields (x-message-ttl as a JSON integer, which
-// the broker insists on). Deleting an object or binding that is already gone
-// succeeds. A queue holding messages is deleted only with
-// opts.ForceDeleteQueues; otherwise the deletion fails with a
-// *QueueNotEmptyError and the queue, messages and all, stays. How exact
-// that check is depends on the queue type: see the package documentation,
-// "Deleting only empty queues".
+// kind run concurrently, up to eight at a time, one at a time where the
+// broker needs it (oneAtATime); a change that opens a path for messages
+// (topology.Change.Opens) waits for everything before it. After a batch
+// with failures Apply stops and returns each, a *ChangeError naming its
+// object. What is already gone is deleted; a queue holding messages only
+// with opts.ForceDeleteQueues, else *QueueNotEmptyError (deletion.go).
 func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Change, opts ApplyOptions) (err error) {
 	ctx, report := c.observe(ctx, "apply", map[string]any{"vhost": vhost, "changes": len(changes)})
 	defer func() { report(err) }()
@@ -104,22 +93,11 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 	return nil
 }
 
-// oneAtATime tells whether the changes of a batch must run one after the
-// other, because the broker goes wrong when they run at once:
-//
-//   - Queues whose leaders the broker balances (x-queue-leader-locator
-//     balanced): it counts the leaders of the queues already declared, so
-//     queues declared at once all see the same counts and land on the same
-//     node — all five level queues of a set on one node of a 3-node RabbitMQ
-//     4.3 cluster, at 8 at a time. One at a time, each sees the ones before,
-//     for the time of one quorum declaration per queue: a set's creation
-//     takes longer the more queues it has (radix 16 at 32 levels: 480), and
-//     gains nothing once the cluster holds so many queues (1,000 by default)
-//     that balanced picks at random.
-//   - Exchange deletions: RabbitMQ 4.0.5 crashes deleting an exchange while
-//     one bound to it goes (rabbit_binding:process_deletions/1 calls
-//     rabbit_exchange:serial/1 on the gone one's record, undefined) and
-//     answers 400.
+// oneAtATime tells whether a batch's changes must run one after the other:
+// queues with balanced leaders (declared at once they all see the same
+// counts and land on one node), and exchange deletions (RabbitMQ 4.0.5
+// answers 400 deleting an exchange while one bound to it goes). DESIGN.md,
+// "Many sets in one configuration", has the measurements.
 func oneAtATime(batch []topology.Change) bool {
 	switch batch[0].Kind {
 	case topology.DeleteExchange:

@@ -320,20 +320,11 @@ func parseUserinfo(userinfo string) (*url.Userinfo, error) {
 }
 
 // countingTransport counts every request sent: the client's total, and the
-// count of the operation whose context carries an *atomic.Int64 (rabbit-hole's
-// requests carry none: viaRabbitHole counts those).
-//
-// It sends a change again when the connection closed before any answer (see
-// changeAttempts and isChange): every change the client makes leaves the
-// broker the same whether it is made once or twice.
-//
-// It also keeps what rabbit-hole drops: rabbit-hole asks to close the
-// connection after every request, which would cost a TCP (and TLS) handshake
-// per change of Apply, so the transport keeps connections alive as for its
-// own requests; and rabbit-hole turns a 401 into an error without the
-// broker's reason, so the transport remembers the reason of the last 401.
-// The credentials are the client's, the same for every request, and so is
-// the reason ("Login failed", "Not management user", …).
+// count of the operation whose context carries an *atomic.Int64. It sends a
+// change again when the connection closed unanswered (each change leaves
+// the broker the same made once or twice), keeps connections alive though
+// rabbit-hole asks to close them, and remembers the reason of the last 401,
+// which rabbit-hole drops.
 type countingTransport struct {
 	next       http.RoundTripper
 	total      atomic.Int64

@@ -24,21 +24,11 @@ import (
 // leader's count (leaderCount), whose AMQP transport is amqp.go's.
 
 // queueJSON is one queue as the management API gives it, read by its own
-// path (which the broker answers from that queue alone): the one shape in
-// which the client reads a queue's counts and what decides how it may be
-// checked. Each read asks for the fields it needs (depthColumns,
-// checkColumns); the others stay unset. Not rabbithole.QueueInfo, which
-// lacks messages_dlx; a read of a set's objects, which needs no count,
-// takes that.
-//
-// A count the broker leaves out is nil: a queue too new for its first
-// statistics, or any queue of a broker that collects no management metrics
-// (RabbitMQ 4.x with the deprecated feature management_metrics_collection
-// not permitted). Such a 4.x broker still answers enable_queue_totals=true
-// with messages, messages_ready and messages_unacknowledged from the
-// queue's own metrics (refreshed every 5 s, on the node that leads a quorum
-// queue; 0 on the others), where messages also counts those waiting in
-// messages_dlx.
+// path: the one shape in which the client reads a queue's counts (not
+// rabbithole.QueueInfo, which lacks messages_dlx). Each read asks for the
+// fields it needs. A count the broker leaves out is nil: a queue too new
+// for statistics, or a 4.x broker without management metrics, which still
+// gives totals (enable_queue_totals) from the leader's node.
 type queueJSON struct {
 	Name                   string `json:"name"`
 	Messages               *int64 `json:"messages"`
@@ -116,19 +106,13 @@ func (c *Client) readQueueDepth(ctx context.Context, vhost, name string) (messag
 }
 
 // HeldMessages tells which of the named queues of vhost hold messages, and
-// how many at least, exactly enough to decide before any change whether
-// deleting them would lose messages: a queue is in the map only if it holds
-// something, and a queue that does not exist is absent. A vhost that does not
-// exist is ErrVHostNotFound.
-//
-// It makes, for each queue, the check Apply makes before deleting a quorum
-// queue, but without waiting for statistics sampled after it began (see
-// queueHeld): Apply's deletion waits, and checks again. A queue it cannot
-// count (see UncountedError) is in the map as holding one message, and the
-// error, beside the map, says why (IsUncounted tells such an error). Once
-// one queue is found holding messages, the checks still waiting for fresh
-// statistics heldGrace later are stopped: the map then names the queues
-// found holding by then, enough to refuse a change.
+// how many at least, exactly enough to refuse a change before making any:
+// a queue is in the map only if it holds something; one that does not
+// exist is absent; a missing vhost is ErrVHostNotFound. A queue it cannot
+// count exactly is in the map as holding at least one message, and the
+// error beside the map says why (IsUncounted). Once one queue is found
+// holding, the checks still waiting are stopped heldGrace later and their
+// queues uncounted.
 func (c *Client) HeldMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
 	ctx, report := c.observe(ctx, "held messages", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()
@@ -165,21 +149,10 @@ func (c *Client) CountedMessages(ctx context.Context, vhost string, queues []str
 }
 
 // CountedByStatistics is what the management statistics alone count in one
-// queue of vhost — ready, unacknowledged and waiting in messages_dlx — with
-// no peek, whatever they say. known is false while the broker gives no count
-// for the queue at all; a queue the broker does not have is an error
-// (isNotFound).
-//
-// The count lags behind the queue by up to StatisticsLag, and not only by
-// being absent: a new classic queue sends its first statistics as it starts
-// (rabbit_amqqueue_process:init_it2, RabbitMQ 4.3), before its first
-// message can arrive, and the next a statistics interval later; and the
-// management agent zeroes the counts of a queue deleted under the same name
-// (rabbit_mgmt_metrics_collector:handle_deleted_queues). So a queue that
-// holds a message can count 0, known, until the statistics catch up. CountedMessages and HeldMessages peek where the
-// statistics count nothing; this does not, so it suits waiting until the
-// statistics themselves count what a queue holds, as a test does before an
-// apply whose counts are the statistics'. It decides nothing.
+// queue of vhost (ready, unacknowledged, messages_dlx), with no peek;
+// known is false while they count nothing at all. They lag by up to
+// StatisticsLag and may read 0 for a queue that holds a message, so this
+// decides nothing: it serves a test that waits for the statistics.
 func (c *Client) CountedByStatistics(ctx context.Context, vhost, queue string) (messages int64, known bool, err error) {
 	return c.readQueueDepth(ctx, vhost, queue)
 }
@@ -521,30 +494,15 @@ func (c *Client) pause(ctx context.Context) error {
 	}
 }
 
-// countFresh is the no-peek check of a queue about to be deleted: it
-// returns a count above 0 as soon as one is read, and 0 only from a count
-// sampled after first was read, which the caller made after the queue
-// stopped taking messages (Apply deletes the bindings into a queue first).
-// first may have no count yet (a new queue): its first statistics are
-// then the first change.
-//
-// Statistics prove it: the leader samples a quorum queue's counts with the
-// reductions of its process, in one row, every tick (quorum_tick_interval),
-// and its node collects that row into the statistics
-// (collect_statistics_interval); each tick's reductions differ. The first
-// change after first may bring a row sampled before first, read late by
-// the collection; the second brings one sampled after. But the collector
-// stores a row's counts and its reductions in two tables, one after the
-// other (rabbit_mgmt_metrics_collector), so a read can pair one
-// collection's reductions with the counts of the one before: the counts
-// shown beside the second change may be the first's. Beside the third
-// they are the second's at the oldest, since the collector finishes one
-// collection before the next. And a row counts only from its second read,
-// made at once, when the same reductions come back, so that a read caught
-// inside a slow collection is not the one believed. Totals (no
-// management metrics) carry no such mark: they are trusted c.timing.totals
-// after first, from the leader's own node, which must stay the leader.
-// Past c.timing.fresh without proof, the count is unknown (*UncountedError).
+// countFresh counts q by statistics sampled after first was read: a count
+// above 0 at once (a staleCount until proven fresh), and 0 only once proven.
+// A quorum queue proves a fresh sample by the third change of its
+// reductions, read twice (the collector may pair one collection's
+// reductions with the previous counts); an idle classic queue, whose
+// reductions do not change, and totals (no management metrics, from the
+// leader's node) count from c.timing.totals after first. Past
+// c.timing.fresh without proof, the queue is uncounted. DESIGN.md, "The
+// broker client", says why.
 func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, first queueJSON) (_ int64, gone bool, err error) {
 	started, deadline := time.Now(), time.Now().Add(c.timing.fresh)
 	q, changes, reread := first, 0, false

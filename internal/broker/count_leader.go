@@ -25,25 +25,14 @@ const leaderQueryTimeout = 250 * time.Millisecond
 // before the binding went reaches the leader's state within it.
 const arrivalsSettle = time.Second
 
-// leaderCount is the count of ready messages of quorum queue q that its
-// leader answers to a passive declaration over AMQP: no delivery, and
-// exact at that instant. trusted tells whether the count may be believed.
-// A count above 0 always may. A 0 may only where it cannot be the answer
-// RabbitMQ gives when the leader does not answer (rabbit_quorum_queue:stat/1
-// answers {ok, 0, 0} on a timeout of 250 ms, an error or an exception:
-// DESIGN.md, "Counting without a delivery"): the declaration took less
-// than that timeout, the queue has no consumer (the same fallback answers 0
-// consumers), and the member the queue's record names as leader is
-// registered and serves right after it (leaderState). With at-least-once
-// dead-lettering (the queue's effective strategy, which a policy may set),
-// messages waiting for their target's confirm are not
-// ready ones, and nothing but the statistics counts them: a 0 is trusted
-// there only beside statistics that count none (messages_dlx known and 0;
-// a new queue's first statistics are waited for). Such a message waits for
-// milliseconds, unless its target never confirms: then it waits for
-// minutes, and the statistics count it.
-// settle makes it wait arrivalsSettle after the client's last deletion of
-// a binding into q, as a deletion must.
+// leaderCount is the count of ready messages that quorum queue q's leader
+// answers to a passive declaration over AMQP: no delivery, exact at that
+// instant. trusted tells whether it may be believed: a count above 0
+// always; a 0 only where it cannot be the 0 RabbitMQ answers for a leader
+// that did not answer (zeroTrusted), and, where the effective strategy may
+// be at-least-once, beside statistics that count no messages_dlx. settle
+// waits arrivalsSettle after the client's last unbinding of q, as a
+// deletion must. DESIGN.md, "Counting without a delivery".
 func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, q queueJSON, settle bool) (count int64, trusted, gone bool, err error) {
 	if q.Type != queueTypeQuorum {
 		return 0, false, false, nil

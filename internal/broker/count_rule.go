@@ -12,27 +12,15 @@ import (
 	"time"
 )
 
-// The checks for messages, and what they may do to a queue.
-//
-// A check reads a queue's management statistics and, where they count
-// nothing, may peek at its head: /get with ackmode ack_requeue_true, which
-// takes the head message and returns it. Whether that return counts as a
-// delivery depends on the queue type and on the broker (DESIGN.md, "What
-// counts as a delivery, by version"):
-//
-//   - a classic queue counts nothing, on every version;
-//   - a quorum queue (rabbit_fifo) counts every return on 3.10–3.13, where
-//     no limit applies unless an x-delivery-limit argument or a policy's
-//     delivery-limit sets one, and on 4.0–4.2, where the default limit is
-//     20: the 21st peek of a message dead-letters it early, with reason
-//     delivery_limit;
-//   - on 4.3 a nack's return counts no more, once every node runs 4.3 (the
-//     feature flag rabbitmq_4.3.0 enabled: the machine version 8).
-//
-// So the client learns the broker once (checkRule) and peeks only where a
-// return cannot count; every other quorum queue gets the no-peek check:
-// its statistics (countOf) and, before a deletion, once it takes no more
-// messages (stopArrivals), only a 0 sampled after that (countFresh).
+// What a check may do to a queue. A peek (/get with ack_requeue_true)
+// returns the head message; whether that return counts as a delivery
+// depends on the queue type and the broker: never for a classic queue; for
+// a quorum queue on 3.10–3.13 only against a delivery limit that an argument
+// or policy sets, on 4.0–4.2 always (the default limit of 20 sends the 21st
+// peeked message on early), on 4.3 never once every node runs it (flag
+// rabbitmq_4.3.0). So the client learns its broker once (checkRule) and
+// peeks only where a return cannot count. DESIGN.md, "What counts as a
+// delivery, by version".
 
 // quorumChecks is what a check may do to a quorum queue.
 type quorumChecks int

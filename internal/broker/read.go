@@ -108,20 +108,13 @@ func (c *Client) listQueues(ctx context.Context, vhost, pattern string, extra ur
 		func(q rabbithole.QueueInfo) string { return q.Name })
 }
 
-// ReadSet reads the exchanges and queues of the set called name in vhost,
-// and the bindings whose source is one of its exchanges (the routes
-// included), sorted by name. It lists only the set's own objects, with the
-// management API's name filter, so a complete set of N levels costs N + 5
-// requests however many other objects the vhost holds: the exchange and
-// queue listings, then one binding listing per exchange, four at a time.
-//
-// A set with no object on the broker is an empty Topology; a vhost that does
-// not exist is ErrVHostNotFound. The queue type is the one the broker
-// reports, so a classic queue declared without x-queue-type reads as
-// classic, like the planned one that has it. Bindings with arguments read as
-// if they had none (topic and fanout exchanges ignore them).
-//
-// ReadSet reads a set of the default layout; ReadSetOf reads one of any.
+// ReadSet reads the exchanges and queues of the default-layout set called
+// name in vhost, and the bindings from its exchanges (routes included),
+// sorted by name, with the management API's name filter: N + 5 requests for
+// N levels however many other objects the vhost holds. A set with no object
+// is an empty Topology; a missing vhost is ErrVHostNotFound. The queue type
+// is the broker's; bindings' arguments are ignored (topic and fanout
+// exchanges ignore them). ReadSetOf reads a set of any layout.
 func (c *Client) ReadSet(ctx context.Context, vhost, name string) (topology.Topology, error) {
 	return c.ReadSetOf(ctx, vhost, name, topology.LayoutDefault)
 }

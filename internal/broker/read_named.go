@@ -14,30 +14,13 @@ import (
 )
 
 // ReadSetNamed is ReadSetOf for a set whose objects are known (from its
-// state or plan): instead of listing the vhost with a name filter, which
-// the broker evaluates over every queue and exchange of the vhost, it reads
-// each object by its own path, which the broker answers from that object
-// alone. Its cost does not depend on what else the vhost holds, so a
-// hundred sets in one vhost refresh in linear, not quadratic, broker work.
-//
-// It reads every exchange and queue named in known, and the bindings whose
-// source is one of those exchanges (the routes included); then, round after
-// round, every object named like the set (layout.ObjectNamePattern) that
-// what it found refers to — a binding's destination, an exchange's
-// alternate exchange, a queue's dead-letter exchange — so that a stray
-// queue bound from the set, or the objects of a generation the state does
-// not know yet, read as they do with ReadSetOf. What it cannot see is an
-// object named like the set that nothing of the set refers to: only an
-// import (ReadSetOf) finds those.
-//
-// A complete set of E exchanges and Q queues costs 2E + Q requests, four
-// at a time: for N levels of the default layout 3N + 7. A vhost that does
-// not exist is ErrVHostNotFound (one more request, made only when none of
-// the objects exists: the broker answers 404 alike for both). With
-// opts.ShareBindings on a broker whose metadata is in Khepri, all but the
-// first of a client's reads of a vhost take the bindings from a listing
-// they share instead (read_shared.go): E fewer requests each, one listing
-// every so often, and one request at the second read to learn the store.
+// state or plan): it reads each object by its own path, so its cost does
+// not depend on what else the vhost holds, then, round after round, every
+// object named like the set that what it found refers to (a stray queue, a
+// generation the state does not know). Only an import finds an object that
+// nothing of the set refers to. 2E + Q requests for E exchanges and Q
+// queues (3N + 7 for N levels); with opts.ShareBindings on Khepri, later
+// reads of a vhost share one listing of its bindings (read_shared.go).
 func (c *Client) ReadSetNamed(ctx context.Context, vhost, name string, layout topology.Layout, known topology.Topology, opts ReadOptions) (_ topology.Topology, err error) {
 	ctx, report := c.observe(ctx, "read set by name", map[string]any{"vhost": vhost, "set": name, "layout": string(layout.OrDefault())})
 	defer func() { report(err) }()

@@ -11,31 +11,13 @@ import (
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 )
 
-// Reading an exchange's bindings by source costs RabbitMQ 4.x (metadata in
-// Khepri) a scan of every binding of the broker, twice per request: its
-// binding projection is a hash table, which a partial key cannot use. One
-// listing of a vhost's bindings costs the broker about as much as twenty
-// such reads, however many exchanges it serves. So the set reads of a
-// refresh (ReadOptions.ShareBindings) share one: the first set read of a
-// vhost reads by source, as a set read alone does (3N + 7 requests); from
-// the second on, they take their bindings from one listing of the vhost,
-// which later reads reuse for sharedListingMaxAge. With metadata in Mnesia
-// (RabbitMQ 3.x, and 4.x without khepri_db) a read by source visits only
-// the source's bindings, and a listing of a busy vhost costs more than the
-// reads it saves: there every read is by source.
-//
-// A read that shares may see the bindings as they were up to that long
-// before it began, which a plan can afford: Terraform refreshes the sets one
-// by one anyway, none at one instant with another. A listing is never
-// reused across a write: Apply, when it begins and when it ends, retires
-// the vhost's listing, so what a client changes it reads back as changed.
-// Reading bindings after its own writes (a create's or a destroy's read)
-// does not share.
-//
-// An earlier version made every read of a set's exchange wait for a
-// listing that began after it asked, so that each was as fresh as a read of
-// its own: the listings ran one after another, and a plan of many sets took
-// several times as long as with reads by source (the history of this file).
+// On Khepri (RabbitMQ 4.x) a read of an exchange's bindings by source scans
+// every binding of the broker; one listing of a vhost's bindings costs about
+// twenty such reads. So the set reads of a refresh (ShareBindings) share
+// one listing from their vhost's second read on, reused for
+// sharedListingMaxAge and retired by every Apply, so that a client reads
+// its own writes. On Mnesia every read stays by source. DESIGN.md, "Many
+// sets in one configuration", has the figures and the history.
 
 // sharedListingMaxAge is how long after a listing of a vhost's bindings
 // began the set reads that share it may still use it.

@@ -15,28 +15,12 @@ import (
 )
 
 // Where a quorum queue's replicas go. RabbitMQ picks a new quorum queue's
-// members when it declares it, on the node that declares it: that node,
-// then the running nodes that hold the fewest quorum queue members (one at
-// random once the cluster holds 1,000 queues), up to the queue's
-// x-quorum-initial-group-size; its leader is, with x-queue-leader-locator
-// balanced, the member that leads the fewest queues
-// (rabbit_queue_location:select_members and leader_node, 3.10.8 and
-// 4.3.5). A declaration through the management API runs on the node that
-// answers, or on the node its body names ("node": rabbit_mgmt_util's
-// direct_request calls that node's rabbit_channel). Sent all to one node, a
-// set's queues would all have a replica on it, and with fewer members than
-// nodes that node would write every message of the set.
-//
-// So Apply declares each quorum queue that has a group size smaller than
-// the vhost's running nodes, and balanced leaders, through a node it names,
-// taking those nodes in turn (in name order, from one that the first such
-// queue's name picks, so that sets of few queues do not all start on the
-// same node); the broker picks the other members by its own count. Every
-// node then holds about as many of the set's replicas as the others, and
-// leads about as many of its queues. A queue declared with client-local
-// leaders, or without a group size, still goes through the node that
-// answers: client-local means that node, and without a size the broker's
-// own applies to every queue alike.
+// members on the node that declares it: that node first, then the nodes
+// with the fewest members. A set declared through one node would have a
+// replica of every queue there. So Apply declares each quorum queue whose
+// group size is smaller than the vhost's running nodes, with balanced
+// leaders, through a node it names (the declaration's "node"), taking the
+// nodes in turn. DESIGN.md, "Where the queues run on a cluster".
 
 // queueOnNode is a queue's declaration through a node of the cluster.
 type queueOnNode struct {

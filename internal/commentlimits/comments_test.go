@@ -20,14 +20,16 @@ const (
 )
 
 // checkedDirs are checked with everything below them, relative to the
-// repository's root. internal/broker, internal/delayset and
-// internal/provider are not yet among them.
+// repository's root.
 var checkedDirs = []string{
+	"internal/broker",
 	"internal/commentlimits",
+	"internal/delayset",
 	"internal/delaykeycheck",
 	"internal/faults",
 	"internal/machine",
 	"internal/messaging",
+	"internal/provider",
 	"internal/topology",
 	"benchmarks",
 }

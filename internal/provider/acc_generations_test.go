@@ -636,12 +636,9 @@ func TestAccDelayQueueSet_cutOffChange(t *testing.T) {
 // that the broker's objects explain no set): the refresh keeps the
 // draining generation, and the apply declares the empty queue again and
 // keeps the one holding the message. The message arrives, not early, and
-// the next apply deletes the old generation.
-//
-// The counts are right only while the message is still in the drifted
-// queue, which each of those steps checks after it: if it left first, on
-// a machine too slow for the queue's hold, the run tells nothing and the
-// test runs again with a hold four times as long.
+// the next apply deletes the old generation. A run in which the message
+// left the drifted queue too soon tells nothing: it runs again with a hold
+// four times as long.
 func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
 	for _, resolution := range []time.Duration{4 * time.Second, 16 * time.Second} {
 		var told, skipped bool

@@ -17,19 +17,13 @@ import (
 // The Broker's Apply: changes in the client's batches, with its refusals.
 
 // Apply makes changes in vhost, in order, as (*broker.Client).Apply does:
-// it runs the changes in batches of consecutive changes of the same kind
-// (and Opens), each change of a batch made whatever became of the others,
-// and after a batch with failures it stops, and returns each failure, in
-// change order, as a *broker.ChangeError. Without opts.ForceDeleteQueues
-// the deletion of a queue that holds messages by its exact check's next
-// answer (Messages.Held) fails with a *broker.QueueNotEmptyError, and that
-// of an uncounted one (Messages.Uncounted) with its
-// *broker.UncountedError; the queue stays. Declaring what exists with the
-// same arguments changes nothing, with other ones fails as the broker
-// does (400, inequivalent arg); a binding needs both its ends; deleting
-// what is gone succeeds. Deleting a queue or exchange deletes the bindings
-// into (and from) it, and ends a queue's script. In a vhost that does not
-// exist every declaration fails with broker.ErrVHostNotFound.
+// in batches of consecutive changes of one kind, stopping after a batch
+// with failures, each a *broker.ChangeError. Without ForceDeleteQueues a
+// queue that holds messages (Messages.Held) or is uncounted
+// (Messages.Uncounted) is refused and stays. Declarations fail as the
+// broker's do (inequivalent arguments, a missing end, a missing vhost);
+// deleting what is gone succeeds, and a queue or exchange takes its
+// bindings with it.
 func (b *Broker) Apply(_ context.Context, vhost string, changes []topology.Change, opts broker.ApplyOptions) error {
 	err := b.record(Call{Method: MethodApply, VHost: vhost, Changes: changes, Options: opts})
 	defer b.mu.Unlock()
