@@ -140,7 +140,8 @@ func TestAccAMQPHungPeer(t *testing.T) {
 		return nil
 	})
 	bounded(t, "HeldMessages beside a hung peer", 2*time.Minute, func() error {
-		if held, err := client.HeldMessages(t.Context(), accVHost, []string{queue.Name}); err != nil || held[queue.Name] != 1 {
+		// Statistics alone count it: the queue may hold it (an uncounted error).
+		if held, err := client.HeldMessages(t.Context(), accVHost, []string{queue.Name}); err != nil && !broker.IsUncounted(err) || held[queue.Name] != 1 {
 			return fmt.Errorf("= %v, %w; want 1, by the statistics", held, err)
 		}
 		return nil
