@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"time"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 // The leader's count of a quorum queue, over AMQP, where a peek would be a
@@ -49,7 +52,12 @@ func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, 
 				return 0, false, gone, err
 			}
 		}
-		if dlx := q.MessagesDLX; q.mayDeadLetterAtLeastOnce() && (dlx == nil || *dlx != 0) {
+		atLeastOnceMaybe := q.mayDeadLetterAtLeastOnce()
+		if _, byArgument := q.Arguments[argDeadLetterStrategy]; atLeastOnceMaybe && !byArgument && q.source() == fromTotals {
+			strategy, known := c.strategyByPolicies(ctx, vhost, q.Name)
+			atLeastOnceMaybe = !known || strategy == atLeastOnce
+		}
+		if dlx := q.MessagesDLX; atLeastOnceMaybe && (dlx == nil || *dlx != 0) {
 			return 0, false, false, nil
 		}
 	}
@@ -234,4 +242,37 @@ func firstValues(raw []byte, keys ...string) (map[string]json.RawMessage, error)
 		}
 	}
 	return found, nil
+}
+
+// strategyByPolicies is the dead-letter strategy that the vhost's policies
+// give quorum queue name, for a broker that shows a queue's effective
+// policy only with the statistics it does not collect. known is false when
+// the policies cannot be read, a pattern cannot be matched here, or two
+// policies of the top priority disagree.
+func (c *Client) strategyByPolicies(ctx context.Context, vhost, name string) (strategy string, known bool) {
+	policies, ok, err := c.VHostPolicies(ctx, vhost)
+	if err != nil || !ok {
+		return "", false
+	}
+	top, found := 0, false
+	for _, p := range policies.Policies {
+		if !appliesToQueue(p.ApplyTo, topology.QueueTypeQuorum) {
+			continue
+		}
+		pattern, err := regexp.Compile(p.Pattern)
+		if err != nil {
+			return "", false
+		}
+		if !pattern.MatchString(name) {
+			continue
+		}
+		s, _ := p.Definition[policyDeadLetterStrategy].(string)
+		switch {
+		case !found || p.Priority > top:
+			strategy, top, found = s, p.Priority, true
+		case p.Priority == top && s != strategy:
+			return "", false
+		}
+	}
+	return strategy, true
 }
