@@ -44,20 +44,15 @@ func (c *Client) leaderCount(ctx context.Context, vhost string, rule checkRule, 
 		c.logAMQP(ctx, err)
 		return 0, false, false, nil // counted by statistics instead
 	}
-	if q.mayDeadLetterAtLeastOnce() {
-		// The strategy and messages_dlx come with the statistics; a broker
-		// that collects none (its totals) never shows them.
+	if c.mayWaitForDeadLettering(ctx, vhost, q) {
+		// messages_dlx comes with the statistics; a broker that collects
+		// none (its totals) never shows it.
 		if q.source() != fromTotals {
 			if q, gone, err = c.awaitFirstStatistics(ctx, vhost, q, hasDLXCount); err != nil || gone {
 				return 0, false, gone, err
 			}
 		}
-		atLeastOnceMaybe := q.mayDeadLetterAtLeastOnce()
-		if _, byArgument := q.Arguments[argDeadLetterStrategy]; atLeastOnceMaybe && !byArgument && q.source() == fromTotals {
-			strategy, known := c.strategyByPolicies(ctx, vhost, q.Name)
-			atLeastOnceMaybe = !known || strategy == atLeastOnce
-		}
-		if dlx := q.MessagesDLX; atLeastOnceMaybe && (dlx == nil || *dlx != 0) {
+		if dlx := q.MessagesDLX; dlx == nil || *dlx != 0 {
 			return 0, false, false, nil
 		}
 	}
@@ -242,6 +237,22 @@ func firstValues(raw []byte, keys ...string) (map[string]json.RawMessage, error)
 		}
 	}
 	return found, nil
+}
+
+// mayWaitForDeadLettering tells whether q's messages may wait for an
+// at-least-once dead-letter confirm: by its argument, else by its effective
+// policy, else, before the statistics bring that, by the vhost's policies
+// (read once per client), so that a new queue's count need not wait for its
+// first statistics.
+func (c *Client) mayWaitForDeadLettering(ctx context.Context, vhost string, q queueJSON) bool {
+	if !q.mayDeadLetterAtLeastOnce() {
+		return false
+	}
+	if _, byArgument := q.Arguments[argDeadLetterStrategy]; byArgument || len(q.EffectivePolicy) > 0 {
+		return true
+	}
+	strategy, known := c.strategyByPolicies(ctx, vhost, q.Name)
+	return !known || strategy == atLeastOnce
 }
 
 // strategyByPolicies is the dead-letter strategy that the vhost's policies
