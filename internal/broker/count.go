@@ -347,9 +347,12 @@ func (c *Client) stopArrivals(ctx context.Context, vhost string, q queueJSON, st
 	return next, false, err
 }
 
-// unseen is what q's statistics count that a peek cannot see.
+// unseen is what q's statistics count that a peek cannot see: all they
+// count but the ready messages (some versions count a message waiting for
+// an at-least-once dead-letter confirm in messages alone).
 func (q queueJSON) unseen() int64 {
-	return valueOf(q.MessagesUnacknowledged) + valueOf(q.MessagesDLX)
+	messages, _ := q.messages()
+	return max(0, messages-valueOf(q.MessagesReady))
 }
 
 func valueOf(n *int64) int64 {
