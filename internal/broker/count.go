@@ -310,7 +310,7 @@ func (c *Client) unseenByThePeek(ctx context.Context, vhost string, rule checkRu
 		return 0, false, nil
 	}
 	if mode == countForDeletion {
-		if q, gone, err = c.stopArrivals(ctx, vhost, q, stop); err != nil || gone {
+		if q, gone, err = c.countFromStoppedArrivals(ctx, vhost, q, stop); err != nil || gone {
 			return 0, gone, err
 		}
 	}
@@ -330,9 +330,9 @@ func (c *Client) askOverAMQP(ctx context.Context, vhost, queue string) (leaderAn
 	return answer, err
 }
 
-// stopArrivals runs a deletion's stop, and reads q again if it removed
+// countFromStoppedArrivals runs a deletion's stop, and reads q again if it removed
 // anything: a read made before arrivals stopped does not count.
-func (c *Client) stopArrivals(ctx context.Context, vhost string, q queueJSON, stop arrivalsStopper) (_ queueJSON, gone bool, err error) {
+func (c *Client) countFromStoppedArrivals(ctx context.Context, vhost string, q queueJSON, stop arrivalsStopper) (_ queueJSON, gone bool, err error) {
 	if stop == nil {
 		return q, false, nil
 	}
@@ -395,7 +395,7 @@ func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkR
 	deletion := mode == countForDeletion
 	if deletion {
 		var gone bool
-		if q, gone, err = c.stopArrivals(ctx, vhost, q, stop); err != nil || gone {
+		if q, gone, err = c.countFromStoppedArrivals(ctx, vhost, q, stop); err != nil || gone {
 			return 0, false, err
 		}
 	}
