@@ -10,7 +10,8 @@
 #   scripts/bench-lifecycle.sh OUTPUT.md
 #
 # Environment: RABBITMQ_VERSION (4.3), RABBITMQ_MANAGEMENT_PORT (15672), RUNS (3), SETS (100;
-# 0 skips the many-sets steps), BENCH_AMQP_COUNTS (1; 0 counts by statistics alone: the provider's
+# 0 skips the many-sets steps), BENCH_PREFIX (bench-lifecycle: the sets' names, so that two runs can
+# share a broker), BENCH_AMQP_COUNTS (1; 0 counts by statistics alone: the provider's
 # amqp_counts = false, for comparing the two ways of checking a quorum queue before its deletion).
 set -euo pipefail
 output=${1:?usage: scripts/bench-lifecycle.sh OUTPUT.md}
@@ -19,6 +20,8 @@ cd "$repo"
 runs=${RUNS:-3}
 sets=${SETS:-100}
 amqp_counts=${BENCH_AMQP_COUNTS:-1}
+prefix=${BENCH_PREFIX:-bench-lifecycle}
+[[ $prefix =~ ^[a-z][a-z0-9-]*$ ]] || { echo "bench-lifecycle: BENCH_PREFIX must be lower-case letters, digits and dashes" >&2; exit 2; }
 port=${RABBITMQ_MANAGEMENT_PORT:-15672}
 export CHECKPOINT_DISABLE=1
 unset TF_ACC_TERRAFORM_VERSION
@@ -54,7 +57,7 @@ $disable
 
 resource "rabbitmq_delay_queue_set" "retries" {
   count     = $count
-  name      = "bench-lifecycle-\${count.index}"
+  name      = "$prefix-\${count.index}"
   max_delay = "36h"
   radix     = $radix
   route {
