@@ -142,3 +142,15 @@ func (c *Client) QueueBindings(ctx context.Context, vhost, queue string) ([]rabb
 func HoldQuorumTurn(ctx context.Context, c *Client) (release func(), err error) {
 	return c.quorumDeletionTurn(ctx, "/")
 }
+
+// CountForDeletion counts queue as a deletion does before its DELETE,
+// handing the counter stop as the deletion's arrivalsStopper.
+func CountForDeletion(ctx context.Context, c *Client, vhost, queue string, stop func(context.Context) (bool, error)) (map[string]int64, error) {
+	return c.counter.count(ctx, vhost, []string{queue}, countForDeletion, stop)
+}
+
+// CountInTurn asks queue's leader again, as a quorum deletion does in its
+// turn.
+func CountInTurn(ctx context.Context, c *Client, vhost, queue string) (map[string]int64, error) {
+	return c.counter.count(ctx, vhost, []string{queue}, leaderAgain, nil)
+}
