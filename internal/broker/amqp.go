@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,7 +56,7 @@ const amqpProofWait = StatisticsLag
 // connections, followed by each one's nonce.
 const amqpConnectionName = "terraform-provider-rabbitmq (message counts)"
 
-// amqpCounts holds what the client needs to ask a quorum queue's leader for
+// amqpCounts holds what the counter needs to ask a quorum queue's leader for
 // its count over AMQP: where (a URL without credentials, discovered from the
 // broker's listeners unless configured), how, and one connection per vhost.
 // Its mutex guards its maps and fields; no network call is made under it.
@@ -125,48 +123,32 @@ type leaderAnswer struct {
 	took time.Duration
 }
 
-// declarePassive asks the broker, over AMQP, how many ready messages the
-// queue holds and how many consumers it has, through a connection proven
-// to reach the management API's cluster (else an *unprovenAMQPError).
-// errNoAMQP when there is no endpoint to ask. Once connected, it returns
-// within amqpDeclareTimeout, or when ctx ends, whatever the peer does: a
-// declaration left unanswered gives up its own channel, closed once the
-// peer answers, never the connection, unless that proves broken.
-func (c *Client) declarePassive(ctx context.Context, vhost, queue string) (answer leaderAnswer, err error) {
-	endpoint, err := c.amqpEndpoint(ctx)
-	if err != nil {
-		return answer, err
-	}
-	open, err := c.amqpConnection(ctx, vhost, endpoint)
-	if err != nil {
-		return answer, err
-	}
+// declare makes a passive declaration of queue on open: its ready count,
+// its consumers, and the round trip. It returns within
+// amqpDeclareTimeout (less with a shorter timeout), or when ctx ends,
+// whatever the peer does: a declaration left unanswered gives up its own
+// channel, closed once the peer answers, never the connection, unless that
+// proves broken.
+func (a *amqpCounts) declare(ctx context.Context, open *amqpConnection, queue string) (leaderAnswer, error) {
 	done := make(chan declared, 1)
 	go open.declare(queue, done)
-	bound := min(c.amqp.timeout, amqpDeclareTimeout)
+	bound := min(a.timeout, amqpDeclareTimeout)
 	timeout := time.NewTimer(bound)
 	defer timeout.Stop()
 	select {
 	case r := <-done:
-		var amqpErr *amqp.Error
-		switch {
-		case errors.As(r.err, &amqpErr) && amqpErr.Code == amqp.NotFound:
-			// Not "gone": the management API found the queue, so this
-			// AMQP endpoint may be another broker's. Nothing is believed.
-			return answer, fmt.Errorf("AMQP passive declaration of queue %q: not found at %s, though the management API "+
-				"has it: is amqp_endpoint this broker's?", queue, endpoint)
-		case r.err != nil:
+		if r.err != nil {
 			if r.broken {
-				c.amqp.drop(open)
+				a.drop(open)
 			}
-			return answer, fmt.Errorf("AMQP passive declaration of queue %q: %w", queue, r.err)
+			return leaderAnswer{}, fmt.Errorf("AMQP passive declaration of queue %q: %w", queue, r.err)
 		}
 		return leaderAnswer{ready: int64(r.queue.Messages), consumers: int64(r.queue.Consumers), took: r.took}, nil
 	case <-ctx.Done():
-		return answer, context.Cause(ctx)
+		return leaderAnswer{}, context.Cause(ctx)
 	case <-timeout.C:
-		go c.amqp.probe(open)
-		return answer, fmt.Errorf("AMQP passive declaration of queue %q: no answer within %s", queue, bound)
+		go a.probe(open)
+		return leaderAnswer{}, fmt.Errorf("AMQP passive declaration of queue %q: no answer within %s", queue, bound)
 	}
 }
 
@@ -196,11 +178,14 @@ func (open *amqpConnection) declare(queue string, done chan<- declared) {
 	_ = ch.Close() // a 404 has closed it already
 }
 
-// amqpConnection is the client's open AMQP connection to vhost, dialled
-// and proven on first use. The dial and proof run on deadlines of their
-// own: a caller that stops waiting leaves them to the next.
-func (c *Client) amqpConnection(ctx context.Context, vhost, endpoint string) (*amqpConnection, error) {
-	a := &c.amqp
+// proveFunc proves that an AMQP connection, named with nonce, reaches the
+// cluster that the management API serves (the counter's proveAMQP).
+type proveFunc func(ctx context.Context, conn *amqp.Connection, endpoint, vhost, nonce string) error
+
+// connection is the open AMQP connection to vhost, dialled and proven on
+// first use. The dial and proof run on deadlines of their own: a caller
+// that stops waiting leaves them to the next.
+func (a *amqpCounts) connection(ctx context.Context, vhost, endpoint string, prove proveFunc) (*amqpConnection, error) {
 	a.mu.Lock()
 	if err := a.failed[vhost]; err != nil {
 		a.mu.Unlock()
@@ -213,7 +198,7 @@ func (c *Client) amqpConnection(ctx context.Context, vhost, endpoint string) (*a
 			a.conns = map[string]*amqpConnection{}
 		}
 		a.conns[vhost] = open
-		go c.openAMQP(context.WithoutCancel(ctx), open, endpoint)
+		go a.open(context.WithoutCancel(ctx), open, endpoint, prove)
 	}
 	a.mu.Unlock()
 	select {
@@ -240,11 +225,10 @@ func (open *amqpConnection) closed() bool {
 	}
 }
 
-// openAMQP dials open's vhost and proves the connection, then publishes
-// the outcome: a remembered failure, or the connection.
-func (c *Client) openAMQP(ctx context.Context, open *amqpConnection, endpoint string) {
-	a := &c.amqp
-	ctx, cancel := context.WithTimeout(ctx, amqpDialTimeout+a.proof()+2*c.timeout)
+// open dials open's vhost and proves the connection, then publishes the
+// outcome: a remembered failure, or the connection.
+func (a *amqpCounts) open(ctx context.Context, open *amqpConnection, endpoint string, prove proveFunc) {
+	ctx, cancel := context.WithTimeout(ctx, amqpDialTimeout+a.proof()+2*a.timeout)
 	defer cancel()
 	nonce, err := newNonce()
 	if err == nil {
@@ -252,7 +236,7 @@ func (c *Client) openAMQP(ctx context.Context, open *amqpConnection, endpoint st
 	}
 	remember := err != nil
 	if err == nil {
-		err = c.proveAMQP(ctx, open.conn, endpoint, open.vhost, nonce)
+		err = prove(ctx, open.conn, endpoint, open.vhost, nonce)
 		var unproven *unprovenAMQPError
 		remember = errors.As(err, &unproven)
 		if err != nil {
@@ -323,77 +307,26 @@ func (a *amqpCounts) dial(endpoint, vhost, nonce string) (*amqp.Connection, net.
 	return conn, raw, nil
 }
 
-// proveAMQP proves that conn reaches the cluster that the management API
-// serves: the same cluster_name on both sides, and the management API
-// listing the connection, by the nonce in its connection_name or by its
-// addresses (a load balancer in front of two clusters of one name passes
-// the first test, never the second). An *unprovenAMQPError when it does
-// not; another error when the management API could not be asked.
-func (c *Client) proveAMQP(ctx context.Context, conn *amqp.Connection, endpoint, vhost, nonce string) error {
-	unproven := func(format string, args ...any) error {
-		return &unprovenAMQPError{Endpoint: endpoint, VHost: vhost, Reason: fmt.Sprintf(format, args...)}
-	}
-	want, err := c.clusterName(ctx)
-	if err != nil {
-		return err
-	}
-	if got, _ := conn.Properties["cluster_name"].(string); got != want {
-		return unproven("its broker's cluster is %q, the management API's %q", got, want)
-	}
-	// RabbitMQ names a connection by its peer's address and its own, as
-	// Go prints a TCP address: the same socket, seen from both ends,
-	// unless something stands between them.
-	addresses := conn.LocalAddr().String() + " -> " + conn.RemoteAddr().String()
-	named := amqpConnectionName + " " + nonce
-	// First the connections tracked at once (RabbitMQ 3.x–4.2 list them so
-	// without statistics, by name alone); then the listing with
-	// statistics, where a connection shows its connection_name once its
-	// statistics are collected.
-	query := url.Values{"disable_stats": {"true"}, "columns": {"name,user_provided_name"},
-		"page": {"1"}, "page_size": {"100"}, "name": {addresses}}
-	deadline := time.Now().Add(c.amqp.proof())
-	for {
-		listed, err := c.listsConnection(ctx, query, addresses, named)
-		switch {
-		case IsAccessRefused(err):
-			return unproven("the management API does not show the user's connections: %v", err)
-		case err != nil:
-			return fmt.Errorf("listing the connections to prove the AMQP connection to %s: %w", endpoint, err)
-		case listed:
-			return nil
-		case time.Now().After(deadline):
-			return unproven("the management API listed no connection named %q within %s (cluster %q on both sides)",
-				named, c.amqp.proof(), want)
-		}
-		if err := c.pause(ctx); err != nil {
-			return err
-		}
-		query = url.Values{"columns": {"name,user_provided_name"}}
-	}
+// listedConnection is one connection as GET /api/connections lists it.
+type listedConnection struct {
+	Name         string `json:"name"`
+	ProvidedName string `json:"user_provided_name"`
 }
 
-// listsConnection tells whether the management API lists a connection
-// named addresses or provided the name named.
-func (c *Client) listsConnection(ctx context.Context, query url.Values, addresses, named string) (bool, error) {
-	var raw json.RawMessage
-	if err := c.call(ctx, http.MethodGet, apiPath("connections"), query, nil, &raw); err != nil {
-		return false, err
+// parseConnections reads a listing of connections: a plain array, or a
+// page of them (the paged query proveAMQP asks first).
+func parseConnections(raw json.RawMessage) ([]listedConnection, error) {
+	var listed []listedConnection
+	if json.Unmarshal(raw, &listed) == nil {
+		return listed, nil
 	}
-	type connection struct {
-		Name         string `json:"name"`
-		ProvidedName string `json:"user_provided_name"`
+	var page struct {
+		Items []listedConnection `json:"items"`
 	}
-	var listed []connection
-	if json.Unmarshal(raw, &listed) != nil {
-		var page struct {
-			Items []connection `json:"items"`
-		}
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return false, fmt.Errorf("decoding the management API's connections: %w", err)
-		}
-		listed = page.Items
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return nil, fmt.Errorf("decoding the management API's connections: %w", err)
 	}
-	return slices.ContainsFunc(listed, func(l connection) bool { return l.Name == addresses || l.ProvidedName == named }), nil
+	return page.Items, nil
 }
 
 // probe tells, after a declaration on open got no answer in time, whether
@@ -455,15 +388,10 @@ func (open *amqpConnection) close() {
 	})
 }
 
-// amqpEndpoint is the AMQP URL to count through, learned once: the
-// configured one, else the management endpoint's host with the port of the
-// broker's own AMQP listener (amqps for an https endpoint: the credentials
-// never travel in clear where the management API's do not). None when
-// counts over AMQP are disabled, when a proxy carries the management API
-// (AMQP would not go through it), or when the broker shows the user no such
-// listener. One discovery runs at a time, the others wait for it.
-func (c *Client) amqpEndpoint(ctx context.Context) (string, error) {
-	a := &c.amqp
+// resolve is the AMQP URL to count through, learned once by discover ("":
+// none, errNoAMQP). One discovery runs at a time, the others wait for it;
+// a failed one is not remembered, so a broker that was down is asked again.
+func (a *amqpCounts) resolve(ctx context.Context, discover func(context.Context) (string, error)) (string, error) {
 	for {
 		a.mu.Lock()
 		resolved, endpoint, resolving := a.resolved, a.endpoint, a.resolving
@@ -484,9 +412,9 @@ func (c *Client) amqpEndpoint(ctx context.Context) (string, error) {
 				return "", context.Cause(ctx)
 			}
 		}
-		endpoint, err := c.discoverAMQP(ctx)
+		endpoint, err := discover(ctx)
 		a.mu.Lock()
-		if err == nil { // not remembered: a broker that was down is asked again
+		if err == nil {
 			a.endpoint, a.resolved = endpoint, true
 		}
 		close(a.resolving)
@@ -498,50 +426,45 @@ func (c *Client) amqpEndpoint(ctx context.Context) (string, error) {
 	}
 }
 
-func (c *Client) discoverAMQP(ctx context.Context) (string, error) {
-	a := &c.amqp
-	switch {
-	case a.disabled:
-		return "", nil
-	case a.configured != "":
-		return a.configured, nil
+// unproven is why no count over AMQP is believed in vhost, when its
+// connection there was not proven to reach the management API's cluster
+// (nil otherwise), for the error of a check that ends uncounted.
+func (a *amqpCounts) unproven(vhost string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var unproven *unprovenAMQPError
+	if err := a.failed[vhost]; errors.As(err, &unproven) {
+		return unproven
 	}
-	// New parsed the endpoint already; a proxy that carries the management
-	// API, or a proxy setting that fails, means no AMQP.
-	management, parseErr := url.Parse(c.endpoint)
-	if parseErr != nil {
-		return "", nil //nolint:nilerr // no endpoint to count through: counts by statistics
-	}
-	if proxy, proxyErr := c.proxy(&http.Request{URL: management}); proxyErr != nil || proxy != nil {
-		return "", nil //nolint:nilerr // as above
-	}
-	var overview struct {
+	return nil
+}
+
+// amqpListenerURL is the URL of the AMQP listener that overview (GET
+// /api/overview's listeners) shows on management's host, or "". A user
+// without the monitoring or administrator tag, or a broker without
+// management metrics, shows no listeners (an empty answer). No port is
+// guessed then: another broker may listen on the same host, and its count
+// of a queue of the same name would be believed.
+func amqpListenerURL(management *url.URL, overview json.RawMessage) string {
+	var shown struct {
 		Listeners []struct {
 			Protocol string `json:"protocol"`
 			Port     int    `json:"port"`
 		} `json:"listeners"`
 	}
-	var raw json.RawMessage
-	if err := c.call(ctx, http.MethodGet, apiPath("overview"), url.Values{"columns": {"listeners"}}, nil, &raw); err != nil {
-		return "", fmt.Errorf("reading the broker's listeners: %w", err)
+	if json.Unmarshal(overview, &shown) != nil {
+		return ""
 	}
 	scheme, protocol := "amqp", "amqp"
 	if management.Scheme == "https" {
 		scheme, protocol = "amqps", "amqp/ssl"
 	}
-	// A user without the monitoring or administrator tag, or a broker
-	// without management metrics, shows no listeners (an empty answer). No
-	// port is guessed then: another broker may listen on the same host, and
-	// its count of a queue of the same name would be believed.
-	if json.Unmarshal(raw, &overview) != nil {
-		return "", nil //nolint:nilerr // no listeners shown: no AMQP, counts by statistics
-	}
-	for _, l := range overview.Listeners {
+	for _, l := range shown.Listeners {
 		if l.Protocol == protocol && l.Port > 0 {
-			return (&url.URL{Scheme: scheme, Host: net.JoinHostPort(management.Hostname(), strconv.Itoa(l.Port)), Path: "/"}).String(), nil
+			return (&url.URL{Scheme: scheme, Host: net.JoinHostPort(management.Hostname(), strconv.Itoa(l.Port)), Path: "/"}).String()
 		}
 	}
-	return "", nil
+	return ""
 }
 
 // parseAMQPEndpoint checks a configured AMQP endpoint: amqp or amqps, a

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
@@ -330,7 +329,7 @@ func (c *Client) deleteBindingByKeys(ctx context.Context, vhost string, b topolo
 // unbound notes that a binding into destination may have gone just now
 // (awaitSettledArrivals).
 func (c *Client) unbound(vhost, destination string) {
-	c.unbinds.Store(vhostObject{vhost, destination}, time.Now())
+	c.counter.unbound(vhost, destination)
 }
 
 // vhostObject names an exchange or queue of a vhost.

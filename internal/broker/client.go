@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -89,20 +88,10 @@ type Client struct {
 	policies policiesRead
 	// shared are the listings of bindings that set reads share.
 	shared sharedBindings
-	// learned is what the checks for messages may do on this broker.
-	learned learnedRule
 	// cluster is the name of the cluster the management API serves.
 	cluster learnedCluster
-	// timing paces the checks that wait for statistics.
-	timing checkTiming
-	// proxy is the management API's proxy, if any.
-	proxy func(*http.Request) (*url.URL, error)
-	// amqp is how the client counts a quorum queue's messages over AMQP.
-	amqp amqpCounts
-	// unbinds is when the client last deleted a binding into each
-	// destination (vhostObject → time.Time): a queue's leader is asked for
-	// its count only once arrivals have settled.
-	unbinds sync.Map
+	// counter counts the messages of queues, and changes nothing (count.go).
+	counter *counter
 }
 
 // New checks cfg and returns a client. It makes no request, so a broker that
@@ -154,7 +143,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("invalid management API endpoint %q: %s", RedactURL(endpoint), parseProblem(endpoint, err))
 	}
 	rabbit.SetTimeout(timeout)
-	return &Client{
+	c := &Client{
 		endpoint: endpoint,
 		username: cfg.Username,
 		password: cfg.Password,
@@ -165,13 +154,15 @@ func New(cfg Config) (*Client, error) {
 		http:      &http.Client{Transport: transport, CheckRedirect: refuseRedirect},
 		transport: transport,
 		logf:      cfg.Logf,
-		timing:    defaultCheckTiming,
-		proxy:     proxy,
+	}
+	c.counter = &counter{
+		api: c, logf: cfg.Logf, management: endpoint, proxy: proxy, timing: defaultCheckTiming,
 		amqp: amqpCounts{
 			configured: amqpEndpoint, disabled: cfg.DisableAMQPCounts,
 			username: cfg.Username, password: cfg.Password, tls: tlsConfig, timeout: timeout,
 		},
-	}, nil
+	}
+	return c, nil
 }
 
 // Endpoint is the management API's base URL, without a trailing slash.

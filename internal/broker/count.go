@@ -9,101 +9,19 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// The broker's counting, all of it: the one shape in which the client reads
-// a queue (queueJSON); the counts of a set's queues, HeldMessages before a
-// change, CountedMessages to watch a draining generation,
-// CountedByStatistics for tests that wait for the statistics, and the check
-// Apply makes before deleting a quorum queue (countForDeletion), each queue
-// read alone; the peek (peekReady); what a check may do to a queue
-// (checkRule); the no-peek check's fresh statistics (countFresh) and its
-// leader's count (leaderCount), whose AMQP transport is amqp.go's.
-
-// queueJSON is one queue as the management API gives it, read by its own
-// path: the one shape in which the client reads a queue's counts (not
-// rabbithole.QueueInfo, which lacks messages_dlx). Each read asks for the
-// fields it needs. A count the broker leaves out is nil: a queue too new
-// for statistics, or a 4.x broker without management metrics, which still
-// gives totals (enable_queue_totals) from the leader's node.
-type queueJSON struct {
-	Name                   string `json:"name"`
-	Messages               *int64 `json:"messages"`
-	MessagesReady          *int64 `json:"messages_ready"`
-	MessagesUnacknowledged *int64 `json:"messages_unacknowledged"`
-	MessagesDLX            *int64 `json:"messages_dlx"` // quorum queues: waiting for at-least-once dead-lettering
-	Consumers              *int64 `json:"consumers"`
-
-	Type      string         `json:"type"`
-	Leader    string         `json:"leader"` // quorum queues: the leader's node
-	Arguments map[string]any `json:"arguments"`
-	// EffectivePolicy is the definition of the policies that apply ({} or
-	// [] for none); the broker gives it with the statistics only.
-	EffectivePolicy json.RawMessage `json:"effective_policy_definition"`
-	// Reductions is the work of the queue's process, which a quorum queue's
-	// leader samples with its counts, in the same row, at each tick.
-	Reductions *int64 `json:"reductions"`
-}
-
-// depthColumns asks for a queue's counts alone: the broker sends only these.
-// enable_queue_totals asks a broker without management metrics (4.x) for the
-// totals it still has; one with them, or 3.10, answers as without it.
-var depthColumns = url.Values{
-	"columns":             {"name,messages,messages_ready,messages_unacknowledged,messages_dlx"},
-	"enable_queue_totals": {"true"},
-}
-
-// checkColumns asks for every field of queueJSON; see depthColumns.
-var checkColumns = url.Values{
-	"columns": {"name,type,leader,arguments,effective_policy_definition,reductions,consumers," +
-		"messages,messages_ready,messages_unacknowledged,messages_dlx"},
-	"enable_queue_totals": {"true"},
-}
-
-// messages is every message the statistics count in the queue: ready,
-// unacknowledged and waiting in messages_dlx, or the total where the broker
-// gives only that and it is larger. known is false when the broker gave no
-// count at all.
-func (q queueJSON) messages() (messages int64, known bool) {
-	for _, count := range []*int64{q.MessagesReady, q.MessagesUnacknowledged, q.MessagesDLX} {
-		if count != nil {
-			messages += *count
-			known = true
-		}
-	}
-	if q.Messages != nil {
-		messages, known = max(messages, *q.Messages), true
-	}
-	return messages, known
-}
-
-// readQueue reads one queue by its own path (a plain 404 for a missing
-// queue or vhost alike).
-func (c *Client) readQueue(ctx context.Context, vhost, name string) (queueJSON, error) {
-	var q queueJSON
-	err := c.call(ctx, http.MethodGet, apiPath("queues", vhost, name), checkColumns, nil, &q)
-	if q.Name == "" {
-		q.Name = name
-	}
-	return q, err
-}
-
-// readQueueDepth reads the message counts of one queue by its own path,
-// which the broker answers from that queue alone however many the vhost
-// holds; not through rabbit-hole, whose DetailedQueueInfo has no
-// messages_dlx either. The broker answers a plain 404 alike for a missing
-// queue and a missing vhost.
-func (c *Client) readQueueDepth(ctx context.Context, vhost, name string) (messages int64, known bool, err error) {
-	var q queueJSON
-	if err := c.call(ctx, http.MethodGet, apiPath("queues", vhost, name), depthColumns, nil, &q); err != nil {
-		return 0, false, err
-	}
-	messages, known = q.messages()
-	return messages, known, nil
-}
+// The broker's counting, all of it: the client's exported counts, and the
+// counter that makes them, a type of its own whose every request goes
+// through brokerReads, which can change nothing. The deletion (deletion.go)
+// calls it through count, handing it the arrivalsStopper that is its own.
+// The pure parts sit beside: a queue's shape (count_queue.go), what a check
+// may do on a broker (count_rule.go), the leader's state (count_leader.go)
+// and the AMQP connections (amqp.go).
 
 // HeldMessages tells which of the named queues of vhost hold messages, and
 // how many at least, exactly enough to refuse a change before making any:
@@ -116,11 +34,10 @@ func (c *Client) readQueueDepth(ctx context.Context, vhost, name string) (messag
 func (c *Client) HeldMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
 	ctx, report := c.observe(ctx, "held messages", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()
-	return withoutEmpty(c.heldMessages(ctx, vhost, queues, countHeld, nil))
+	return withoutEmpty(c.counter.count(ctx, vhost, queues, countHeld, nil))
 }
 
-// withoutEmpty drops the queues that hold nothing from what heldMessages
-// counted.
+// withoutEmpty drops the queues that hold nothing from what count counted.
 func withoutEmpty(held map[string]int64, err error) (map[string]int64, error) {
 	maps.DeleteFunc(held, func(_ string, n int64) bool { return n == 0 })
 	return held, err
@@ -145,7 +62,7 @@ const StatisticsLag = 10 * time.Second
 func (c *Client) CountedMessages(ctx context.Context, vhost string, queues []string) (_ map[string]int64, err error) {
 	ctx, report := c.observe(ctx, "counted messages", map[string]any{"vhost": vhost, "queues": len(queues)})
 	defer func() { report(err) }()
-	return withoutEmpty(c.heldMessages(ctx, vhost, queues, countStatistics, nil))
+	return withoutEmpty(c.counter.count(ctx, vhost, queues, countStatistics, nil))
 }
 
 // CountedByStatistics is what the management statistics alone count in one
@@ -154,7 +71,63 @@ func (c *Client) CountedMessages(ctx context.Context, vhost string, queues []str
 // StatisticsLag and may read 0 for a queue that holds a message, so this
 // decides nothing: it serves a test that waits for the statistics.
 func (c *Client) CountedByStatistics(ctx context.Context, vhost, queue string) (messages int64, known bool, err error) {
-	return c.readQueueDepth(ctx, vhost, queue)
+	return c.counter.statistics(ctx, vhost, queue)
+}
+
+// brokerReads is all the counter may ask of the management API: reads,
+// and the peek, whose basic.get puts back what it takes. It has no way to
+// write, so a count changes nothing on the broker. *Client implements it.
+type brokerReads interface {
+	get(ctx context.Context, path string, query url.Values, out any) error
+	peek(ctx context.Context, vhost, queue string) ([]peekedMessage, error)
+	VHostExists(ctx context.Context, vhost string) (bool, error)
+	VHostPolicies(ctx context.Context, vhost string) (VHostPolicies, bool, error)
+	clusterName(ctx context.Context) (string, error)
+}
+
+// get is a GET of the management API, answered into out.
+func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
+	return c.call(ctx, http.MethodGet, path, query, nil, out)
+}
+
+// peekRequest is the body of POST /api/queues/{vhost}/{name}/get that looks
+// at the head of a queue and puts the message back: basic.get, then
+// basic.nack with requeue (ack_requeue_true). Not basic.reject
+// (reject_requeue_true): RabbitMQ 4.3 counts a rejected message as a failed
+// delivery, and a quorum queue dead-letters a message past its delivery
+// limit (20 by default on 4.x), so the 21st peek at a TTL queue would send
+// its head on early (TestAccPeeksAreNoDeliveries). A nack is a plain return
+// there. On 3.10, which has no default limit, the two modes act alike.
+var peekRequest = map[string]any{"count": 1, "ackmode": "ack_requeue_true", "encoding": "auto", "truncate": 50}
+
+// peek looks at the head of queue and puts the message back (peekRequest):
+// the one request of a count that is not a GET. rabbit-hole has no /get.
+func (c *Client) peek(ctx context.Context, vhost, queue string) ([]peekedMessage, error) {
+	var peeked []peekedMessage
+	err := c.call(ctx, http.MethodPost, apiPath("queues", vhost, queue, "get"), nil, peekRequest, &peeked)
+	return peeked, err
+}
+
+// counter counts the messages of queues. Its state is its own: what it
+// learned of the broker, its AMQP connections, its pace, and when a binding
+// into a queue last went.
+type counter struct {
+	api  brokerReads
+	logf func(ctx context.Context, msg string, fields map[string]any)
+	// management and proxy are the management API's URL and proxy, which
+	// tell whether and where an AMQP endpoint is discovered.
+	management string
+	proxy      func(*http.Request) (*url.URL, error)
+	// timing paces the checks that wait for statistics.
+	timing checkTiming
+	// learned is what the checks may do on this broker.
+	learned learnedRule
+	// amqp is how the counter asks a quorum queue's leader over AMQP.
+	amqp amqpCounts
+	// unbinds is when a binding into each destination last went
+	// (vhostObject → time.Time): a queue's leader is asked for its count
+	// only once arrivals have settled.
+	unbinds sync.Map
 }
 
 // checkMode is how exact a count of a queue's messages must be, and so
@@ -168,16 +141,26 @@ const (
 	countHeld
 	// countForDeletion: exact at the moment of a deletion (Apply).
 	countForDeletion
+	// leaderAgain: the ready messages a quorum queue's leader answers over
+	// AMQP, asked once more in a deletion's turn; an error where it cannot
+	// be asked, and then the count before it stands.
+	leaderAgain
 )
 
-// heldMessages counts the messages each named queue of vhost holds, in
-// mode, for every queue that exists (one that does not is absent from the
-// map; a vhost that does not exist is ErrVHostNotFound). Each queue is read
+// arrivalsStopper makes a queue about to be deleted take no more messages,
+// and tells whether it had to (a binding went). A deletion hands it to its
+// count, which calls it where its 0 must hold from then on: the count itself
+// changes nothing on the broker, and the deletion restores what it removed.
+type arrivalsStopper func(ctx context.Context) (stoppedAny bool, err error)
+
+// count counts the messages each named queue of vhost holds, in mode, for
+// every queue that exists (one that does not is absent from the map; a
+// vhost that does not exist is ErrVHostNotFound). Each queue is read
 // alone, so the check costs the same however many other queues the vhost
 // holds. An uncounted queue counts as holding at least one message, and
 // comes back as the error too (see HeldMessages). stop, for a deletion's
 // count, is the deletion's: see arrivalsStopper.
-func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string, mode checkMode, stop arrivalsStopper) (map[string]int64, error) {
+func (k *counter) count(ctx context.Context, vhost string, queues []string, mode checkMode, stop arrivalsStopper) (map[string]int64, error) {
 	names := slices.Compact(slices.Sorted(slices.Values(queues)))
 	counts := make([]int64, len(names))
 	exists := make([]bool, len(names))
@@ -192,7 +175,7 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 	defer stopChecks(nil)
 	var stopping sync.Once
 	errs := runUntilUnreachable(checkCtx, len(names), limit, func(ctx context.Context, i int) (err error) {
-		counts[i], exists[i], err = c.queueHeld(ctx, vhost, names[i], mode, stop)
+		counts[i], exists[i], err = k.queueHeld(ctx, vhost, names[i], mode, stop)
 		if IsUncounted(err) {
 			counts[i] = max(counts[i], 1)
 		}
@@ -202,12 +185,7 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 		return err
 	})
 	if ctx.Err() == nil && errors.Is(context.Cause(checkCtx), errOthersHold) {
-		for i, err := range errs {
-			if errors.Is(err, errOthersHold) || errors.Is(err, context.Canceled) {
-				errs[i], counts[i], exists[i] = &UncountedError{VHost: vhost, Queue: names[i],
-					Reason: "its check was stopped once another queue was found holding messages"}, 1, true
-			}
-		}
+		uncountStopped(vhost, names, errs, counts, exists)
 	}
 	err := errors.Join(errs...)
 	if err != nil && !IsUncounted(err) {
@@ -220,14 +198,34 @@ func (c *Client) heldMessages(ctx context.Context, vhost string, queues []string
 		}
 	}
 	if slices.Contains(exists, false) {
-		switch found, vhostErr := c.VHostExists(ctx, vhost); {
-		case vhostErr != nil:
+		if vhostErr := k.vhostFound(ctx, vhost); vhostErr != nil {
 			return nil, vhostErr
-		case !found:
-			return nil, fmt.Errorf("reading queues: %w: %q", ErrVHostNotFound, vhost)
 		}
 	}
 	return held, err
+}
+
+// uncountStopped makes each queue whose check errOthersHold stopped
+// uncounted, never absent: absent reads as holding nothing.
+func uncountStopped(vhost string, names []string, errs []error, counts []int64, exists []bool) {
+	for i, err := range errs {
+		if errors.Is(err, errOthersHold) || errors.Is(err, context.Canceled) {
+			errs[i], counts[i], exists[i] = &UncountedError{VHost: vhost, Queue: names[i],
+				Reason: "its check was stopped once another queue was found holding messages"}, 1, true
+		}
+	}
+}
+
+// vhostFound is nil when vhost exists: a queue found absent is then gone,
+// not in a missing vhost.
+func (k *counter) vhostFound(ctx context.Context, vhost string) error {
+	switch found, err := k.api.VHostExists(ctx, vhost); {
+	case err != nil:
+		return err
+	case !found:
+		return fmt.Errorf("reading queues: %w: %q", ErrVHostNotFound, vhost)
+	}
+	return nil
 }
 
 // heldGrace is how long, once a check before a change found a queue
@@ -238,11 +236,47 @@ const heldGrace = 2 * time.Second
 // errOthersHold stops the checks that a refusal no longer needs.
 var errOthersHold = errors.New("another queue holds messages")
 
-// arrivalsStopper makes a queue about to be deleted take no more messages,
-// and tells whether it had to (a binding went). A deletion hands it to its
-// count, which calls it where its 0 must hold from then on: the count itself
-// changes nothing on the broker, and the deletion restores what it removed.
-type arrivalsStopper func(ctx context.Context) (stoppedAny bool, err error)
+// statistics reads the message counts of one queue by its own path, which
+// the broker answers from that queue alone however many the vhost holds;
+// not through rabbit-hole, whose DetailedQueueInfo has no messages_dlx
+// either. The broker answers a plain 404 alike for a missing queue and a
+// missing vhost.
+func (k *counter) statistics(ctx context.Context, vhost, name string) (messages int64, known bool, err error) {
+	var q queueJSON
+	if err := k.api.get(ctx, apiPath("queues", vhost, name), depthColumns, &q); err != nil {
+		return 0, false, err
+	}
+	messages, known = q.messages()
+	return messages, known, nil
+}
+
+// learnedVersion is the broker's version as the counter's first check that
+// needed it learned it; known is false before.
+func (k *counter) learnedVersion() (version string, known bool) {
+	k.learned.mu.Lock()
+	defer k.learned.mu.Unlock()
+	if k.learned.rule == nil {
+		return "", false
+	}
+	return k.learned.rule.version, true
+}
+
+// unbound notes that a binding into destination may have gone just now
+// (awaitSettledArrivals).
+func (k *counter) unbound(vhost, destination string) {
+	k.unbinds.Store(vhostObject{vhost, destination}, time.Now())
+}
+
+// readQueue reads one queue by its own path (a plain 404 for a missing
+// queue or vhost alike).
+func (k *counter) readQueue(ctx context.Context, vhost, name string) (queueJSON, error) {
+	var q queueJSON
+	err := k.api.get(ctx, apiPath("queues", vhost, name), checkColumns, &q)
+	if q.Name == "" {
+		q.Name = name
+	}
+	return q, err
+}
 
 // queueHeld counts the messages one queue holds. Where a peek is no
 // delivery (checkRule), the peek counts the ready messages exactly, and
@@ -251,8 +285,12 @@ type arrivalsStopper func(ctx context.Context) (stoppedAny bool, err error)
 // decide only for CountedMessages: before a change or a deletion a count
 // they alone make is a staleCount. exists is false when the queue (or its
 // vhost) answered 404.
-func (c *Client) queueHeld(ctx context.Context, vhost, name string, mode checkMode, stop arrivalsStopper) (held int64, exists bool, err error) {
-	q, err := c.readQueue(ctx, vhost, name)
+func (k *counter) queueHeld(ctx context.Context, vhost, name string, mode checkMode, stop arrivalsStopper) (held int64, exists bool, err error) {
+	if mode == leaderAgain {
+		answer, err := k.askOverAMQP(ctx, vhost, name)
+		return answer.ready, err == nil, err
+	}
+	q, err := k.readQueue(ctx, vhost, name)
 	switch {
 	case isNotFound(err):
 		return 0, false, nil
@@ -263,18 +301,18 @@ func (c *Client) queueHeld(ctx context.Context, vhost, name string, mode checkMo
 	if mode == countStatistics && counted > 0 {
 		return counted, true, nil
 	}
-	rule, peek, gone, err := c.howToCheck(ctx, vhost, &q, mode)
+	rule, peek, gone, err := k.howToCheck(ctx, vhost, &q, mode)
 	switch {
 	case err != nil:
 		return 0, false, fmt.Errorf("checking queue %q of vhost %q: %w", name, vhost, err)
 	case gone:
 		return 0, false, nil
 	case !peek:
-		return c.countWithoutPeek(ctx, vhost, rule, q, mode, stop)
+		return k.countWithoutPeek(ctx, vhost, rule, q, mode, stop)
 	case mode == countStatistics && known:
 		return counted, true, nil
 	}
-	ready, gone, err := c.peekReady(ctx, vhost, name)
+	ready, gone, err := k.peekReady(ctx, vhost, name)
 	switch {
 	case err != nil:
 		return 0, false, fmt.Errorf("looking for a message in queue %q of vhost %q: %w", name, vhost, err)
@@ -283,7 +321,7 @@ func (c *Client) queueHeld(ctx context.Context, vhost, name string, mode checkMo
 	case ready > 0 || mode == countStatistics:
 		return ready, true, nil
 	}
-	held, gone, err = c.unseenByThePeek(ctx, vhost, rule, q, mode, stop)
+	held, gone, err = k.unseenByThePeek(ctx, vhost, rule, q, mode, stop)
 	return held, !gone, err
 }
 
@@ -294,9 +332,9 @@ func (c *Client) queueHeld(ctx context.Context, vhost, name string, mode checkMo
 // leader's answer over AMQP says so exactly, else the statistics) and the
 // statistics count none of those; otherwise only statistics sampled after
 // the check began, once arrivals stopped, tell (countFresh).
-func (c *Client) unseenByThePeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode, stop arrivalsStopper) (_ int64, gone bool, err error) {
+func (k *counter) unseenByThePeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode, stop arrivalsStopper) (_ int64, gone bool, err error) {
 	consumers := valueOf(q.Consumers)
-	if answer, err := c.askOverAMQP(ctx, vhost, q.Name); err == nil {
+	if answer, err := k.askOverAMQP(ctx, vhost, q.Name); err == nil {
 		if answer.ready > 0 {
 			return answer.ready, false, nil
 		}
@@ -310,29 +348,29 @@ func (c *Client) unseenByThePeek(ctx context.Context, vhost string, rule checkRu
 		return 0, false, nil
 	}
 	if mode == countForDeletion {
-		if q, gone, err = c.countFromStoppedArrivals(ctx, vhost, q, stop); err != nil || gone {
+		if q, gone, err = k.countFromStoppedArrivals(ctx, vhost, q, stop); err != nil || gone {
 			return 0, gone, err
 		}
 	}
-	return c.countFresh(ctx, vhost, rule, q)
+	return k.countFresh(ctx, vhost, rule, q)
 }
 
 // askOverAMQP is the passive declaration's answer for queue, where the
-// client has an AMQP endpoint.
-func (c *Client) askOverAMQP(ctx context.Context, vhost, queue string) (leaderAnswer, error) {
-	if _, err := c.amqpEndpoint(ctx); err != nil {
+// counter has an AMQP endpoint.
+func (k *counter) askOverAMQP(ctx context.Context, vhost, queue string) (leaderAnswer, error) {
+	if _, err := k.amqpEndpoint(ctx); err != nil {
 		return leaderAnswer{}, err
 	}
-	answer, err := c.declarePassive(ctx, vhost, queue)
+	answer, err := k.declarePassive(ctx, vhost, queue)
 	if err != nil {
-		c.logAMQP(ctx, err)
+		k.logAMQP(ctx, err)
 	}
 	return answer, err
 }
 
 // countFromStoppedArrivals runs a deletion's stop, and reads q again if it removed
 // anything: a read made before arrivals stopped does not count.
-func (c *Client) countFromStoppedArrivals(ctx context.Context, vhost string, q queueJSON, stop arrivalsStopper) (_ queueJSON, gone bool, err error) {
+func (k *counter) countFromStoppedArrivals(ctx context.Context, vhost string, q queueJSON, stop arrivalsStopper) (_ queueJSON, gone bool, err error) {
 	if stop == nil {
 		return q, false, nil
 	}
@@ -340,26 +378,11 @@ func (c *Client) countFromStoppedArrivals(ctx context.Context, vhost string, q q
 	if err != nil || !stoppedAny {
 		return q, false, err
 	}
-	next, err := c.readQueue(ctx, vhost, q.Name)
+	next, err := k.readQueue(ctx, vhost, q.Name)
 	if isNotFound(err) {
 		return q, true, nil
 	}
 	return next, false, err
-}
-
-// unseen is what q's statistics count that a peek cannot see: all they
-// count but the ready messages (some versions count a message waiting for
-// an at-least-once dead-letter confirm in messages alone).
-func (q queueJSON) unseen() int64 {
-	messages, _ := q.messages()
-	return max(0, messages-valueOf(q.MessagesReady))
-}
-
-func valueOf(n *int64) int64 {
-	if n == nil {
-		return 0
-	}
-	return *n
 }
 
 // howToCheck tells whether rule lets a check peek at q. A classic queue is
@@ -367,15 +390,15 @@ func valueOf(n *int64) int64 {
 // policy sets decides, a quorum queue whose policy the answer lacks (a new
 // queue's comes with its statistics) is read again until it has it (not
 // for CountedMessages).
-func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mode checkMode) (rule checkRule, peek, gone bool, err error) {
+func (k *counter) howToCheck(ctx context.Context, vhost string, q *queueJSON, mode checkMode) (rule checkRule, peek, gone bool, err error) {
 	if q.Type == queueTypeClassic {
 		return checkRule{}, true, false, nil
 	}
-	if rule, err = c.rule(ctx); err != nil {
+	if rule, err = k.rule(ctx); err != nil {
 		return rule, false, false, err
 	}
 	if rule.quorum == quorumPeekUnlessLimited && mode != countStatistics && !hasPolicy(*q) {
-		if *q, gone, err = c.awaitFirstStatistics(ctx, vhost, *q, hasPolicy); err != nil || gone {
+		if *q, gone, err = k.awaitFirstStatistics(ctx, vhost, *q, hasPolicy); err != nil || gone {
 			return rule, false, gone, err
 		}
 	}
@@ -387,7 +410,7 @@ func (c *Client) howToCheck(ctx context.Context, vhost string, q *queueJSON, mod
 // else statistics sampled after the check began (countFresh); a deletion's
 // count first stops arrivals and waits for them to settle. Otherwise what
 // the statistics or the leader's totals count (rule.countOf).
-func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode, stop arrivalsStopper) (_ int64, exists bool, err error) {
+func (k *counter) countWithoutPeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode, stop arrivalsStopper) (_ int64, exists bool, err error) {
 	if mode == countStatistics {
 		messages, err := rule.countOf(vhost, q)
 		return messages, true, err
@@ -395,11 +418,11 @@ func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkR
 	deletion := mode == countForDeletion
 	if deletion {
 		var gone bool
-		if q, gone, err = c.countFromStoppedArrivals(ctx, vhost, q, stop); err != nil || gone {
+		if q, gone, err = k.countFromStoppedArrivals(ctx, vhost, q, stop); err != nil || gone {
 			return 0, false, err
 		}
 	}
-	n, trusted, gone, err := c.leaderCount(ctx, vhost, rule, q, deletion)
+	n, trusted, gone, err := k.leaderCount(ctx, vhost, rule, q, deletion)
 	switch {
 	case err != nil || gone:
 		return 0, !gone, err
@@ -408,43 +431,8 @@ func (c *Client) countWithoutPeek(ctx context.Context, vhost string, rule checkR
 	case trusted:
 		return n, true, nil
 	}
-	messages, gone, err := c.countFresh(ctx, vhost, rule, q)
+	messages, gone, err := k.countFresh(ctx, vhost, rule, q)
 	return messages, !gone, err
-}
-
-// describeCounts says what q's statistics count, for a staleCount.
-func (q queueJSON) describeCounts() string {
-	var parts []string
-	for _, count := range []struct {
-		n    *int64
-		what string
-	}{{q.MessagesReady, "ready"}, {q.MessagesUnacknowledged, "delivered and unacknowledged"}, {q.MessagesDLX, "waiting to be dead-lettered"}} {
-		if count.n != nil && *count.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", *count.n, count.what))
-		}
-	}
-	if len(parts) == 0 {
-		messages, _ := q.messages()
-		return fmt.Sprintf("%d message(s)", messages)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// peekRequest is the body of POST /api/queues/{vhost}/{name}/get that looks
-// at the head of a queue and puts the message back: basic.get, then
-// basic.nack with requeue (ack_requeue_true). Not basic.reject
-// (reject_requeue_true): RabbitMQ 4.3 counts a rejected message as a failed
-// delivery, and a quorum queue dead-letters a message past its delivery
-// limit (20 by default on 4.x), so the 21st peek at a TTL queue would send
-// its head on early (TestAccPeeksAreNoDeliveries). A nack is a plain return
-// there. On 3.10, which has no default limit, the two modes act alike.
-var peekRequest = map[string]any{"count": 1, "ackmode": "ack_requeue_true", "encoding": "auto", "truncate": 50}
-
-// peekedMessage is the part of a /get answer's message that counts.
-type peekedMessage struct {
-	// MessageCount is the number of ready messages left in the queue once
-	// this one was taken, as basic.get-ok reports it.
-	MessageCount int64 `json:"message_count"`
 }
 
 // peekReady looks at the head of a queue and puts the message back, and
@@ -452,11 +440,9 @@ type peekedMessage struct {
 // had none, else the peeked one and the message_count the broker reported
 // with it. gone tells that the queue does not exist. It is exact for ready
 // messages; it cannot see those delivered and unacknowledged or, for
-// at-least-once dead-lettering, waiting in messages_dlx. rabbit-hole has no
-// /get, so the request is made here.
-func (c *Client) peekReady(ctx context.Context, vhost, name string) (ready int64, gone bool, err error) {
-	var peeked []peekedMessage
-	err = c.call(ctx, http.MethodPost, apiPath("queues", vhost, name, "get"), nil, peekRequest, &peeked)
+// at-least-once dead-lettering, waiting in messages_dlx.
+func (k *counter) peekReady(ctx context.Context, vhost, name string) (ready int64, gone bool, err error) {
+	peeked, err := k.api.peek(ctx, vhost, name)
 	switch {
 	case isGone(err):
 		return 0, true, nil
@@ -469,17 +455,17 @@ func (c *Client) peekReady(ctx context.Context, vhost, name string) (ready int64
 }
 
 // awaitFirstStatistics reads q again until it has what the check needs
-// (has), at most c.timing.firstStatistics: a new queue has no statistics
+// (has), at most k.timing.firstStatistics: a new queue has no statistics
 // for some seconds (benchmarks/checks-4.0.md), and its policy, which on 3.x
 // tells whether it may be peeked, comes with them. gone tells that it was
 // deleted meanwhile.
-func (c *Client) awaitFirstStatistics(ctx context.Context, vhost string, q queueJSON, has func(queueJSON) bool) (_ queueJSON, gone bool, err error) {
-	deadline := time.Now().Add(c.timing.firstStatistics)
+func (k *counter) awaitFirstStatistics(ctx context.Context, vhost string, q queueJSON, has func(queueJSON) bool) (_ queueJSON, gone bool, err error) {
+	deadline := time.Now().Add(k.timing.firstStatistics)
 	for !has(q) && time.Now().Before(deadline) {
-		if err := c.pause(ctx); err != nil {
+		if err := k.pause(ctx); err != nil {
 			return q, false, err
 		}
-		if q, err = c.readQueue(ctx, vhost, q.Name); isNotFound(err) {
+		if q, err = k.readQueue(ctx, vhost, q.Name); isNotFound(err) {
 			return q, true, nil
 		} else if err != nil {
 			return q, false, err
@@ -488,11 +474,11 @@ func (c *Client) awaitFirstStatistics(ctx context.Context, vhost string, q queue
 	return q, false, nil
 }
 
-func (c *Client) pause(ctx context.Context) error {
+func (k *counter) pause(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		return context.Cause(ctx)
-	case <-time.After(c.timing.poll):
+	case <-time.After(k.timing.poll):
 		return nil
 	}
 }
@@ -503,11 +489,11 @@ func (c *Client) pause(ctx context.Context) error {
 // reductions, read twice (the collector may pair one collection's
 // reductions with the previous counts); an idle classic queue, whose
 // reductions do not change, and totals (no management metrics, from the
-// leader's node) count from c.timing.totals after first. Past
-// c.timing.fresh without proof, the queue is uncounted. DESIGN.md, "The
+// leader's node) count from k.timing.totals after first. Past
+// k.timing.fresh without proof, the queue is uncounted. DESIGN.md, "The
 // broker client", says why.
-func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, first queueJSON) (_ int64, gone bool, err error) {
-	started, deadline := time.Now(), time.Now().Add(c.timing.fresh)
+func (k *counter) countFresh(ctx context.Context, vhost string, rule checkRule, first queueJSON) (_ int64, gone bool, err error) {
+	started, deadline := time.Now(), time.Now().Add(k.timing.fresh)
 	q, changes, reread := first, 0, false
 	for {
 		messages, err := rule.countOf(vhost, q)
@@ -515,8 +501,8 @@ func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, f
 		// emits statistics every interval all the same, so one bound later
 		// they count what it held once the check began.
 		fresh := q.source() == fromStatistics && changes >= 3 && reread ||
-			q.source() == fromStatistics && q.Type == queueTypeClassic && time.Since(started) >= c.timing.totals ||
-			q.source() == fromTotals && q.Leader == first.Leader && time.Since(started) >= c.timing.totals
+			q.source() == fromStatistics && q.Type == queueTypeClassic && time.Since(started) >= k.timing.totals ||
+			q.source() == fromTotals && q.Leader == first.Leader && time.Since(started) >= k.timing.totals
 		switch {
 		case err == nil && messages > 0 && fresh:
 			return messages, false, nil
@@ -528,28 +514,16 @@ func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, f
 		case err != nil && q.source() == fromTotals:
 			return 0, false, err // another node leads it: waiting changes nothing
 		case time.Now().After(deadline):
-			switch {
-			case err == nil && rule.mayPeek(q):
-				err = &UncountedError{VHost: vhost, Queue: q.Name, Version: rule.version, Reason: fmt.Sprintf("only its "+
-					"statistics count what its consumers hold, and they did not show a sample taken after the check began "+
-					"within %s. Try again", c.timing.fresh)}
-			case err == nil:
-				why := fmt.Sprintf("its statistics did not show a sample taken after the check began within %s. Try again", c.timing.fresh)
-				if unproven := c.amqpUnproven(vhost); unproven != nil {
-					why += fmt.Sprintf(" (its leader's count over AMQP was not asked: %v)", unproven)
-				}
-				err = rule.uncounted(vhost, q.Name, why)
-			}
-			return 0, false, err
+			return 0, false, k.notFreshInTime(vhost, rule, q, err)
 		}
 		// The third change is read again at once: a pause could outlast the
 		// node's sampling interval, and no read would ever repeat a row.
 		if changes < 3 || reread || q.source() != fromStatistics {
-			if err := c.pause(ctx); err != nil {
+			if err := k.pause(ctx); err != nil {
 				return 0, false, err
 			}
 		}
-		next, err := c.readQueue(ctx, vhost, q.Name)
+		next, err := k.readQueue(ctx, vhost, q.Name)
 		if isNotFound(err) {
 			return 0, true, nil
 		} else if err != nil {
@@ -563,12 +537,349 @@ func (c *Client) countFresh(ctx context.Context, vhost string, rule checkRule, f
 	}
 }
 
-func sameReductions(a, b *int64) bool {
-	return a == nil && b == nil || a != nil && b != nil && *a == *b
+// notFreshInTime is why countFresh could not count q within
+// k.timing.fresh: err, the statistics' own failure, else an *UncountedError.
+func (k *counter) notFreshInTime(vhost string, rule checkRule, q queueJSON, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case rule.mayPeek(q):
+		return &UncountedError{VHost: vhost, Queue: q.Name, Version: rule.version, Reason: fmt.Sprintf("only its "+
+			"statistics count what its consumers hold, and they did not show a sample taken after the check began "+
+			"within %s. Try again", k.timing.fresh)}
+	}
+	why := fmt.Sprintf("its statistics did not show a sample taken after the check began within %s. Try again", k.timing.fresh)
+	if unproven := k.amqp.unproven(vhost); unproven != nil {
+		why += fmt.Sprintf(" (its leader's count over AMQP was not asked: %v)", unproven)
+	}
+	return rule.uncounted(vhost, q.Name, why)
 }
 
-// hasCount, hasPolicy and hasDLXCount are what awaitFirstStatistics may
-// wait for.
-func hasCount(q queueJSON) bool    { return q.source() != fromNothing }
-func hasPolicy(q queueJSON) bool   { return len(q.EffectivePolicy) > 0 }
-func hasDLXCount(q queueJSON) bool { return q.MessagesDLX != nil }
+// rule learns the broker's checkRule once: its version and node
+// (GET /api/overview) and, for 4.3 and later, its feature flags.
+func (k *counter) rule(ctx context.Context) (checkRule, error) {
+	k.learned.mu.Lock()
+	defer k.learned.mu.Unlock()
+	if k.learned.rule != nil {
+		return *k.learned.rule, nil
+	}
+	var overview struct {
+		Version string `json:"rabbitmq_version"`
+		Node    string `json:"node"`
+	}
+	if err := k.api.get(ctx, apiPath("overview"), overviewColumns, &overview); err != nil {
+		return checkRule{}, fmt.Errorf("reading the broker's version: %w", err)
+	}
+	var enabled map[string]bool
+	if major, minor, _ := parseVersion(overview.Version); major == 4 && minor >= 3 {
+		enabled = k.enabledFlags(ctx)
+	}
+	if ctx.Err() != nil {
+		return checkRule{}, context.Cause(ctx)
+	}
+	rule := ruleFor(overview.Version, overview.Node, enabled)
+	k.learned.rule = &rule
+	return rule, nil
+}
+
+// enabledFlags reads the broker's enabled feature flags; nil when it may
+// not (3.10–3.12 show them to administrators only) or could not.
+func (k *counter) enabledFlags(ctx context.Context) map[string]bool {
+	var flags []struct {
+		Name  string `json:"name"`
+		State string `json:"state"`
+	}
+	if err := k.api.get(ctx, apiPath("feature-flags"), nil, &flags); err != nil {
+		return nil
+	}
+	enabled := map[string]bool{}
+	for _, flag := range flags {
+		enabled[flag.Name] = flag.State == "enabled"
+	}
+	return enabled
+}
+
+// leaderCount is the count of ready messages that quorum queue q's leader
+// answers to a passive declaration over AMQP: no delivery, exact at that
+// instant. trusted tells whether it may be believed: a count above 0
+// always; a 0 only where it cannot be the 0 RabbitMQ answers for a leader
+// that did not answer (zeroTrusted), and, where the effective strategy may
+// be at-least-once, beside statistics that count no messages_dlx. settle
+// waits arrivalsSettle after the last unbinding of q, as a deletion must.
+// DESIGN.md, "Counting without a delivery".
+func (k *counter) leaderCount(ctx context.Context, vhost string, rule checkRule, q queueJSON, settle bool) (count int64, trusted, gone bool, err error) {
+	if q.Type != queueTypeQuorum {
+		return 0, false, false, nil
+	}
+	if _, err := k.amqpEndpoint(ctx); err != nil {
+		k.logAMQP(ctx, err)
+		return 0, false, false, nil // counted by statistics instead
+	}
+	if k.mayWaitForDeadLettering(ctx, vhost, q) {
+		var none bool
+		if q, none, gone, err = k.noDeadLetterWaiting(ctx, vhost, q); !none || err != nil || gone {
+			return 0, false, gone, err
+		}
+	}
+	if settle {
+		if err := k.awaitSettledArrivals(ctx, vhost, q.Name); err != nil {
+			return 0, false, false, err
+		}
+	}
+	answer, err := k.declarePassive(ctx, vhost, q.Name)
+	// 3.x answers "state" and "online" once, from the cluster's membership:
+	// they cannot tell that the leader answered.
+	major, _, _ := parseVersion(rule.version)
+	switch {
+	case ctx.Err() != nil:
+		return 0, false, false, context.Cause(ctx)
+	case err != nil:
+		k.logAMQP(ctx, err)
+		return 0, false, false, nil // counted by statistics instead
+	case answer.ready > 0:
+		return answer.ready, true, false, nil
+	case major < 4 || !zeroTrusted(answer, servingLeader):
+		k.logUntrusted(ctx, q.Name, answer, leaderState{})
+		return 0, false, false, nil // no need to look
+	}
+	return k.zeroCorroborated(ctx, vhost, q.Name, answer)
+}
+
+// noDeadLetterWaiting tells whether q's statistics show messages_dlx at 0,
+// which a 0 of its leader needs where its messages may wait for an
+// at-least-once dead-letter confirm. messages_dlx comes with the
+// statistics; a broker that collects none (its totals) never shows it.
+func (k *counter) noDeadLetterWaiting(ctx context.Context, vhost string, q queueJSON) (_ queueJSON, none, gone bool, err error) {
+	if q.source() != fromTotals {
+		if q, gone, err = k.awaitFirstStatistics(ctx, vhost, q, hasDLXCount); err != nil || gone {
+			return q, false, gone, err
+		}
+	}
+	dlx := q.MessagesDLX
+	return q, dlx != nil && *dlx == 0, false, nil
+}
+
+// zeroCorroborated trusts a leader's answer of 0 for queue only if the
+// leader it asked still serves right after (zeroTrusted).
+func (k *counter) zeroCorroborated(ctx context.Context, vhost, queue string, answer leaderAnswer) (count int64, trusted, gone bool, err error) {
+	after, gone, err := k.readLeaderState(ctx, vhost, queue)
+	if err != nil || gone {
+		return 0, false, gone, err
+	}
+	if !zeroTrusted(answer, after) {
+		k.logUntrusted(ctx, queue, answer, after)
+		return 0, false, false, nil
+	}
+	return 0, true, false, nil
+}
+
+// logUntrusted says why a leader's 0 was not believed: the check then
+// waits for fresh statistics, which a user may want to know.
+func (k *counter) logUntrusted(ctx context.Context, queue string, answer leaderAnswer, after leaderState) {
+	if k.logf != nil {
+		k.logf(ctx, "a leader's count of 0 not trusted; counting by fresh statistics", map[string]any{
+			"queue": queue, "took_ms": answer.took.Milliseconds(), "consumers": answer.consumers,
+			"state": after.state, "node": after.node, "online": after.online,
+		})
+	}
+}
+
+// logAMQP says why a leader's count was not asked or not believed: the
+// check then counts by the statistics, which a user may want to know.
+func (k *counter) logAMQP(ctx context.Context, err error) {
+	var unproven *unprovenAMQPError
+	switch {
+	case k.logf == nil || errors.Is(err, errNoAMQP):
+	case errors.As(err, &unproven):
+		k.logf(ctx, "counts over AMQP not believed: the connection is not proven to reach the management API's cluster; "+
+			"counting by the statistics", map[string]any{"amqp_endpoint": unproven.Endpoint, "vhost": unproven.VHost, "reason": unproven.Reason})
+	default:
+		k.logf(ctx, "counting over AMQP failed; counting by the statistics", map[string]any{"error": err.Error()})
+	}
+}
+
+// awaitSettledArrivals waits until arrivalsSettle has passed since a
+// binding into queue last went.
+func (k *counter) awaitSettledArrivals(ctx context.Context, vhost, queue string) error {
+	stored, _ := k.unbinds.Load(vhostObject{vhost, queue})
+	last, ok := stored.(time.Time)
+	if !ok {
+		return nil
+	}
+	wait := time.Until(last.Add(arrivalsSettle))
+	if wait <= 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-time.After(wait):
+		return nil
+	}
+}
+
+// readLeaderState reads quorum queue name's leaderState. The broker's
+// answer has "state" and "online" twice: first as the members answer
+// (rabbit_quorum_queue:i/2: state by the leader's registration, online by
+// where members are registered), then as the cluster's membership sees them
+// (format/2: running nodes). Only the first are the members', so they are
+// read by hand: a JSON decoder keeps the last.
+func (k *counter) readLeaderState(ctx context.Context, vhost, name string) (_ leaderState, gone bool, err error) {
+	var raw json.RawMessage
+	err = k.api.get(ctx, apiPath("queues", vhost, name), leaderStateQuery, &raw)
+	switch {
+	case isNotFound(err):
+		return leaderState{}, true, nil
+	case err != nil:
+		return leaderState{}, false, fmt.Errorf("reading the leader of queue %q of vhost %q: %w", name, vhost, err)
+	}
+	s, err := parseLeaderState(raw)
+	if err != nil {
+		return leaderState{}, false, fmt.Errorf("decoding the leader of queue %q of vhost %q: %w", name, vhost, err)
+	}
+	return s, false, nil
+}
+
+// mayWaitForDeadLettering tells whether q's messages may wait for an
+// at-least-once dead-letter confirm: by its argument, else by its effective
+// policy, else, before the statistics bring that, by the vhost's policies
+// (read once per client), so that a new queue's count need not wait for its
+// first statistics.
+func (k *counter) mayWaitForDeadLettering(ctx context.Context, vhost string, q queueJSON) bool {
+	if !q.mayDeadLetterAtLeastOnce() {
+		return false
+	}
+	if _, byArgument := q.Arguments[argDeadLetterStrategy]; byArgument || len(q.EffectivePolicy) > 0 {
+		return true
+	}
+	policies, ok, err := k.api.VHostPolicies(ctx, vhost)
+	if err != nil || !ok {
+		return true
+	}
+	strategy, known := strategyByPolicies(policies.Policies, q.Name)
+	return !known || strategy == atLeastOnce
+}
+
+// declarePassive asks the broker, over AMQP, how many ready messages the
+// queue holds and how many consumers it has, through a connection proven
+// to reach the management API's cluster (else an *unprovenAMQPError).
+// errNoAMQP when there is no endpoint to ask. Once connected, it returns
+// within amqpDeclareTimeout, or when ctx ends, whatever the peer does
+// (amqpCounts.declare).
+func (k *counter) declarePassive(ctx context.Context, vhost, queue string) (answer leaderAnswer, err error) {
+	endpoint, err := k.amqpEndpoint(ctx)
+	if err != nil {
+		return answer, err
+	}
+	open, err := k.amqp.connection(ctx, vhost, endpoint, k.proveAMQP)
+	if err != nil {
+		return answer, err
+	}
+	answer, err = k.amqp.declare(ctx, open, queue)
+	var amqpErr *amqp.Error
+	if errors.As(err, &amqpErr) && amqpErr.Code == amqp.NotFound {
+		// Not "gone": the management API found the queue, so this AMQP
+		// endpoint may be another broker's. Nothing is believed.
+		return leaderAnswer{}, fmt.Errorf("AMQP passive declaration of queue %q: not found at %s, though the management API "+
+			"has it: is amqp_endpoint this broker's?", queue, endpoint)
+	}
+	return answer, err
+}
+
+// proveAMQP proves that conn reaches the cluster that the management API
+// serves: the same cluster_name on both sides, and the management API
+// listing the connection, by the nonce in its connection_name or by its
+// addresses (a load balancer in front of two clusters of one name passes
+// the first test, never the second). An *unprovenAMQPError when it does
+// not; another error when the management API could not be asked.
+func (k *counter) proveAMQP(ctx context.Context, conn *amqp.Connection, endpoint, vhost, nonce string) error {
+	unproven := func(format string, args ...any) error {
+		return &unprovenAMQPError{Endpoint: endpoint, VHost: vhost, Reason: fmt.Sprintf(format, args...)}
+	}
+	want, err := k.api.clusterName(ctx)
+	if err != nil {
+		return err
+	}
+	if got, _ := conn.Properties["cluster_name"].(string); got != want {
+		return unproven("its broker's cluster is %q, the management API's %q", got, want)
+	}
+	// RabbitMQ names a connection by its peer's address and its own, as
+	// Go prints a TCP address: the same socket, seen from both ends,
+	// unless something stands between them.
+	addresses := conn.LocalAddr().String() + " -> " + conn.RemoteAddr().String()
+	named := amqpConnectionName + " " + nonce
+	// First the connections tracked at once (RabbitMQ 3.x–4.2 list them so
+	// without statistics, by name alone); then the listing with
+	// statistics, where a connection shows its connection_name once its
+	// statistics are collected.
+	query := url.Values{"disable_stats": {"true"}, "columns": {"name,user_provided_name"},
+		"page": {"1"}, "page_size": {"100"}, "name": {addresses}}
+	deadline := time.Now().Add(k.amqp.proof())
+	for {
+		listed, err := k.listsConnection(ctx, query, addresses, named)
+		switch {
+		case IsAccessRefused(err):
+			return unproven("the management API does not show the user's connections: %v", err)
+		case err != nil:
+			return fmt.Errorf("listing the connections to prove the AMQP connection to %s: %w", endpoint, err)
+		case listed:
+			return nil
+		case time.Now().After(deadline):
+			return unproven("the management API listed no connection named %q within %s (cluster %q on both sides)",
+				named, k.amqp.proof(), want)
+		}
+		if err := k.pause(ctx); err != nil {
+			return err
+		}
+		query = url.Values{"columns": {"name,user_provided_name"}}
+	}
+}
+
+// listsConnection tells whether the management API lists a connection
+// named addresses or provided the name named.
+func (k *counter) listsConnection(ctx context.Context, query url.Values, addresses, named string) (bool, error) {
+	var raw json.RawMessage
+	if err := k.api.get(ctx, apiPath("connections"), query, &raw); err != nil {
+		return false, err
+	}
+	listed, err := parseConnections(raw)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(listed, func(l listedConnection) bool { return l.Name == addresses || l.ProvidedName == named }), nil
+}
+
+// amqpEndpoint is the AMQP URL to count through, learned once
+// (discoverAMQP); errNoAMQP where there is none.
+func (k *counter) amqpEndpoint(ctx context.Context) (string, error) {
+	return k.amqp.resolve(ctx, k.discoverAMQP)
+}
+
+// discoverAMQP is the AMQP URL to count through: the configured one, else
+// the management endpoint's host with the port of the broker's own AMQP
+// listener (amqps for an https endpoint: the credentials never travel in
+// clear where the management API's do not). None when counts over AMQP
+// are disabled, when a proxy carries the management API (AMQP would not
+// go through it), or when the broker shows the user no such listener.
+func (k *counter) discoverAMQP(ctx context.Context) (string, error) {
+	switch {
+	case k.amqp.disabled:
+		return "", nil
+	case k.amqp.configured != "":
+		return k.amqp.configured, nil
+	}
+	// New parsed the endpoint already; a proxy that carries the management
+	// API, or a proxy setting that fails, means no AMQP.
+	management, parseErr := url.Parse(k.management)
+	if parseErr != nil {
+		return "", nil //nolint:nilerr // no endpoint to count through: counts by statistics
+	}
+	if proxy, proxyErr := k.proxy(&http.Request{URL: management}); proxyErr != nil || proxy != nil {
+		return "", nil //nolint:nilerr // as above
+	}
+	var raw json.RawMessage
+	if err := k.api.get(ctx, apiPath("overview"), url.Values{"columns": {"listeners"}}, &raw); err != nil {
+		return "", fmt.Errorf("reading the broker's listeners: %w", err)
+	}
+	return amqpListenerURL(management, raw), nil
+}

@@ -1,10 +1,8 @@
 package broker
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -219,8 +217,8 @@ func (r checkRule) staleCount(vhost, queue string, messages int64, what string) 
 		Reason: fmt.Sprintf("only its management statistics, which lag by up to %s, count %s", StatisticsLag, what)}
 }
 
-// learnedRule is the checkRule of a Client's broker, learned at the first
-// check that needs it.
+// learnedRule is the checkRule of the counter's broker, learned at the
+// first check that needs it.
 type learnedRule struct {
 	mu   sync.Mutex
 	rule *checkRule
@@ -230,50 +228,6 @@ type learnedRule struct {
 // spares the broker its statistics, and makes every version name the node
 // whatever the user's tags.
 var overviewColumns = url.Values{"columns": {"rabbitmq_version,node"}, "disable_stats": {"true"}}
-
-// rule learns the broker's checkRule once: its version and node
-// (GET /api/overview) and, for 4.3 and later, its feature flags.
-func (c *Client) rule(ctx context.Context) (checkRule, error) {
-	c.learned.mu.Lock()
-	defer c.learned.mu.Unlock()
-	if c.learned.rule != nil {
-		return *c.learned.rule, nil
-	}
-	var overview struct {
-		Version string `json:"rabbitmq_version"`
-		Node    string `json:"node"`
-	}
-	if err := c.call(ctx, http.MethodGet, apiPath("overview"), overviewColumns, nil, &overview); err != nil {
-		return checkRule{}, fmt.Errorf("reading the broker's version: %w", err)
-	}
-	var enabled map[string]bool
-	if major, minor, _ := parseVersion(overview.Version); major == 4 && minor >= 3 {
-		enabled = c.enabledFlags(ctx)
-	}
-	if ctx.Err() != nil {
-		return checkRule{}, context.Cause(ctx)
-	}
-	rule := ruleFor(overview.Version, overview.Node, enabled)
-	c.learned.rule = &rule
-	return rule, nil
-}
-
-// enabledFlags reads the broker's enabled feature flags; nil when it may
-// not (3.10–3.12 show them to administrators only) or could not.
-func (c *Client) enabledFlags(ctx context.Context) map[string]bool {
-	var flags []struct {
-		Name  string `json:"name"`
-		State string `json:"state"`
-	}
-	if err := c.call(ctx, http.MethodGet, apiPath("feature-flags"), nil, nil, &flags); err != nil {
-		return nil
-	}
-	enabled := map[string]bool{}
-	for _, flag := range flags {
-		enabled[flag.Name] = flag.State == "enabled"
-	}
-	return enabled
-}
 
 // Timing of the no-peek check; fields of checkTiming so that unit tests
 // can shorten them.

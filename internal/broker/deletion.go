@@ -84,7 +84,7 @@ func (d *queueDeletion) run(ctx context.Context) (err error) {
 // notEmpty is the broker's refusal of a queue that is not empty; its
 // statistics only decorate it.
 func (d *queueDeletion) notEmpty(ctx context.Context) error {
-	messages, _, err := d.c.readQueueDepth(ctx, d.vhost, d.queue.Name)
+	messages, _, err := d.c.counter.statistics(ctx, d.vhost, d.queue.Name)
 	if err != nil && !isNotFound(err) {
 		return errors.Join(&QueueNotEmptyError{Queue: d.queue.Name}, fmt.Errorf("counting its messages: %w", err))
 	}
@@ -96,7 +96,7 @@ func (d *queueDeletion) notEmpty(ctx context.Context) error {
 // (*UncountedError), as one that holds messages is (*QueueNotEmptyError).
 func (d *queueDeletion) checkThenDelete(ctx context.Context) error {
 	name := d.queue.Name
-	held, err := d.c.heldMessages(ctx, d.vhost, []string{name}, countForDeletion, d.stopArrivals)
+	held, err := d.c.counter.count(ctx, d.vhost, []string{name}, countForDeletion, d.stopArrivals)
 	var uncounted *UncountedError
 	switch {
 	case IsUncounted(err) && errors.As(err, &uncounted):
@@ -135,9 +135,9 @@ func (d *queueDeletion) deleteChecked(ctx context.Context) error {
 			return err
 		}
 		defer release()
-		if answer, err := d.c.askOverAMQP(ctx, d.vhost, name); err == nil {
-			if answer.ready > 0 {
-				return &QueueNotEmptyError{Queue: name, Messages: answer.ready}
+		if held, err := d.c.counter.count(ctx, d.vhost, []string{name}, leaderAgain, nil); err == nil {
+			if held[name] > 0 {
+				return &QueueNotEmptyError{Queue: name, Messages: held[name]}
 			}
 			checked = time.Now()
 		}
@@ -247,13 +247,9 @@ func (d *queueDeletion) isDeleted() bool {
 // check learned it, is a 3.x or 4.x, whose quorum queues refuse if-empty:
 // the attempt would only take a turn of the one-at-a-time deletions.
 func (c *Client) refusesIfEmptyForQuorum() bool {
-	c.learned.mu.Lock()
-	defer c.learned.mu.Unlock()
-	if c.learned.rule == nil {
-		return false
-	}
-	major, _, ok := parseVersion(c.learned.rule.version)
-	return ok && (major == 3 || major == 4)
+	version, known := c.counter.learnedVersion()
+	major, _, ok := parseVersion(version)
+	return known && ok && (major == 3 || major == 4)
 }
 
 // deleteQueueRequest sends the deletion of queue, in its turn for a quorum

@@ -12,10 +12,11 @@
 //     [Client.Placements] says where the queues read run.
 //   - Changing: [Client.Apply] carries out topology.Diff's or Teardown's
 //     changes in order, each failure a [*ChangeError]; [Client.DeleteSet].
-//   - Counting (count*.go, amqp.go; reads only): [Client.HeldMessages], exact
-//     enough to refuse a change before making any; [Client.CountedMessages],
-//     the statistics, to watch a draining generation. A queue that cannot be
-//     counted exactly is a [*UncountedError], taken as holding messages.
+//   - Counting (count.go's counter, which only reads; its pure parts in
+//     count_*.go and amqp.go): [Client.HeldMessages], exact enough to refuse
+//     a change before making any; [Client.CountedMessages], the statistics,
+//     to watch a draining generation. A queue that cannot be counted exactly
+//     is a [*UncountedError], taken as holding messages.
 //   - Deleting (deletion.go): without [ApplyOptions].ForceDeleteQueues, no
 //     queue that holds a message is deleted ([*QueueNotEmptyError]).
 //

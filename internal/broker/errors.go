@@ -126,12 +126,12 @@ type UncountedError struct {
 }
 
 func (e *UncountedError) Error() string {
+	// How to delete it anyway is the caller's to say, once for all queues.
 	if e.Messages > 0 {
-		return fmt.Sprintf("queue %q of vhost %q may hold %d message(s): %s, and they may have left since; try again, "+
-			"or delete it with whatever it holds (force_destroy = true)", e.Queue, e.VHost, e.Messages, e.Reason)
+		return fmt.Sprintf("queue %q of vhost %q may hold %d message(s): %s, and they may have left since; try again",
+			e.Queue, e.VHost, e.Messages, e.Reason)
 	}
-	return fmt.Sprintf("cannot tell whether queue %q of vhost %q holds messages: %s; or delete it with whatever "+
-		"it holds (force_destroy = true)", e.Queue, e.VHost, e.Reason)
+	return fmt.Sprintf("cannot tell whether queue %q of vhost %q holds messages: %s", e.Queue, e.VHost, e.Reason)
 }
 
 // IsUncounted tells whether err is only *UncountedError: counts returned

@@ -11,12 +11,14 @@ import (
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 )
 
-// PeekReady and PeekRequest let the acceptance tests make the client's own
-// peek and record what the broker does with it.
-var (
-	PeekReady   = (*Client).peekReady
-	PeekRequest = peekRequest
-)
+// PeekRequest lets the acceptance tests make the client's own peek and
+// record what the broker does with it.
+var PeekRequest = peekRequest
+
+// PeekReady is the counter's peek at the head of queue name.
+func PeekReady(c *Client, ctx context.Context, vhost, name string) (ready int64, gone bool, err error) {
+	return c.counter.peekReady(ctx, vhost, name)
+}
 
 // QueueMessages returns what the management statistics alone count in each
 // named queue of vhost (ready, unacknowledged and messages_dlx), 0 for a
@@ -90,7 +92,7 @@ func namePatterns(names []string) []string {
 // it waits for a new queue's first statistics, for fresh ones, and before
 // it trusts the totals of a broker without management metrics.
 func SetCheckTiming(c *Client, poll, firstStatistics, fresh, totals time.Duration) {
-	c.timing = checkTiming{poll: poll, firstStatistics: firstStatistics, fresh: fresh, totals: totals}
+	c.counter.timing = checkTiming{poll: poll, firstStatistics: firstStatistics, fresh: fresh, totals: totals}
 }
 
 // PeeksAtQuorumQueues learns c's broker, as its first check of a quorum
@@ -98,29 +100,29 @@ func SetCheckTiming(c *Client, poll, firstStatistics, fresh, totals time.Duratio
 // delivery limit applies to (checkRule): on 3.10–3.13, and on 4.3 with
 // every node on 4.3; never on 4.0–4.2, where every return counts.
 func PeeksAtQuorumQueues(ctx context.Context, c *Client) (bool, error) {
-	rule, err := c.rule(ctx)
+	rule, err := c.counter.rule(ctx)
 	return rule.mayPeek(queueJSON{Type: queueTypeQuorum, EffectivePolicy: json.RawMessage(`{}`)}), err
 }
 
 // HasStatistics tells whether the broker gives a count of queue yet and,
 // for a quorum queue, its policy: a new queue has neither for some seconds.
 func HasStatistics(ctx context.Context, c *Client, vhost, queue string) (bool, error) {
-	q, err := c.readQueue(ctx, vhost, queue)
+	q, err := c.counter.readQueue(ctx, vhost, queue)
 	return hasCount(q) && (q.Type == queueTypeClassic || hasPolicy(q)), err
 }
 
 // LeaderCount is leaderCount of the quorum queue name, read as a check
 // reads it, without the settling wait.
 func LeaderCount(ctx context.Context, c *Client, vhost, name string) (count int64, trusted bool, err error) {
-	q, err := c.readQueue(ctx, vhost, name)
+	q, err := c.counter.readQueue(ctx, vhost, name)
 	if err != nil {
 		return 0, false, err
 	}
-	rule, err := c.rule(ctx)
+	rule, err := c.counter.rule(ctx)
 	if err != nil {
 		return 0, false, err
 	}
-	count, trusted, _, err = c.leaderCount(ctx, vhost, rule, q, false)
+	count, trusted, _, err = c.counter.leaderCount(ctx, vhost, rule, q, false)
 	return count, trusted, err
 }
 
@@ -139,4 +141,16 @@ func (c *Client) QueueBindings(ctx context.Context, vhost, queue string) ([]rabb
 // in flight would, until release is called.
 func HoldQuorumTurn(ctx context.Context, c *Client) (release func(), err error) {
 	return c.quorumDeletionTurn(ctx, "/")
+}
+
+// CountForDeletion counts queue as a deletion does before its DELETE,
+// handing the counter stop as the deletion's arrivalsStopper.
+func CountForDeletion(ctx context.Context, c *Client, vhost, queue string, stop func(context.Context) (bool, error)) (map[string]int64, error) {
+	return c.counter.count(ctx, vhost, []string{queue}, countForDeletion, stop)
+}
+
+// CountInTurn asks queue's leader again, as a quorum deletion does in its
+// turn.
+func CountInTurn(ctx context.Context, c *Client, vhost, queue string) (map[string]int64, error) {
+	return c.counter.count(ctx, vhost, []string{queue}, leaderAgain, nil)
 }

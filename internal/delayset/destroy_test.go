@@ -43,6 +43,9 @@ func TestDestroy(t *testing.T) {
 				if !errors.As(err, &held) || !strings.Contains(err.Error(), tt.refused) {
 					t.Fatalf("Destroy = %v, want a refusal naming %q", err, tt.refused)
 				}
+				if strings.Contains(err.Error(), "force_destroy") {
+					t.Errorf("the refusal names a Terraform attribute, which is the provider's to word: %v", err)
+				}
 				if len(after.Queues) != len(before.Queues) || len(after.Exchanges) != len(before.Exchanges) || len(after.Bindings) != len(before.Bindings) {
 					t.Errorf("a refused destroy changed the set: %d/%d/%d objects, was %d/%d/%d", len(after.Exchanges), len(after.Queues),
 						len(after.Bindings), len(before.Exchanges), len(before.Queues), len(before.Bindings))

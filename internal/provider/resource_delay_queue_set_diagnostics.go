@@ -139,8 +139,7 @@ func holdsMessagesText(refused *delayset.HoldsMessagesError) string {
 			held[i] = h.Uncounted.Error()
 		}
 	}
-	text := fmt.Sprintf("refusing to delete queues that hold messages: %s. Wait until they drain, or set "+
-		"force_destroy = true to delete them with their messages", strings.Join(held, "; "))
+	text := fmt.Sprintf("refusing to delete queues that hold messages: %s. %s", strings.Join(held, "; "), drainOrForce)
 	if refused.RedeclaredIn != "" {
 		text += fmt.Sprintf(". In the %s layout the queues have the library's names, so a change of their "+
 			"arguments (queue_type, or drift to repair) cannot start a new generation beside them to drain into: "+
@@ -148,6 +147,10 @@ func holdsMessagesText(refused *delayset.HoldsMessagesError) string {
 	}
 	return text
 }
+
+// drainOrForce is the advice of a refusal to delete queues that hold
+// messages, or may: said once, after every queue is named.
+const drainOrForce = "Wait until they drain, or set force_destroy = true to delete them with their messages"
 
 // errorText is err in the provider's words where package delayset's
 // refusal has none of its own.
@@ -180,8 +183,10 @@ func brokerError(action string, spec topology.Spec, err error, partly string) di
 		detail = failed + ": " + holdsMessagesText(held)
 	case errors.As(err, &notEmpty):
 		summary = "Delay Queues Hold Messages"
+		detail += "\n\n" + drainOrForce + "."
 	case errors.As(err, &uncounted):
 		summary = "Delay Queues May Hold Messages"
+		detail += "\n\n" + drainOrForce + "."
 	case errors.As(err, &unreachable):
 		// Every request failed alike: the first says it.
 		summary = "Cannot Reach RabbitMQ"

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"errors"
 	"net/http"
 	"regexp"
 	"strings"
@@ -161,5 +162,45 @@ func TestBrokerError_holdsMessages(t *testing.T) {
 	}
 	if strings.Contains(diags[0].Detail(), "Part of the change") {
 		t.Errorf("a refusal changed nothing, yet the detail says it may have:\n%s", diags[0].Detail())
+	}
+}
+
+// TestBrokerError_forceAdviceOnce: a refusal to delete queues that hold
+// messages, or may, names force_destroy once, however many queues it
+// names and whether the guard or the deletion itself refused.
+func TestBrokerError_forceAdviceOnce(t *testing.T) {
+	t.Parallel()
+	mayHold := func(queue string, messages int64) *broker.UncountedError {
+		return &broker.UncountedError{VHost: "/", Queue: queue, Version: "4.0.5", Messages: messages,
+			Reason: "only its management statistics, which lag by up to 10s, count 1 ready"}
+	}
+	deleting := func(queue string, err error) error {
+		return &broker.ChangeError{Change: topology.Change{Kind: topology.DeleteQueue, Queue: &topology.Queue{Name: queue}}, Err: err}
+	}
+	tests := map[string]struct {
+		err     error
+		summary string
+	}{
+		"the guard refused": {err: &delayset.HoldsMessagesError{Held: []delayset.HeldQueue{
+			{Queue: "q1", Messages: 1, Uncounted: mayHold("q1", 1)},
+			{Queue: "q2", Messages: 1, Uncounted: mayHold("q2", 0)},
+			{Queue: "q3", Messages: 3},
+		}}, summary: "Delay Queues Hold Messages"},
+		"the deletion found it uncounted": {err: errors.Join(deleting("q1", mayHold("q1", 1)), deleting("q2", mayHold("q2", 0))),
+			summary: "Delay Queues May Hold Messages"},
+		"the deletion found it not empty": {err: deleting("q3", &broker.QueueNotEmptyError{Queue: "q3", Messages: 3}),
+			summary: "Delay Queues Hold Messages"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			diags := setError("destroy", topology.Spec{Name: "delay", VHost: "/"}, &delayset.StageError{Stage: delayset.Applying, Err: tc.err}, nil)
+			if len(diags) != 1 || diags[0].Summary() != tc.summary {
+				t.Fatalf("diagnostics = %v, want one %q", diags, tc.summary)
+			}
+			if n := strings.Count(diags[0].Detail(), "force_destroy"); n != 1 {
+				t.Errorf("the detail names force_destroy %d times, want once:\n%s", n, diags[0].Detail())
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net"
@@ -21,7 +22,8 @@ import (
 // queue.declare of a queue of Ready with its count, of any other with a
 // 404. With Hang set it heartbeats but answers nothing more, not even
 // connection.close, as a broker that is stuck. It records the
-// connection_name of every connection and the declarations it was asked.
+// connection_name of every connection, the declarations it was asked, and
+// any method that could change a broker (Changes).
 // Set its fields before the first connection; Hang at any time.
 type AMQPPeer struct {
 	ClusterName string
@@ -37,6 +39,7 @@ type AMQPPeer struct {
 	mu       sync.Mutex
 	names    []string
 	declared []string
+	changes  []string
 }
 
 // StartAMQPPeer starts peer until the test ends and returns its URL.
@@ -93,6 +96,15 @@ func (p *AMQPPeer) Declared() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.declared)
+}
+
+// Changes are the methods the peer was sent, as "class.method", other
+// than those that open and close connections and channels and a passive
+// queue.declare: whatever could change a broker.
+func (p *AMQPPeer) Changes() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.changes)
 }
 
 // AMQP 0-9-1 classes and methods the peer speaks.
@@ -198,8 +210,12 @@ func (p *AMQPPeer) serve(conn net.Conn) {
 			c.method(f.channel, classChannel, 11, longString(""))
 		case class == classChannel && method == 40: // close
 			c.method(f.channel, classChannel, 41, nil)
-		case class == classQueue && method == 10: // declare
+		case class == classQueue && method == 10 && passive(args): // declare
 			go p.answerDeclare(c, f.channel, args)
+		case !opensOrCloses(class, method):
+			p.mu.Lock()
+			p.changes = append(p.changes, fmt.Sprintf("%d.%d", class, method))
+			p.mu.Unlock()
 		}
 	}
 }
@@ -229,6 +245,28 @@ func (p *AMQPPeer) answerDeclare(c *peerConn, channel uint16, args []byte) {
 	}
 	counts := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, uint32(ready)), 0)
 	c.method(channel, classQueue, 11, append(shortString(queue), counts...))
+}
+
+// opensOrCloses tells the methods that open or close a connection or a
+// channel, and the acknowledgements of those.
+func opensOrCloses(class, method uint16) bool {
+	switch class {
+	case classConnection:
+		return slices.Contains([]uint16{11, 31, 40, 50, 51}, method)
+	case classChannel:
+		return slices.Contains([]uint16{10, 40, 41}, method)
+	}
+	return false
+}
+
+// passive tells a queue.declare whose passive bit is set: its arguments
+// are a reserved short, the queue's name, then the bits, passive first.
+func passive(args []byte) bool {
+	if len(args) < 3 {
+		return false
+	}
+	_, rest := readShortString(args[2:])
+	return len(rest) > 0 && rest[0]&1 == 1
 }
 
 func shortString(s string) []byte { return append([]byte{byte(len(s))}, s...) }
