@@ -22,11 +22,17 @@ func (c *Client) quorumDeletionTurn(ctx context.Context, vhost string) (release 
 		return nil, context.Cause(ctx)
 	}
 	key := c.deletionTurnKey(ctx)
-	endInProcess, err := processTurns.take(ctx, key)
+	// A destroy that pauses here says why, once.
+	waiting := sync.OnceFunc(func() {
+		if c.logf != nil {
+			c.logf(ctx, "waiting for another quorum queue deletion on this cluster to end", map[string]any{"vhost": vhost, "turn": key})
+		}
+	})
+	endInProcess, err := processTurns.take(ctx, key, waiting)
 	if err != nil {
 		return nil, err
 	}
-	endOnMachine, err := machineTurn(ctx, key)
+	endOnMachine, err := machineTurn(ctx, key, waiting)
 	switch {
 	case errors.Is(err, errNoTurnFile):
 		// Deleting matters more than the lock: the turn is then this process's alone.
@@ -61,8 +67,9 @@ type turns struct {
 	held map[string]chan struct{} // a full channel is a turn taken
 }
 
-// take waits for key's turn, or for ctx to end.
-func (t *turns) take(ctx context.Context, key string) (release func(), err error) {
+// take waits for key's turn, or for ctx to end; waiting is called first
+// when the turn is taken.
+func (t *turns) take(ctx context.Context, key string, waiting func()) (release func(), err error) {
 	t.mu.Lock()
 	turn, ok := t.held[key]
 	if !ok {
@@ -70,6 +77,12 @@ func (t *turns) take(ctx context.Context, key string) (release func(), err error
 		t.held[key] = turn
 	}
 	t.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+		return func() { <-turn }, nil
+	default:
+		waiting()
+	}
 	select {
 	case turn <- struct{}{}:
 		return func() { <-turn }, nil

@@ -14,8 +14,9 @@ import (
 // machineTurn waits for key's turn among the processes of this machine: an
 // exclusive flock(2) of key's lock file, which the kernel releases when the
 // process ends, however it ends. flock cannot be interrupted, so the wait
-// tries without blocking, a few milliseconds apart, until ctx ends.
-func machineTurn(ctx context.Context, key string) (release func(), err error) {
+// tries without blocking, a few milliseconds apart, until ctx ends;
+// waiting is called when the first try fails.
+func machineTurn(ctx context.Context, key string, waiting func()) (release func(), err error) {
 	// Read-only is enough to lock, and lets users of one machine share the file.
 	file, err := os.OpenFile(turnFilePath(key), os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
@@ -34,6 +35,7 @@ func machineTurn(ctx context.Context, key string) (release func(), err error) {
 			_ = file.Close()
 			return nil, fmt.Errorf("%w: locking %s: %w", errNoTurnFile, file.Name(), err)
 		}
+		waiting()
 		select {
 		case <-ctx.Done():
 			_ = file.Close()

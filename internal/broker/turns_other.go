@@ -6,4 +6,4 @@ import "context"
 
 // machineTurn has no file lock to take on this platform (Windows): the
 // deletions take turns within each process only.
-func machineTurn(context.Context, string) (func(), error) { return nil, errNoTurnFile }
+func machineTurn(context.Context, string, func()) (func(), error) { return nil, errNoTurnFile }

@@ -202,7 +202,11 @@ func TestQuorumDeletionTurnWaitEndsWithContext(t *testing.T) {
 		return []topology.Change{{Kind: topology.DeleteQueue, Queue: queue}}
 	}
 	holder := testTurnsClient(t, cluster.endpoint(t))
-	waiter := testTurnsClient(t, cluster.endpoint(t))
+	log := &logged{}
+	waiter, err := broker.New(broker.Config{Endpoint: cluster.endpoint(t), DisableAMQPCounts: true, Logf: log.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Before the servers close, which waits for the held deletion.
 	release := sync.OnceFunc(func() { close(cluster.released) })
 	t.Cleanup(release)
@@ -223,6 +227,9 @@ func TestQuorumDeletionTurnWaitEndsWithContext(t *testing.T) {
 	cancel(cause)
 	if err := testReturned(t, waited); !errors.Is(err, cause) {
 		t.Errorf("the waiting Apply returned %v, want the cancellation's cause", err)
+	}
+	if !strings.Contains(log.text(), "waiting for another quorum queue deletion") {
+		t.Errorf("the waiting deletion did not log its wait:\n%s", log.text())
 	}
 	release()
 	if err := <-held; err != nil {

@@ -4,8 +4,10 @@
 // ([Proxy.Delay]), hangs ([Proxy.Hang]: connections stay open and nothing
 // more is forwarded; for AMQP 0-9-1 it can keep heartbeats going, so that
 // the client sees a live peer that never answers), cuts every connection
-// ([Proxy.Cut]), or sends new connections to another backend
-// ([Proxy.Switch]). [Start] starts one; [Proxy.Close] stops it.
+// ([Proxy.Cut]), sends new connections to another backend
+// ([Proxy.Switch]), or lets the test look at what each client sends before
+// it is forwarded, hold it there, and keep the backend's answer from the
+// client ([Proxy.Inspect]). [Start] starts one; [Proxy.Close] stops it.
 //
 // Only tests import it: the provider's binary holds none of it.
 package faultproxy
@@ -38,6 +40,7 @@ type Proxy struct {
 	delay      time.Duration
 	hung       bool
 	heartbeats bool
+	inspect    func(sent []byte) Verdict
 	links      map[*link]struct{}
 	accepted   int
 	closed     bool
@@ -119,6 +122,33 @@ func (p *Proxy) Switch(backend string) {
 	p.backend = backend
 }
 
+// Verdict is what the proxy does with what a client sent, as the test's
+// Inspect function decides.
+type Verdict int
+
+const (
+	// Forward forwards it, as without an Inspect function.
+	Forward Verdict = iota
+	// ForwardUnanswered forwards it, then drops whatever the backend sends
+	// on that connection: the backend acts on the request, and the client
+	// never hears its answer, nor that the backend closed the connection.
+	// The proxy's other connections go on as before.
+	ForwardUnanswered
+)
+
+// Inspect has inspect called with what each client sends, before it is
+// forwarded: a read's worth, which on 127.0.0.1 is one write of the
+// client's (an HTTP/1.1 request without a body, an AMQP method frame). It
+// runs on the connection's own goroutine, so the connection forwards
+// nothing more from its client until it returns: a test may hold a request
+// back while it acts on the broker. sent is the proxy's buffer: inspect
+// must not keep it. nil ends it. Not called while the proxy hangs.
+func (p *Proxy) Inspect(inspect func(sent []byte) Verdict) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inspect = inspect
+}
+
 // Accepted is how many connections the proxy has accepted.
 func (p *Proxy) Accepted() int {
 	p.mu.Lock()
@@ -143,6 +173,17 @@ func (p *Proxy) state() (delay time.Duration, hung, heartbeats bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.delay, p.hung, p.heartbeats
+}
+
+// verdict is the Inspect function's verdict on sent: Forward without one.
+func (p *Proxy) verdict(sent []byte) Verdict {
+	p.mu.Lock()
+	inspect := p.inspect
+	p.mu.Unlock()
+	if inspect == nil {
+		return Forward
+	}
+	return inspect(sent)
 }
 
 func (p *Proxy) accept() {
@@ -189,25 +230,39 @@ func (p *Proxy) serve(l *link, backend string, hung bool) {
 	l.setServer(server)
 	var pumps sync.WaitGroup
 	pumps.Add(3)
-	go func() { defer pumps.Done(); defer l.close(); p.pump(l, l.client, server, false) }()
+	go func() { defer pumps.Done(); defer l.close(); p.pump(l, l.client, server, fromClient) }()
 	go func() {
 		defer pumps.Done()
 		defer l.close()
-		p.pump(l, server, l.client, p.options.AMQP)
-		if _, hung, _ := p.state(); hung {
-			<-l.done() // a hung peer's close is not forwarded either
+		from := fromBackend
+		if p.options.AMQP {
+			from = fromAMQPBackend
+		}
+		p.pump(l, server, l.client, from)
+		if _, hung, _ := p.state(); hung || l.isMuted() {
+			<-l.done() // a hung peer's close is not forwarded either, nor an unanswered one's
 		}
 	}()
 	go func() { defer pumps.Done(); p.heartbeat(l) }()
 	pumps.Wait()
 }
 
-// pump copies from src to dst, a frame at a time when frames is set,
+// side is where a pump reads from.
+type side int
+
+const (
+	fromClient side = iota
+	fromBackend
+	fromAMQPBackend // a frame at a time
+)
+
+// pump copies from src to dst, a frame at a time from an AMQP backend,
 // waiting the delay before each write and dropping what comes while the
-// proxy hangs.
-func (p *Proxy) pump(l *link, src io.Reader, dst net.Conn, frames bool) {
+// proxy hangs. What the client sends goes through the Inspect function
+// first; what the backend sends after a ForwardUnanswered is dropped.
+func (p *Proxy) pump(l *link, src io.Reader, dst net.Conn, from side) {
 	read := chunks(src)
-	if frames {
+	if from == fromAMQPBackend {
 		read = amqpFrames(src)
 	}
 	for {
@@ -216,8 +271,13 @@ func (p *Proxy) pump(l *link, src io.Reader, dst net.Conn, frames bool) {
 			return
 		}
 		delay, hung, _ := p.state()
-		if hung {
+		switch {
+		case hung:
 			continue
+		case from != fromClient && l.isMuted():
+			continue
+		case from == fromClient && p.verdict(b) == ForwardUnanswered:
+			l.mute()
 		}
 		if delay > 0 {
 			time.Sleep(delay)
@@ -295,6 +355,7 @@ type link struct {
 	mu       sync.Mutex
 	server   net.Conn
 	closed   bool
+	muted    bool // the backend's answers are dropped (ForwardUnanswered)
 	finished chan struct{}
 	writeMu  sync.Mutex // whole frames and heartbeats never interleave
 }
@@ -313,6 +374,18 @@ func (l *link) write(dst net.Conn, b []byte) error {
 	defer l.writeMu.Unlock()
 	_, err := dst.Write(b)
 	return err
+}
+
+func (l *link) mute() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.muted = true
+}
+
+func (l *link) isMuted() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.muted
 }
 
 // wake makes the heartbeat goroutine look at the proxy's state now.

@@ -16,6 +16,13 @@ import (
 // echoServer answers every line it reads with name, ": " and the line.
 func echoServer(t *testing.T, name string) string {
 	t.Helper()
+	return recordingEchoServer(t, name, nil)
+}
+
+// recordingEchoServer is an echoServer that also sends each line it reads
+// to lines, unless lines is nil.
+func recordingEchoServer(t *testing.T, name string, lines chan<- string) string {
+	t.Helper()
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -29,9 +36,12 @@ func echoServer(t *testing.T, name string) string {
 			}
 			go func() {
 				defer conn.Close()
-				lines := bufio.NewScanner(conn)
-				for lines.Scan() {
-					if _, err := io.WriteString(conn, name+": "+lines.Text()+"\n"); err != nil {
+				scanner := bufio.NewScanner(conn)
+				for scanner.Scan() {
+					if lines != nil {
+						lines <- scanner.Text()
+					}
+					if _, err := io.WriteString(conn, name+": "+scanner.Text()+"\n"); err != nil {
 						return
 					}
 				}
@@ -199,4 +209,103 @@ func TestProxyHangsAMQPWithHeartbeats(t *testing.T) {
 			t.Fatalf("while hung, read %q, %v; want heartbeat frames alone", heartbeat, err)
 		}
 	}
+}
+
+// TestProxyInspects: the Inspect function sees each line before it is
+// forwarded and holds the connection while it runs; after
+// ForwardUnanswered the backend still gets the line, and the client hears
+// nothing more on that connection, while another goes on.
+func TestProxyInspects(t *testing.T) {
+	t.Parallel()
+	received := make(chan string, 8)
+	p := startProxy(t, recordingEchoServer(t, "a", received), faultproxy.Options{})
+	seen := make(chan string, 8)
+	release := make(chan struct{})
+	p.Inspect(func(sent []byte) faultproxy.Verdict {
+		seen <- string(sent)
+		switch string(sent) {
+		case "held\n":
+			<-release
+		case "unanswered\n":
+			return faultproxy.ForwardUnanswered
+		}
+		return faultproxy.Forward
+	})
+	conn, r := dial(t, p)
+	if got := ask(t, conn, r, "one"); got != "a: one\n" || <-seen != "one\n" {
+		t.Errorf("answer = %q, want a's after the Inspect function saw it", got)
+	}
+	if _, err := io.WriteString(conn, "held\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-seen
+	silent(t, conn, r)
+	close(release)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if got, err := r.ReadString('\n'); err != nil || got != "a: held\n" {
+		t.Errorf("the held line's answer = %q, %v; want a's once released", got, err)
+	}
+
+	if _, err := io.WriteString(conn, "unanswered\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-seen
+	silent(t, conn, r)
+	if got := lastReceived(t, received); got != "unanswered" {
+		t.Errorf("the backend's last line = %q, want the unanswered one", got)
+	}
+	other, otherReader := dial(t, p)
+	if got := ask(t, other, otherReader, "other"); got != "a: other\n" {
+		t.Errorf("another connection's answer = %q, want a's", got)
+	}
+	p.Inspect(nil)
+	if _, err := io.WriteString(conn, "later\n"); err != nil {
+		t.Fatal(err)
+	}
+	silent(t, conn, r)
+}
+
+// lastReceived is the last line a recordingEchoServer has read so far.
+func lastReceived(t *testing.T, lines <-chan string) string {
+	t.Helper()
+	var last string
+	for {
+		select {
+		case line := <-lines:
+			last = line
+		default:
+			return last
+		}
+	}
+}
+
+// TestProxyUnansweredHidesTheBackendsClose: a backend that answers, then
+// closes the connection (as an HTTP server does with an idle one), shows
+// neither to a client whose request was forwarded unanswered.
+func TestProxyUnansweredHidesTheBackendsClose(t *testing.T) {
+	t.Parallel()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = listener.Close() })
+	closed := make(chan struct{})
+	go func() {
+		conn, err := listener.Accept()
+		if err != nil {
+			return
+		}
+		line, _ := bufio.NewReader(conn).ReadString('\n')
+		_, _ = io.WriteString(conn, "answer to "+line)
+		_ = conn.Close()
+		close(closed)
+	}()
+	p := startProxy(t, listener.Addr().String(), faultproxy.Options{})
+	p.Inspect(func([]byte) faultproxy.Verdict { return faultproxy.ForwardUnanswered })
+	conn, r := dial(t, p)
+	if _, err := io.WriteString(conn, "request\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-closed
+	silent(t, conn, r)
 }
