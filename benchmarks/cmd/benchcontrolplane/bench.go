@@ -32,10 +32,8 @@ const routeQueue = "bench.work"
 // resolution keeps a 32-level set's largest TTL within the broker's limit.
 const resolution = 100 * time.Millisecond
 
-// measurement is what one operation cost. The CPU times are those of the
-// terraform command and the providers it ran (TerraformCPU, the whole
-// process tree), of the providers alone (ProviderCPU), and of the broker's
-// process (BrokerCPU: everything it did meanwhile).
+// measurement is what one operation cost: the CPU of terraform's process
+// tree, of the providers alone, and of the broker's process meanwhile.
 type measurement struct {
 	Requests     int64
 	Wall         time.Duration
@@ -84,20 +82,18 @@ type report struct {
 
 // bench holds what the measurements share.
 type bench struct {
-	cfg      config
-	progress progress
-	admin    *rabbithole.Client
-	client   *broker.Client // straight to the broker: setup, checks and the create-path comparison
-	sets     delayset.Sets  // sets created and destroyed as the provider does, over client
-	proxy    *countingProxy
-	workdir  string
-	env      []string
-	// brokerPID is the broker's OS process, whose CPU time each operation reads.
-	brokerPID int
-	// providerCPULog is where the provider's wrapper writes its CPU times.
-	providerCPULog string
-	// direct points terraform straight at the broker instead of the
-	// counting proxy, whose own work would add to the wall time.
+	cfg            config
+	progress       progress
+	admin          *rabbithole.Client
+	client         *broker.Client // straight to the broker: setup, checks and the create-path comparison
+	sets           delayset.Sets  // sets created and destroyed as the provider does, over client
+	proxy          *countingProxy
+	workdir        string
+	env            []string
+	brokerPID      int    // whose CPU time each operation reads
+	providerCPULog string // where the provider's wrapper writes its CPU times
+	// direct points terraform straight at the broker: the counting proxy's
+	// own work would add to the wall time.
 	direct bool
 }
 
@@ -328,14 +324,7 @@ func (b *bench) uploadDefinitions(t topology.Topology) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequest(http.MethodPost,
-		strings.TrimSuffix(b.cfg.Endpoint, "/")+"/api/definitions/"+url.PathEscape(b.cfg.VHost), bytes.NewReader(document))
-	if err != nil {
-		return err
-	}
-	req.SetBasicAuth(b.cfg.Username, b.cfg.Password)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.post(context.Background(), "/api/definitions/"+url.PathEscape(b.cfg.VHost), bytes.NewReader(document))
 	if err != nil {
 		return err
 	}
@@ -347,6 +336,29 @@ func (b *bench) uploadDefinitions(t topology.Topology) error {
 	return nil
 }
 
+// post sends body to the management API's path as the benchmark's user.
+func (b *bench) post(ctx context.Context, path string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(b.cfg.Endpoint, "/")+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(b.cfg.Username, b.cfg.Password)
+	req.Header.Set("Content-Type", "application/json")
+	return http.DefaultClient.Do(req)
+}
+
+// terraformBlock opens every configuration: the provider from the dev
+// overrides.
+const terraformBlock = `terraform {
+  required_providers {
+    rabbitmq = {
+      source = "delayqueue/rabbitmq"
+    }
+  }
+}
+
+`
+
 // measureSet creates, plans and destroys one set with terraform.
 func (b *bench) measureSet(ctx context.Context, levels int, busy bool) (setResult, error) {
 	set, err := b.plan(levels)
@@ -355,15 +367,7 @@ func (b *bench) measureSet(ctx context.Context, levels int, busy bool) (setResul
 	}
 	spec, plan := set.Spec, set.Shown
 	result := setResult{Busy: busy, Levels: levels, Objects: len(plan.Exchanges) + len(plan.Queues) + len(plan.Bindings)}
-	config := fmt.Sprintf(`terraform {
-  required_providers {
-    rabbitmq = {
-      source = "delayqueue/rabbitmq"
-    }
-  }
-}
-
-resource "rabbitmq_delay_queue_set" "bench" {
+	config := fmt.Sprintf(terraformBlock+`resource "rabbitmq_delay_queue_set" "bench" {
   name       = %q
   vhost      = %q
   levels     = %d
@@ -374,7 +378,7 @@ resource "rabbitmq_delay_queue_set" "bench" {
   }
 }
 `, spec.Name, spec.VHost, levels, resolution.String(), routeQueue)
-	if err := os.WriteFile(filepath.Join(b.workdir, "main.tf"), []byte(config), 0o644); err != nil {
+	if err := b.writeConfig(config); err != nil {
 		return setResult{}, err
 	}
 
@@ -449,10 +453,8 @@ func objectLines(t topology.Topology) []string {
 	return slices.Compact(lines)
 }
 
-// terraform runs one terraform command in the work directory through the
-// counting proxy, and measures it. A command that exits with another status
-// than 0 (for a plan with -detailed-exitcode: one that would change
-// something) fails the benchmark, with its output.
+// terraform runs and measures one terraform command in the work directory.
+// Any exit status but 0 (a plan with changes, too) fails the benchmark.
 func (b *bench) terraform(ctx context.Context, args ...string) (measurement, error) {
 	cmd := exec.CommandContext(ctx, b.cfg.Terraform, append(args, "-input=false", "-no-color")...)
 	cmd.Dir = b.workdir
@@ -523,7 +525,7 @@ func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
 		return createPaths{}, err
 	}
-	return result, b.sets.Destroy(ctx, set, false)
+	return result, b.sets.Destroy(ctx, created.Remembered, false)
 }
 
 // medianByWall is the measurement of median wall time.

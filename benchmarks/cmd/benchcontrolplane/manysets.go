@@ -72,15 +72,7 @@ func (b *bench) manySetsConfig(sets int, dataSources bool) string {
 	if dataSources {
 		kind = `data "rabbitmq_delay_topology"`
 	}
-	return fmt.Sprintf(`terraform {
-  required_providers {
-    rabbitmq = {
-      source = "delayqueue/rabbitmq"
-    }
-  }
-}
-
-%s "many" {
+	return fmt.Sprintf(terraformBlock+`%s "many" {
   for_each  = toset([for i in range(%d) : format("bench-many-%%03d", i)])
   name      = each.key
   vhost     = %q

@@ -52,7 +52,7 @@ func (b *bench) createPeekQueue(ctx context.Context) (string, error) {
 // inFlight requests at once.
 func (b *bench) measurePeeks(ctx context.Context, queue string, n, inFlight int) (peekResult, error) {
 	b.progress.step("%d peeks at an empty classic queue, %d at once", n, inFlight)
-	target := strings.TrimSuffix(b.cfg.Endpoint, "/") + "/api/queues/" + url.PathEscape(b.cfg.VHost) + "/" + url.PathEscape(queue) + "/get"
+	target := "/api/queues/" + url.PathEscape(b.cfg.VHost) + "/" + url.PathEscape(queue) + "/get"
 	latencies := make([]time.Duration, n)
 	errs := make([]error, n)
 	slots := make(chan struct{}, inFlight)
@@ -81,14 +81,8 @@ func (b *bench) measurePeeks(ctx context.Context, queue string, n, inFlight int)
 
 // peek makes one peek at queue, by target, and times it.
 func (b *bench) peek(ctx context.Context, queue, target string) (time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(peekBody))
-	if err != nil {
-		return 0, err
-	}
-	req.SetBasicAuth(b.cfg.Username, b.cfg.Password)
-	req.Header.Set("Content-Type", "application/json")
 	started := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.post(ctx, target, strings.NewReader(peekBody))
 	if err != nil {
 		return 0, err
 	}

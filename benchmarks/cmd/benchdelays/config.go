@@ -15,8 +15,10 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// config is everything a run needs.
+// config is everything a run needs: the settings its report keeps, and
+// how to reach the broker and what else to do.
 type config struct {
+	settings
 	// URL is the first of URLs, the AMQP URLs the trials' clients use: one,
 	// or one per node of a cluster, which they spread over (clients.go).
 	URL      string
@@ -25,30 +27,11 @@ type config struct {
 	Username string
 	Password string
 	VHost    string
+	Variants []variant // settings.Variants are their names
 
-	// GroupSize is the quorum initial group size of every quorum set; 0
-	// for none (the broker's).
-	GroupSize      int
-	Variants       []variant
-	Levels         int
-	Resolution     time.Duration
-	BaselineDelay  time.Duration // 0: no baseline
-	Rate           float64
-	Duration       time.Duration
-	Steps          []float64 // empty: no search
-	SearchDuration time.Duration
-	Fine           bool // 10 % steps near the limit
-	P99Limit       time.Duration
-	LossWindow     time.Duration
-	Tick           time.Duration
-	LagLimit       time.Duration
-	AbandonLag     time.Duration
-	Prefetch       int
-	MaxInFlight    int
-	Settle         time.Duration
-	Pause          time.Duration
-	QuietMax       time.Duration
-	Seed           uint64
+	Settle   time.Duration
+	Pause    time.Duration
+	QuietMax time.Duration
 	// IdleRadixes are the radixes whose sets' idle cost is measured, over
 	// IdleWindow each, with the first variant's queue type and strategy.
 	IdleRadixes []int
@@ -64,9 +47,6 @@ type config struct {
 	// of measuring.
 	ModelFit, ModelCheck []string
 	Estimate             bool // print the run's estimated duration and exit
-	// Warnings say why the figures may not be what they seem, such as a
-	// duration too short for steady state; printed, and kept in the report.
-	Warnings []string
 }
 
 // quickDefaults replace the defaults under -quick, for flags not
@@ -248,10 +228,6 @@ func (cfg *config) checkDurations() error {
 	}
 	return nil
 }
-
-// maxDelay is the longest delay of the run: that of -levels binary digits
-// at -resolution.
-func (c config) maxDelay() time.Duration { return topology.MaxDelayFor(c.Levels, c.Resolution) }
 
 // levelsIn is the number of digits of radix a set needs to hold the run's
 // longest delay, as the planner picks it from a max_delay; 0 when it cannot.

@@ -166,13 +166,8 @@ func idleCPU(ctx context.Context, pids []int) (float64, error) {
 
 // settingsOf is what the report says of the run's settings.
 func settingsOf(cfg config) settings {
-	s := settings{
-		Levels: cfg.Levels, Resolution: cfg.Resolution, BaselineDelay: cfg.BaselineDelay,
-		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, Fine: cfg.Fine, SearchDuration: cfg.SearchDuration,
-		P99Limit: cfg.P99Limit, LossWindow: cfg.LossWindow, Tick: cfg.Tick, LagLimit: cfg.LagLimit, AbandonLag: cfg.AbandonLag,
-		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed, Warnings: cfg.Warnings,
-		GroupSize: cfg.GroupSize, ClientURLs: redactedURLs(cfg.URLs),
-	}
+	s := cfg.settings
+	s.ClientURLs = redactedURLs(cfg.URLs)
 	for _, v := range cfg.Variants {
 		s.Variants = append(s.Variants, v.Name)
 	}
