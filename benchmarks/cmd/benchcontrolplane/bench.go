@@ -162,9 +162,7 @@ func (b *bench) connect(ctx context.Context, r *report) (err error) {
 	return nil
 }
 
-// measureAll runs the measurements in the order of the report: the idle
-// broker, peeks, Terraform's floor, the sets on an empty then a busy vhost,
-// and the create paths.
+// measureAll runs the measurements in the order of the report.
 func (b *bench) measureAll(ctx context.Context, r *report) (err error) {
 	cfg := b.cfg
 	if r.BrokerIdleCPU, err = b.brokerIdleCPU(ctx); err != nil {
@@ -217,9 +215,8 @@ func (b *bench) measureAll(ctx context.Context, r *report) (err error) {
 	return nil
 }
 
-// prepareTerraform builds the provider and has scripts/dev-overrides.sh
-// write the CLI configuration that makes terraform run it: no init, no
-// registry.
+// prepareTerraform builds the provider and has scripts/dev-overrides.sh write
+// the CLI configuration that runs it: no init, no registry.
 func (b *bench) prepareTerraform(ctx context.Context) error {
 	b.progress.step("building the provider (scripts/dev-overrides.sh)")
 	script := exec.CommandContext(ctx, filepath.Join(moduleRoot(ctx), "scripts", "dev-overrides.sh"))
@@ -251,10 +248,8 @@ func cleanEnv(env []string) []string {
 // providerModule is the provider's module.
 const providerModule = "github.com/delayqueue/terraform-provider-rabbitmq"
 
-// moduleRoot is the directory of the provider's checkout, which holds
-// scripts/: the working directory's module when it runs from there (as make
-// does), the one the benchmarks module replaces it with when it runs from
-// benchmarks/; "." when go cannot tell.
+// moduleRoot is the provider's checkout, which holds scripts/, whether the
+// command runs from there (as make does) or from benchmarks/; "." when go cannot tell.
 func moduleRoot(ctx context.Context) string {
 	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", providerModule).Output()
 	if dir := strings.TrimSpace(string(out)); err == nil && dir != "" {
@@ -316,9 +311,8 @@ func (b *bench) addUnrelatedObjects() error {
 	return nil
 }
 
-// uploadDefinitions loads a topology into the vhost with one request.
-// Not rabbit-hole's UploadVhostDefinitions: it sends "policies": null, which
-// RabbitMQ 3.10 answers with a 500.
+// uploadDefinitions loads a topology into the vhost with one request; not
+// rabbit-hole's, whose "policies": null RabbitMQ 3.10 answers with a 500.
 func (b *bench) uploadDefinitions(t topology.Topology) error {
 	document, err := topology.DefinitionsJSON(t)
 	if err != nil {
@@ -416,9 +410,8 @@ func (b *bench) plan(levels int) (delayset.Remembered, error) {
 	return remembered(spec)
 }
 
-// remembered is what a state remembers of the set of spec, a new set's
-// resolved spec, once created: what delayset plans it to hold, as the
-// provider's plan gets it.
+// remembered is what the provider remembers of a new set of spec once
+// created: what delayset's Plan says it holds.
 func remembered(spec topology.Spec) (delayset.Remembered, error) {
 	planned, err := delayset.Plan(delayset.Remembered{}, spec, time.Now())
 	return delayset.Remembered{Spec: planned.Spec, Shown: planned.Set}, err

@@ -23,19 +23,16 @@ const peekBody = `{"count":1,"ackmode":"ack_requeue_true","encoding":"auto","tru
 // stalledPeek is how long a peek takes before the report counts it as stalled.
 const stalledPeek = time.Second
 
-// peekResult is the latency of peeks at an empty classic queue, the request
-// the provider's exact check makes before deleting a queue whose statistics
-// count nothing (every queue of a destroy, as a rule).
+// peekResult is the latency of peeks at an empty classic queue: the provider's
+// exact check before it deletes a queue whose statistics count nothing.
 type peekResult struct {
 	InFlight int // requests at once
 	Latency  messaging.Percentiles
 	Stalled  int // peeks that took stalledPeek or longer
 }
 
-// createPeekQueue creates a classic set of one level, as the provider
-// creates a set, and returns its TTL queue: an empty classic queue of a set,
-// such as the provider peeks into before deleting it. The set goes with the
-// benchmark's vhost.
+// createPeekQueue creates a one-level classic set as the provider does and
+// returns its TTL queue, which goes with the benchmark's vhost.
 func (b *bench) createPeekQueue(ctx context.Context) (string, error) {
 	spec, err := topology.NewSet(topology.Spec{Name: peekSet, VHost: b.cfg.VHost, Levels: 1, Resolution: resolution,
 		QueueType: topology.QueueTypeClassic})

@@ -53,9 +53,8 @@ func (r report) Markdown() string {
 	return b.String()
 }
 
-// manySetsMarkdown renders the many-sets scenario: per configuration and
-// operation, the spread of its wall time over the runs, where the CPU went,
-// and its ratio to a floor; then every run.
+// manySetsMarkdown renders the many-sets scenario: each operation's wall time
+// over the runs, its CPU and its ratio to a floor; then every run.
 func (r report) manySetsMarkdown(b *strings.Builder) {
 	runs := 0
 	if len(r.ManySets) > 0 {

@@ -14,10 +14,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// markdown renders a run as delays.md: what was measured where, the main
-// table, lateness by hop count, the rate search and every trial. svgName
-// and ratesName, when not empty, are the plots to link: lateness by hop
-// count, and p99 against the rate.
+// markdown renders a run as delays.md; svgName and ratesName, when not empty,
+// are the plots to link.
 func markdown(r report, svgName, ratesName string) string {
 	var b strings.Builder
 	writeIntro(&b, r)
@@ -175,9 +173,8 @@ func writeEveryTrial(b *strings.Builder, r report) {
 	writeTable(b, rows, "lrrrrrrrrrrrrrrrrll")
 }
 
-// notes says what the counts in the tables do not: trials that failed,
-// messages refused, misrouted or foreign, lost ones that came after all,
-// and where duplicates come from.
+// notes says what the counts in the tables do not: failures, refusals, misroutes,
+// late arrivals, and where duplicates come from.
 func notes(r report) string {
 	var b strings.Builder
 	for _, t := range r.Trials {

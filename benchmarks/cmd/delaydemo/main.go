@@ -294,9 +294,8 @@ func exitOn(err error) (int, error) {
 	return 0, nil
 }
 
-// prepareQueue declares the route's queue with -declare-queue (the run is
-// then done), or checks that it exists and drops an interrupted run's
-// leftovers, which would count as foreign.
+// prepareQueue declares the route's queue under -declare-queue (then done), or
+// checks it and purges an interrupted run's leftovers, which would count as foreign.
 func prepareQueue(conn *amqp.Connection, cfg config, out *syncWriter) (done bool, err error) {
 	if cfg.DeclareQueue {
 		if err := messaging.DeclareQueue(conn, cfg.Queue); err != nil {
@@ -365,9 +364,8 @@ func sentMessages(cfg config, published []messaging.Message, labels map[string]s
 	return sent, ids, nil
 }
 
-// waitForArrivals waits until every id arrived or the deadline, then for
-// the queue to be quiet, since a duplicate follows its original closely.
-// It fails only when the consumer stopped: the connection is gone.
+// waitForArrivals waits for every id or the deadline, then for a quiet queue
+// (a duplicate follows closely); it fails only when the consumer stopped.
 func waitForArrivals(ctx context.Context, consumer *messaging.Consumer, ids []string, deadline time.Time) error {
 	waitCtx, cancelWait := context.WithDeadline(ctx, deadline)
 	waitErr := consumer.WaitForIDs(waitCtx, ids)

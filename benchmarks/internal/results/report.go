@@ -17,10 +17,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 )
 
-// Main runs the command name once its flags are parsed, parsed being
-// their error: 0 for -h, 2 with the error on stderr for another. Otherwise
-// it runs work with a context that an interrupt (Ctrl-C) cancels, writes
-// work's error, if any, on stderr, and returns work's exit code.
+// Main runs the command name once its flags are parsed (parsed: their error; 0
+// for -h, 2 for another), with a context Ctrl-C cancels, and returns work's code.
 func Main(name string, stderr io.Writer, parsed error, work func(ctx context.Context) (int, error)) int {
 	if errors.Is(parsed, flag.ErrHelp) {
 		return 0
@@ -46,10 +44,8 @@ func EnvOr(name, fallback string) string {
 	return fallback
 }
 
-// Provenance is the header of a run's results: the commit of the checkout
-// at dir ("" the working directory's), the date and the machine, the
-// broker's versions as node tells them, and the version of the terraform
-// binary when one is named.
+// Provenance is the header of a run's results: the commit at dir ("" the working
+// directory's), the machine, the broker's versions and terraform's when named.
 func Provenance(ctx context.Context, dir string, node broker.NodeInfo, terraform string) (machine.Provenance, error) {
 	p := machine.Collect(ctx, dir)
 	p.RabbitMQ, p.Erlang, p.MetadataStore = node.RabbitMQVersion, node.ErlangVersion, node.MetadataStore
