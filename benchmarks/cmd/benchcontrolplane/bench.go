@@ -460,27 +460,22 @@ func (b *bench) terraform(ctx context.Context, args ...string) (measurement, err
 	if _, err := providerCPU(b.providerCPULog); err != nil { // empties the log
 		return measurement{}, err
 	}
-	brokerBefore, err := machine.ProcessCPU(b.brokerPID)
+	var out []byte
+	var runErr error // reported once the CPU times are read
+	m, err := b.timed(func() error { out, runErr = cmd.CombinedOutput(); return nil })
 	if err != nil {
-		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", err)
+		return measurement{}, err
 	}
-	started := time.Now()
-	out, err := cmd.CombinedOutput()
-	m := measurement{Requests: b.proxy.Requests(), Wall: time.Since(started)}
-	brokerAfter, cpuErr := machine.ProcessCPU(b.brokerPID)
-	if cpuErr != nil {
-		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", cpuErr)
-	}
-	m.BrokerCPU = brokerAfter - brokerBefore
+	m.Requests = b.proxy.Requests()
 	if cmd.ProcessState != nil {
 		// wait4 counts the providers terraform has waited for with terraform.
 		m.TerraformCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	if m.ProviderCPU, cpuErr = providerCPU(b.providerCPULog); cpuErr != nil {
-		return measurement{}, cpuErr
+	if m.ProviderCPU, err = providerCPU(b.providerCPULog); err != nil {
+		return measurement{}, err
 	}
-	if err != nil {
-		return measurement{}, fmt.Errorf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
+	if runErr != nil {
+		return measurement{}, fmt.Errorf("terraform %s: %v\n%s", strings.Join(args, " "), runErr, out)
 	}
 	return m, nil
 }

@@ -277,7 +277,7 @@ func (b *bench) eachSet(sets []delayset.Remembered, do func(delayset.Remembered)
 func (b *bench) timed(f func() error) (measurement, error) {
 	before, err := machine.ProcessCPU(b.brokerPID)
 	if err != nil {
-		return measurement{}, err
+		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", err)
 	}
 	started := time.Now()
 	if err := f(); err != nil {
@@ -285,8 +285,11 @@ func (b *bench) timed(f func() error) (measurement, error) {
 	}
 	m := measurement{Wall: time.Since(started)}
 	after, err := machine.ProcessCPU(b.brokerPID)
+	if err != nil {
+		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", err)
+	}
 	m.BrokerCPU = after - before
-	return m, err
+	return m, nil
 }
 
 // measureFloor plans as many data sources as the largest configuration has sets:
@@ -326,15 +329,13 @@ func (b *bench) writeConfig(config string) error {
 func (b *bench) brokerIdleCPU(ctx context.Context) (time.Duration, error) {
 	const window = 10 * time.Second
 	b.progress.step("measuring the broker's idle CPU for %s", window)
-	before, err := machine.ProcessCPU(b.brokerPID)
-	if err != nil {
-		return 0, err
-	}
-	select {
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	case <-time.After(window):
-	}
-	after, err := machine.ProcessCPU(b.brokerPID)
-	return time.Duration(float64(after-before) / window.Seconds()), err
+	m, err := b.timed(func() error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(window):
+			return nil
+		}
+	})
+	return time.Duration(float64(m.BrokerCPU) / window.Seconds()), err
 }

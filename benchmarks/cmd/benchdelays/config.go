@@ -152,8 +152,8 @@ func defineFlags(flags *flag.FlagSet, cfg *config) (l listFlags) {
 // readLists reads the flags that are lists, and checks that every set they
 // name can hold the run's range.
 func (cfg *config) readLists(l listFlags) error {
-	cfg.ModelFit, cfg.ModelCheck = splitList(*l.modelFit), splitList(*l.modelCheck)
-	if cfg.URLs = splitList(cfg.URL); len(cfg.URLs) == 0 {
+	cfg.ModelFit, cfg.ModelCheck = results.Words(*l.modelFit), results.Words(*l.modelCheck)
+	if cfg.URLs = results.Words(cfg.URL); len(cfg.URLs) == 0 {
 		return errors.New("-url names no AMQP URL")
 	}
 	cfg.URL = cfg.URLs[0]
@@ -286,39 +286,33 @@ func parseVariants(list string) ([]variant, error) {
 // parseRadixes parses comma-separated radixes the planner allows, in the
 // order given, without repeats.
 func parseRadixes(list string) ([]int, error) {
-	var radixes []int
-	for _, field := range strings.Split(list, ",") {
-		field = strings.TrimSpace(field)
-		if field == "" {
-			continue
-		}
+	radixes, err := results.List(list, func(field string) (int, error) {
 		radix, err := strconv.Atoi(field)
 		if err != nil || !slices.Contains(topology.Radixes, radix) {
-			return nil, fmt.Errorf("%q is not a radix the planner allows (%v)", field, topology.Radixes)
+			return 0, fmt.Errorf("%q is not a radix the planner allows (%v)", field, topology.Radixes)
 		}
-		if !slices.Contains(radixes, radix) {
-			radixes = append(radixes, radix)
+		return radix, nil
+	})
+	var unique []int
+	for _, radix := range radixes {
+		if !slices.Contains(unique, radix) {
+			unique = append(unique, radix)
 		}
 	}
-	return radixes, nil
+	return unique, err
 }
 
 // parseRates parses comma-separated positive rates, returned ascending.
 func parseRates(list string) ([]float64, error) {
-	var rates []float64
-	for _, field := range strings.Split(list, ",") {
-		field = strings.TrimSpace(field)
-		if field == "" {
-			continue
-		}
+	rates, err := results.List(list, func(field string) (float64, error) {
 		rate, err := strconv.ParseFloat(field, 64)
 		if err != nil || rate <= 0 {
-			return nil, fmt.Errorf("%q is not a positive rate", field)
+			return 0, fmt.Errorf("%q is not a positive rate", field)
 		}
-		rates = append(rates, rate)
-	}
+		return rate, nil
+	})
 	slices.Sort(rates)
-	return slices.Compact(rates), nil
+	return slices.Compact(rates), err
 }
 
 // groupSizeOf is the group size of v's sets: the run's, for quorum queues.
@@ -327,15 +321,4 @@ func (c config) groupSizeOf(v variant) int {
 		return 0
 	}
 	return c.GroupSize
-}
-
-// splitList splits a comma-separated list, leaving out empty items.
-func splitList(list string) []string {
-	var items []string
-	for _, item := range strings.Split(list, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			items = append(items, item)
-		}
-	}
-	return items
 }

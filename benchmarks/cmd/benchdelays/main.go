@@ -31,20 +31,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, describeRun(cfg))
 			return 0, nil
 		case len(cfg.ModelFit) > 0:
-			return exitOn(writeModel(cfg.ModelFit, cfg.ModelCheck, cfg.Out))
+			return results.Failed(writeModel(cfg.ModelFit, cfg.ModelCheck, cfg.Out))
 		case cfg.Render != "":
-			return exitOn(renderFromJSON(cfg.Render, cfg.Out))
+			return results.Failed(renderFromJSON(cfg.Render, cfg.Out))
 		}
 		return bench(ctx, cfg, commandLine("benchdelays", args), stdout, stderr)
 	})
-}
-
-// exitOn is the exit code of a command that could not run when err is set.
-func exitOn(err error) (int, error) {
-	if err != nil {
-		return 2, err
-	}
-	return 0, nil
 }
 
 // bench runs every trial and writes the report after each, so an

@@ -109,17 +109,9 @@ func (cfg config) set() messaging.Set {
 }
 
 func parseDelays(list string) ([]time.Duration, error) {
-	var delays []time.Duration
-	for _, field := range strings.Split(list, ",") {
-		field = strings.TrimSpace(field)
-		if field == "" {
-			continue
-		}
-		d, err := time.ParseDuration(field)
-		if err != nil {
-			return nil, fmt.Errorf("-delays: %w", err)
-		}
-		delays = append(delays, d)
+	delays, err := results.List(list, time.ParseDuration)
+	if err != nil {
+		return nil, fmt.Errorf("-delays: %w", err)
 	}
 	if len(delays) == 0 {
 		return nil, errors.New("-delays: no delay given")
@@ -226,7 +218,7 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	defer func() { _ = conn.Close() }()
 	out := &syncWriter{w: stdout}
 	if done, err := prepareQueue(conn, cfg, out); done || err != nil {
-		return exitOn(err)
+		return results.Failed(err)
 	}
 	runID := fmt.Sprintf("delaydemo-%d-", time.Now().UnixNano())
 	labels, batch := batchOf(cfg, runID)
@@ -284,14 +276,6 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 		}
 	}
 	return code, nil
-}
-
-// exitOn is the exit code of a run that ended early: 2 when err is set.
-func exitOn(err error) (int, error) {
-	if err != nil {
-		return 2, err
-	}
-	return 0, nil
 }
 
 // prepareQueue declares the route's queue under -declare-queue (then done), or

@@ -4,7 +4,9 @@
 //
 //   - [Main] runs a command once its flags are parsed: -h exits 0, a flag
 //     error 2, and the work gets a context that Ctrl-C cancels.
-//   - [EnvOr] gives a flag its default from the environment.
+//   - [EnvOr] gives a flag its default from the environment, [List] and
+//     [Words] read a comma-separated one, and [Failed] is the exit code of
+//     a command that could not run.
 //   - [Provenance] is a run's header: the commit, date and machine
 //     (internal/machine), the broker's versions and terraform's; its
 //     Markdown method writes it.

@@ -36,6 +36,38 @@ func Main(name string, stderr io.Writer, parsed error, work func(ctx context.Con
 	return code
 }
 
+// Failed is the exit code and error of a command that could not run: 2
+// when err is set.
+func Failed(err error) (int, error) {
+	if err != nil {
+		return 2, err
+	}
+	return 0, nil
+}
+
+// List parses each item of a comma-separated list with parse, leaving out
+// empty ones.
+func List[T any](list string, parse func(string) (T, error)) ([]T, error) {
+	var items []T
+	for _, field := range strings.Split(list, ",") {
+		if field = strings.TrimSpace(field); field == "" {
+			continue
+		}
+		item, err := parse(field)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, item)
+	}
+	return items, nil
+}
+
+// Words are the items of a comma-separated list, leaving out empty ones.
+func Words(list string) []string {
+	words, _ := List(list, func(word string) (string, error) { return word, nil })
+	return words
+}
+
 // EnvOr is the environment variable name, or fallback when it is empty.
 func EnvOr(name, fallback string) string {
 	if value := os.Getenv(name); value != "" {
