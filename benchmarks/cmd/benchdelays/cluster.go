@@ -62,7 +62,7 @@ func clusterMarkdown(r report) string {
 		rows = append(rows, row)
 	}
 	align := "ll" + strings.Repeat("r", len(nodes)) + "rlrr"
-	writeTable(&b, rows, align)
+	results.Table(&b, rows, align)
 	b.WriteString(workMarkdown(r))
 	return b.String()
 }

@@ -85,7 +85,7 @@ func writeMainTable(b *strings.Builder, r report) {
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
 			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perDelivered(t.BrokerCPU)), formatPercent(t.MachineBusy)})
 	}
-	writeTable(b, rows, "lrrrrrrrrrrrrrr")
+	results.Table(b, rows, "lrrrrrrrrrrrrrr")
 }
 
 // writeHopsTable is the main trials' lateness by hop count.
@@ -121,7 +121,7 @@ func writeHopsTable(b *strings.Builder, r report, svgName string) {
 	if anyBaseline {
 		rows = append(rows, baselineRow)
 	}
-	writeTable(b, rows, "r"+strings.Repeat("r", len(names)))
+	results.Table(b, rows, "r"+strings.Repeat("r", len(names)))
 	if svgName != "" {
 		fmt.Fprintf(b, "\n![Lateness percentiles by hop count](%s)\n", svgName)
 	}
@@ -146,7 +146,7 @@ func writeSearchTable(b *strings.Builder, r report, ratesName string) {
 		}
 		rows = append(rows, []string{v.Name, formatSteps(set.Steps), formatHighest(set), formatSteps(base.Steps), formatHighest(base), formatRatio(set, base, okSet && okBase)})
 	}
-	writeTable(b, rows, "llrlrr")
+	results.Table(b, rows, "llrlrr")
 	if ratesName != "" {
 		fmt.Fprintf(b, "\n![p99 lateness against the paced rate](%s)\n", ratesName)
 	}
@@ -170,7 +170,7 @@ func writeEveryTrial(b *strings.Builder, r report) {
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
 			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perMessage(t.OwnCPU)), formatPercent(t.MachineBusy), formatLoad(t), outcome})
 	}
-	writeTable(b, rows, "lrrrrrrrrrrrrrrrrll")
+	results.Table(b, rows, "lrrrrrrrrrrrrrrrrll")
 }
 
 // notes says what the counts in the tables do not: failures, refusals, misroutes,
@@ -283,42 +283,6 @@ func trialName(t trialResult) string {
 		return t.Variant + ", baseline"
 	}
 	return t.Variant
-}
-
-// writeTable writes a Markdown table with padded columns, so it reads in a
-// terminal too; align has one 'l' or 'r' per column.
-func writeTable(b *strings.Builder, rows [][]string, align string) {
-	widths := make([]int, len(rows[0]))
-	for _, row := range rows {
-		for i, cell := range row {
-			widths[i] = max(widths[i], len([]rune(cell)), 3)
-		}
-	}
-	line := func(cells []string) {
-		b.WriteString("|")
-		for i, cell := range cells {
-			pad := strings.Repeat(" ", widths[i]-len([]rune(cell)))
-			if align[i] == 'r' {
-				fmt.Fprintf(b, " %s%s |", pad, cell)
-			} else {
-				fmt.Fprintf(b, " %s%s |", cell, pad)
-			}
-		}
-		b.WriteString("\n")
-	}
-	line(rows[0])
-	separators := make([]string, len(widths))
-	for i, w := range widths {
-		if align[i] == 'r' {
-			separators[i] = strings.Repeat("-", w-1) + ":"
-		} else {
-			separators[i] = strings.Repeat("-", w)
-		}
-	}
-	line(separators)
-	for _, row := range rows[1:] {
-		line(row)
-	}
 }
 
 // formatMs writes a duration in milliseconds, to a hundredth below 10 ms,

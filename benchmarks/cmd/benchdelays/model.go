@@ -165,7 +165,7 @@ func writePointsTable(b *strings.Builder, title string, points []modelPoint, c m
 			fmt.Sprintf("%.3f", p.Work.ReplicaHops), fmt.Sprintf("%.3f", p.Idle), fmt.Sprintf("%.2f", p.CPU), fmt.Sprintf("%.2f", predicted),
 			fmt.Sprintf("%.2f", predicted/p.CPU)})
 	}
-	writeTable(b, rows, "lllrrrrrrr")
+	results.Table(b, rows, "lllrrrrrrr")
 	b.WriteString("\n")
 }
 
@@ -188,7 +188,7 @@ func writeBusiest(b *strings.Builder, points []modelPoint, c modelCoefficients) 
 		rows = append(rows, []string{k.run, k.variant, fmt.Sprintf("%.2f", busiest[k]), fmt.Sprintf("%.2f", predicted[k]),
 			fmt.Sprintf("%.2f", predicted[k]/busiest[k])})
 	}
-	writeTable(b, rows, "llrrr")
+	results.Table(b, rows, "llrrr")
 	b.WriteString("\n")
 }
 
@@ -247,7 +247,7 @@ func writeExtrapolation(b *strings.Builder, c modelCoefficients) {
 				percentOf(parts[1], total), percentOf(parts[2], total), first, results.Rate(1000 / total)})
 		}
 	}
-	writeTable(b, rows, "lrrrrrlr")
+	results.Table(b, rows, "lrrrrrlr")
 }
 
 func percentOf(part, total float64) string { return fmt.Sprintf("%.0f %%", 100*part/total) }

@@ -225,7 +225,7 @@ func brokerProfileMarkdown(r report) string {
 		return max(t.BrokerWork.Total-live, 0)
 	})
 	row("**total**", func(t trialResult) int64 { return t.BrokerWork.Total })
-	writeTable(&b, rows, "l"+strings.Repeat("r", len(trials)))
+	results.Table(&b, rows, "l"+strings.Repeat("r", len(trials)))
 	b.WriteString(threadCPUMarkdown(trials))
 	return b.String()
 }
@@ -308,7 +308,7 @@ func threadCPUMarkdown(trials []trialResult) string {
 		}
 		return sum
 	})
-	writeTable(&b, rows, "l"+strings.Repeat("r", len(trials)))
+	results.Table(&b, rows, "l"+strings.Repeat("r", len(trials)))
 	return b.String()
 }
 

@@ -249,7 +249,7 @@ func radixMarkdown(r report) string {
 		rows = append(rows, []string{strconv.Itoa(l.Radix), strconv.Itoa(l.Digits), strconv.Itoa(l.Queues), strconv.Itoa(l.Bindings),
 			strconv.FormatFloat(l.AverageHops, 'f', 3, 64), cpuCell, idleCPU, rss, memUsed})
 	}
-	writeTable(&b, rows, "rrrrrlrrr")
+	results.Table(&b, rows, "rrrrrlrrr")
 	if idle := idleNotes(r); idle != "" {
 		b.WriteString("\n" + idle)
 	}
@@ -347,7 +347,7 @@ func costModelMarkdown(r report) string {
 			}
 			rows = append(rows, row)
 		}
-		writeTable(&b, rows, "l"+strings.Repeat("r", len(header)-1))
+		results.Table(&b, rows, "l"+strings.Repeat("r", len(header)-1))
 	}
 	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -146,7 +147,7 @@ func workMarkdown(r report) string {
 		"queues it held a member of, as the broker said after declaring them; **leader hops/msg** and **replica hops/msg** weigh each " +
 		"TTL queue by the share of the messages that pass it (delays uniform over the range): a TTL queue's leader expires and " +
 		"dead-letters each message that passes it, and every member writes it.\n\n")
-	writeTable(&b, rows, "llrrrrrrrrr")
+	results.Table(&b, rows, "llrrrrrrrrr")
 	return b.String()
 }
 

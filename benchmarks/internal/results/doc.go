@@ -14,5 +14,7 @@
 //     process's CPU time can be read.
 //   - [Count] and [Rate] write whole numbers with a comma between groups
 //     of three digits, as every table of the results files does.
+//   - [Table] and [PlainTable] write a Markdown table of rows ([Cells]),
+//     padded or not.
 //   - [WriteFile] writes a results file and says so.
 package results

@@ -118,3 +118,17 @@ func TestList(t *testing.T) {
 		t.Errorf("Failed(error) = %d, %v, want 2 and the error", code, err)
 	}
 }
+
+func TestTable(t *testing.T) {
+	t.Parallel()
+	rows := [][]string{{"name", "n"}, Cells("a", 1234)}
+	var padded, plain strings.Builder
+	Table(&padded, rows, "lr")
+	PlainTable(&plain, rows, "lr")
+	if want := "| name |    n |\n| ---- | ---: |\n| a    | 1234 |\n"; padded.String() != want {
+		t.Errorf("Table = %q, want %q", padded.String(), want)
+	}
+	if want := "| name | n |\n|---|--:|\n| a | 1234 |\n"; plain.String() != want {
+		t.Errorf("PlainTable = %q, want %q", plain.String(), want)
+	}
+}
