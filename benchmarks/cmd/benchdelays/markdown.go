@@ -179,28 +179,30 @@ func notes(r report) string {
 	var b strings.Builder
 	for _, t := range r.Trials {
 		m := t.Measurement
+		note := func(format string, args ...any) {
+			fmt.Fprintf(&b, "- %s at %s msg/s"+format+"\n", append([]any{trialName(t), results.Rate(t.Rate)}, args...)...)
+		}
 		if t.Error != "" {
-			fmt.Fprintf(&b, "- %s at %s msg/s did not finish: %s\n", trialName(t), results.Rate(t.Rate), t.Error)
+			note(" did not finish: %s", t.Error)
 		}
 		if m.Nacked > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages refused by the broker or unconfirmed.\n", trialName(t), results.Rate(t.Rate), m.Nacked)
+			note(": %d messages refused by the broker or unconfirmed.", m.Nacked)
 		}
 		if m.Misrouted > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived with another delay's routing key, first: %s\n", trialName(t), results.Rate(t.Rate), m.Misrouted, m.FirstMisroute)
+			note(": %d messages arrived with another delay's routing key, first: %s", m.Misrouted, m.FirstMisroute)
 		}
 		if m.Early+m.WithinClock > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived before they were due, %d of them by less than the broker's %s expiry clock; the earliest by %s.\n",
-				trialName(t), results.Rate(t.Rate), m.Early+m.WithinClock, m.WithinClock, messaging.BrokerClock, m.MostEarly.Round(time.Microsecond))
+			note(": %d messages arrived before they were due, %d of them by less than the broker's %s expiry clock; the earliest by %s.",
+				m.Early+m.WithinClock, m.WithinClock, messaging.BrokerClock, m.MostEarly.Round(time.Microsecond))
 		}
 		if m.Overdue > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d of the lost messages arrived after all, more than %s late.\n", trialName(t), results.Rate(t.Rate), m.Overdue, topology.FormatDuration(r.Settings.LossWindow))
+			note(": %d of the lost messages arrived after all, more than %s late.", m.Overdue, topology.FormatDuration(r.Settings.LossWindow))
 		}
 		if !t.BrokerSettled && r.Environment.BrokerPID != 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s started with the broker still busy after %s of waiting for it to settle.\n",
-				trialName(t), results.Rate(t.Rate), t.BrokerSettling.Round(time.Second))
+			note(" started with the broker still busy after %s of waiting for it to settle.", t.BrokerSettling.Round(time.Second))
 		}
 		if m.Foreign > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d deliveries that were not the trial's messages.\n", trialName(t), results.Rate(t.Rate), m.Foreign)
+			note(": %d deliveries that were not the trial's messages.", m.Foreign)
 		}
 	}
 	duplicates := 0
