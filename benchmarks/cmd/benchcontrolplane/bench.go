@@ -32,10 +32,8 @@ const routeQueue = "bench.work"
 // resolution keeps a 32-level set's largest TTL within the broker's limit.
 const resolution = 100 * time.Millisecond
 
-// measurement is what one operation cost. The CPU times are those of the
-// terraform command and the providers it ran (TerraformCPU, the whole
-// process tree), of the providers alone (ProviderCPU), and of the broker's
-// process (BrokerCPU: everything it did meanwhile).
+// measurement is what one operation cost: the CPU of terraform's process
+// tree, of the providers alone, and of the broker's process meanwhile.
 type measurement struct {
 	Requests     int64
 	Wall         time.Duration
@@ -84,20 +82,18 @@ type report struct {
 
 // bench holds what the measurements share.
 type bench struct {
-	cfg      config
-	progress progress
-	admin    *rabbithole.Client
-	client   *broker.Client // straight to the broker: setup, checks and the create-path comparison
-	sets     delayset.Sets  // sets created and destroyed as the provider does, over client
-	proxy    *countingProxy
-	workdir  string
-	env      []string
-	// brokerPID is the broker's OS process, whose CPU time each operation reads.
-	brokerPID int
-	// providerCPULog is where the provider's wrapper writes its CPU times.
-	providerCPULog string
-	// direct points terraform straight at the broker instead of the
-	// counting proxy, whose own work would add to the wall time.
+	cfg            config
+	progress       progress
+	admin          *rabbithole.Client
+	client         *broker.Client // straight to the broker: setup, checks and the create-path comparison
+	sets           delayset.Sets  // sets created and destroyed as the provider does, over client
+	proxy          *countingProxy
+	workdir        string
+	env            []string
+	brokerPID      int    // whose CPU time each operation reads
+	providerCPULog string // where the provider's wrapper writes its CPU times
+	// direct points terraform straight at the broker: the counting proxy's
+	// own work would add to the wall time.
 	direct bool
 }
 
@@ -166,9 +162,7 @@ func (b *bench) connect(ctx context.Context, r *report) (err error) {
 	return nil
 }
 
-// measureAll runs the measurements in the order of the report: the idle
-// broker, peeks, Terraform's floor, the sets on an empty then a busy vhost,
-// and the create paths.
+// measureAll runs the measurements in the order of the report.
 func (b *bench) measureAll(ctx context.Context, r *report) (err error) {
 	cfg := b.cfg
 	if r.BrokerIdleCPU, err = b.brokerIdleCPU(ctx); err != nil {
@@ -221,9 +215,8 @@ func (b *bench) measureAll(ctx context.Context, r *report) (err error) {
 	return nil
 }
 
-// prepareTerraform builds the provider and has scripts/dev-overrides.sh
-// write the CLI configuration that makes terraform run it: no init, no
-// registry.
+// prepareTerraform builds the provider and has scripts/dev-overrides.sh write
+// the CLI configuration that runs it: no init, no registry.
 func (b *bench) prepareTerraform(ctx context.Context) error {
 	b.progress.step("building the provider (scripts/dev-overrides.sh)")
 	script := exec.CommandContext(ctx, filepath.Join(moduleRoot(ctx), "scripts", "dev-overrides.sh"))
@@ -255,10 +248,8 @@ func cleanEnv(env []string) []string {
 // providerModule is the provider's module.
 const providerModule = "github.com/delayqueue/terraform-provider-rabbitmq"
 
-// moduleRoot is the directory of the provider's checkout, which holds
-// scripts/: the working directory's module when it runs from there (as make
-// does), the one the benchmarks module replaces it with when it runs from
-// benchmarks/; "." when go cannot tell.
+// moduleRoot is the provider's checkout, which holds scripts/, whether the
+// command runs from there (as make does) or from benchmarks/; "." when go cannot tell.
 func moduleRoot(ctx context.Context) string {
 	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", providerModule).Output()
 	if dir := strings.TrimSpace(string(out)); err == nil && dir != "" {
@@ -320,22 +311,14 @@ func (b *bench) addUnrelatedObjects() error {
 	return nil
 }
 
-// uploadDefinitions loads a topology into the vhost with one request.
-// Not rabbit-hole's UploadVhostDefinitions: it sends "policies": null, which
-// RabbitMQ 3.10 answers with a 500.
+// uploadDefinitions loads a topology into the vhost with one request; not
+// rabbit-hole's, whose "policies": null RabbitMQ 3.10 answers with a 500.
 func (b *bench) uploadDefinitions(t topology.Topology) error {
 	document, err := topology.DefinitionsJSON(t)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequest(http.MethodPost,
-		strings.TrimSuffix(b.cfg.Endpoint, "/")+"/api/definitions/"+url.PathEscape(b.cfg.VHost), bytes.NewReader(document))
-	if err != nil {
-		return err
-	}
-	req.SetBasicAuth(b.cfg.Username, b.cfg.Password)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.post(context.Background(), "/api/definitions/"+url.PathEscape(b.cfg.VHost), bytes.NewReader(document))
 	if err != nil {
 		return err
 	}
@@ -347,6 +330,29 @@ func (b *bench) uploadDefinitions(t topology.Topology) error {
 	return nil
 }
 
+// post sends body to the management API's path as the benchmark's user.
+func (b *bench) post(ctx context.Context, path string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(b.cfg.Endpoint, "/")+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(b.cfg.Username, b.cfg.Password)
+	req.Header.Set("Content-Type", "application/json")
+	return http.DefaultClient.Do(req)
+}
+
+// terraformBlock opens every configuration: the provider from the dev
+// overrides.
+const terraformBlock = `terraform {
+  required_providers {
+    rabbitmq = {
+      source = "delayqueue/rabbitmq"
+    }
+  }
+}
+
+`
+
 // measureSet creates, plans and destroys one set with terraform.
 func (b *bench) measureSet(ctx context.Context, levels int, busy bool) (setResult, error) {
 	set, err := b.plan(levels)
@@ -355,15 +361,7 @@ func (b *bench) measureSet(ctx context.Context, levels int, busy bool) (setResul
 	}
 	spec, plan := set.Spec, set.Shown
 	result := setResult{Busy: busy, Levels: levels, Objects: len(plan.Exchanges) + len(plan.Queues) + len(plan.Bindings)}
-	config := fmt.Sprintf(`terraform {
-  required_providers {
-    rabbitmq = {
-      source = "delayqueue/rabbitmq"
-    }
-  }
-}
-
-resource "rabbitmq_delay_queue_set" "bench" {
+	config := fmt.Sprintf(terraformBlock+`resource "rabbitmq_delay_queue_set" "bench" {
   name       = %q
   vhost      = %q
   levels     = %d
@@ -374,7 +372,7 @@ resource "rabbitmq_delay_queue_set" "bench" {
   }
 }
 `, spec.Name, spec.VHost, levels, resolution.String(), routeQueue)
-	if err := os.WriteFile(filepath.Join(b.workdir, "main.tf"), []byte(config), 0o644); err != nil {
+	if err := b.writeConfig(config); err != nil {
 		return setResult{}, err
 	}
 
@@ -412,9 +410,8 @@ func (b *bench) plan(levels int) (delayset.Remembered, error) {
 	return remembered(spec)
 }
 
-// remembered is what a state remembers of the set of spec, a new set's
-// resolved spec, once created: what delayset plans it to hold, as the
-// provider's plan gets it.
+// remembered is what the provider remembers of a new set of spec once
+// created: what delayset's Plan says it holds.
 func remembered(spec topology.Spec) (delayset.Remembered, error) {
 	planned, err := delayset.Plan(delayset.Remembered{}, spec, time.Now())
 	return delayset.Remembered{Spec: planned.Spec, Shown: planned.Set}, err
@@ -449,10 +446,8 @@ func objectLines(t topology.Topology) []string {
 	return slices.Compact(lines)
 }
 
-// terraform runs one terraform command in the work directory through the
-// counting proxy, and measures it. A command that exits with another status
-// than 0 (for a plan with -detailed-exitcode: one that would change
-// something) fails the benchmark, with its output.
+// terraform runs and measures one terraform command in the work directory.
+// Any exit status but 0 (a plan with changes, too) fails the benchmark.
 func (b *bench) terraform(ctx context.Context, args ...string) (measurement, error) {
 	cmd := exec.CommandContext(ctx, b.cfg.Terraform, append(args, "-input=false", "-no-color")...)
 	cmd.Dir = b.workdir
@@ -465,27 +460,22 @@ func (b *bench) terraform(ctx context.Context, args ...string) (measurement, err
 	if _, err := providerCPU(b.providerCPULog); err != nil { // empties the log
 		return measurement{}, err
 	}
-	brokerBefore, err := machine.ProcessCPU(b.brokerPID)
+	var out []byte
+	var runErr error // reported once the CPU times are read
+	m, err := b.timed(func() error { out, runErr = cmd.CombinedOutput(); return nil })
 	if err != nil {
-		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", err)
+		return measurement{}, err
 	}
-	started := time.Now()
-	out, err := cmd.CombinedOutput()
-	m := measurement{Requests: b.proxy.Requests(), Wall: time.Since(started)}
-	brokerAfter, cpuErr := machine.ProcessCPU(b.brokerPID)
-	if cpuErr != nil {
-		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", cpuErr)
-	}
-	m.BrokerCPU = brokerAfter - brokerBefore
+	m.Requests = b.proxy.Requests()
 	if cmd.ProcessState != nil {
 		// wait4 counts the providers terraform has waited for with terraform.
 		m.TerraformCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	if m.ProviderCPU, cpuErr = providerCPU(b.providerCPULog); cpuErr != nil {
-		return measurement{}, cpuErr
+	if m.ProviderCPU, err = providerCPU(b.providerCPULog); err != nil {
+		return measurement{}, err
 	}
-	if err != nil {
-		return measurement{}, fmt.Errorf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
+	if runErr != nil {
+		return measurement{}, fmt.Errorf("terraform %s: %v\n%s", strings.Join(args, " "), runErr, out)
 	}
 	return m, nil
 }
@@ -523,7 +513,7 @@ func (b *bench) compareCreatePaths(ctx context.Context, levels int) (createPaths
 	if err := b.checkSet(ctx, spec.Name, plan); err != nil {
 		return createPaths{}, err
 	}
-	return result, b.sets.Destroy(ctx, set, false)
+	return result, b.sets.Destroy(ctx, created.Remembered, false)
 }
 
 // medianByWall is the measurement of median wall time.

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -53,6 +56,10 @@ func TestUnrelatedObjects(t *testing.T) {
 	}
 }
 
+var update = flag.Bool("update", false, "rewrite the golden file in testdata")
+
+// TestReportMarkdown holds the whole report against testdata/report.md
+// (-update rewrites it), and names the figures that must show.
 func TestReportMarkdown(t *testing.T) {
 	r := report{
 		Provenance: machine.Provenance{Commit: "5dae7b0abcde", Date: time.Date(2026, 11, 24, 1, 8, 0, 0, time.UTC), CPUs: 2,
@@ -87,6 +94,15 @@ func TestReportMarkdown(t *testing.T) {
 			P50: 29 * time.Millisecond, P90: 4990 * time.Millisecond, P99: 5040 * time.Millisecond, Max: 5046 * time.Millisecond}}},
 	}
 	got := r.Markdown()
+	golden := filepath.Join("testdata", "report.md")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want, err := os.ReadFile(golden); err != nil || string(want) != got {
+		t.Errorf("Markdown() differs from %s (%v); run go test -update to see the change", golden, err)
+	}
 	for _, want := range []string{
 		"Measured at commit 5dae7b0abcde on 2026-11-24 01:08 UTC. Machine: 2 CPUs, linux/amd64. Software: go1.26.8, RabbitMQ 3.10.8 (Erlang 25.2.3), Terraform 1.11.4.\n",
 		"5,000 unrelated queues and 20,000 unrelated bindings",

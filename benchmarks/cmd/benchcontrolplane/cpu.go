@@ -9,9 +9,8 @@ import (
 	"time"
 )
 
-// providerCPUWrapper replaces the provider binary in dir with a script that
-// runs it under /usr/bin/time, which appends each run's user and system
-// seconds to log: the provider's own CPU, apart from terraform's.
+// providerCPUWrapper wraps the provider binary in dir in /usr/bin/time, which
+// appends its CPU seconds to log: the provider's own, apart from terraform's.
 func providerCPUWrapper(dir, log string) error {
 	binary := filepath.Join(dir, "terraform-provider-rabbitmq")
 	realDir := filepath.Join(filepath.Dir(dir), "provider-measured")

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
@@ -105,18 +104,13 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 // positiveNumbers parses a comma-separated list of positive numbers; an
 // empty list is none.
 func positiveNumbers(flagName, list string) ([]int, error) {
-	var numbers []int
-	if strings.TrimSpace(list) == "" {
-		return nil, nil
-	}
-	for _, field := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(field))
+	return results.List(list, func(field string) (int, error) {
+		n, err := strconv.Atoi(field)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%s: %q is not a positive number", flagName, field)
+			return 0, fmt.Errorf("%s: %q is not a positive number", flagName, field)
 		}
-		numbers = append(numbers, n)
-	}
-	return numbers, nil
+		return n, nil
+	})
 }
 
 // progress prints what the benchmark is doing, with the time since start.

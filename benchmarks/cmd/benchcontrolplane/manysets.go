@@ -15,9 +15,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// manySetsResult is one configuration of many sets (one resource block with
-// for_each) measured in one vhost condition: a run through the counting
-// proxy for the requests, then runs straight to the broker for the times.
+// manySetsResult is one configuration of many sets in one vhost condition: a
+// run through the counting proxy for the requests, then runs straight for the times.
 type manySetsResult struct {
 	Busy       bool
 	Sets       int
@@ -72,15 +71,7 @@ func (b *bench) manySetsConfig(sets int, dataSources bool) string {
 	if dataSources {
 		kind = `data "rabbitmq_delay_topology"`
 	}
-	return fmt.Sprintf(`terraform {
-  required_providers {
-    rabbitmq = {
-      source = "delayqueue/rabbitmq"
-    }
-  }
-}
-
-%s "many" {
+	return fmt.Sprintf(terraformBlock+`%s "many" {
   for_each  = toset([for i in range(%d) : format("bench-many-%%03d", i)])
   name      = each.key
   vhost     = %q
@@ -122,9 +113,8 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 	return result, nil
 }
 
-// runManySets measures the floors (unless through the counting proxy), then
-// creates, plans (with and without refresh) and destroys the configuration,
-// whose sets are planned, with terraform. It fills in result's state size.
+// runManySets measures the floors (unless counting), then creates, plans and
+// destroys the configuration with terraform, and notes the state's size.
 func (b *bench) runManySets(ctx context.Context, result *manySetsResult, planned []delayset.Remembered, run int) (manySetsRun, error) {
 	timed := manySetsRun{LoadAverage: machine.LoadAverage()}
 	sets := result.Sets
@@ -181,10 +171,8 @@ func (b *bench) checkFirstAndLast(ctx context.Context, sets int, planned []delay
 	return nil
 }
 
-// measureFloors times the cheapest ways the broker offers to create and
-// destroy the sets, without terraform: delayset's Create of each in
-// parallel, a forced Destroy of each, one definitions upload, and a
-// destroy again.
+// measureFloors times the cheapest ways to create and destroy the sets without
+// terraform: parallel Creates and forced Destroys, and one definitions upload.
 func (b *bench) measureFloors(ctx context.Context, label string, planned []delayset.Remembered, run *manySetsRun) error {
 	var err error
 	b.progress.step("%s: floors: declares, deletes, definitions upload", label)
@@ -218,11 +206,8 @@ func (b *bench) measureFloors(ctx context.Context, label string, planned []delay
 	return err
 }
 
-// deleteSetsUnchecked destroys every set of planned by parallel requests,
-// forced so that no check is made (the floor is the deletes alone; the sets
-// hold no message), and times it. A pass that leaves some behind (on
-// RabbitMQ 3.10, exchanges bound to each other and deleted at once can
-// stay; see topology.Teardown) is followed by another, counted in the time.
+// deleteSetsUnchecked times forced destroys of every set, in passes until none
+// is left (RabbitMQ 3.10 can keep exchanges bound to each other; topology.Teardown).
 func (b *bench) deleteSetsUnchecked(ctx context.Context, planned []delayset.Remembered) (measurement, error) {
 	var total measurement
 	left := planned
@@ -292,7 +277,7 @@ func (b *bench) eachSet(sets []delayset.Remembered, do func(delayset.Remembered)
 func (b *bench) timed(f func() error) (measurement, error) {
 	before, err := machine.ProcessCPU(b.brokerPID)
 	if err != nil {
-		return measurement{}, err
+		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", err)
 	}
 	started := time.Now()
 	if err := f(); err != nil {
@@ -300,14 +285,15 @@ func (b *bench) timed(f func() error) (measurement, error) {
 	}
 	m := measurement{Wall: time.Since(started)}
 	after, err := machine.ProcessCPU(b.brokerPID)
+	if err != nil {
+		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", err)
+	}
 	m.BrokerCPU = after - before
-	return m, err
+	return m, nil
 }
 
-// measureFloor plans a configuration of as many data sources as the largest
-// many-sets configuration has sets: what Terraform, the plugin protocol and
-// the framework cost for that many resources of this provider, with no
-// broker and no state to speak of.
+// measureFloor plans as many data sources as the largest configuration has sets:
+// what Terraform and the framework cost for that many resources, with no broker.
 func (b *bench) measureFloor(ctx context.Context, dataSources int) (floorResult, error) {
 	if err := b.writeConfig(b.manySetsConfig(dataSources, true)); err != nil {
 		return floorResult{}, err
@@ -316,9 +302,8 @@ func (b *bench) measureFloor(ctx context.Context, dataSources int) (floorResult,
 	return floorResult{DataSources: dataSources, Plan: plan}, err
 }
 
-// medianPlan runs a plan command plans times, each of which must find
-// nothing to change and make as many requests as the first, and returns the
-// run of median wall time.
+// medianPlan runs a plan plans times, each finding nothing to change with as
+// many requests as the first, and returns the run of median wall time.
 func (b *bench) medianPlan(ctx context.Context, label string, plans int, args ...string) (measurement, error) {
 	var runs []measurement
 	for i := range plans {
@@ -344,15 +329,13 @@ func (b *bench) writeConfig(config string) error {
 func (b *bench) brokerIdleCPU(ctx context.Context) (time.Duration, error) {
 	const window = 10 * time.Second
 	b.progress.step("measuring the broker's idle CPU for %s", window)
-	before, err := machine.ProcessCPU(b.brokerPID)
-	if err != nil {
-		return 0, err
-	}
-	select {
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	case <-time.After(window):
-	}
-	after, err := machine.ProcessCPU(b.brokerPID)
-	return time.Duration(float64(after-before) / window.Seconds()), err
+	m, err := b.timed(func() error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(window):
+			return nil
+		}
+	})
+	return time.Duration(float64(m.BrokerCPU) / window.Seconds()), err
 }

@@ -23,19 +23,16 @@ const peekBody = `{"count":1,"ackmode":"ack_requeue_true","encoding":"auto","tru
 // stalledPeek is how long a peek takes before the report counts it as stalled.
 const stalledPeek = time.Second
 
-// peekResult is the latency of peeks at an empty classic queue, the request
-// the provider's exact check makes before deleting a queue whose statistics
-// count nothing (every queue of a destroy, as a rule).
+// peekResult is the latency of peeks at an empty classic queue: the provider's
+// exact check before it deletes a queue whose statistics count nothing.
 type peekResult struct {
 	InFlight int // requests at once
 	Latency  messaging.Percentiles
 	Stalled  int // peeks that took stalledPeek or longer
 }
 
-// createPeekQueue creates a classic set of one level, as the provider
-// creates a set, and returns its TTL queue: an empty classic queue of a set,
-// such as the provider peeks into before deleting it. The set goes with the
-// benchmark's vhost.
+// createPeekQueue creates a one-level classic set as the provider does and
+// returns its TTL queue, which goes with the benchmark's vhost.
 func (b *bench) createPeekQueue(ctx context.Context) (string, error) {
 	spec, err := topology.NewSet(topology.Spec{Name: peekSet, VHost: b.cfg.VHost, Levels: 1, Resolution: resolution,
 		QueueType: topology.QueueTypeClassic})
@@ -52,7 +49,7 @@ func (b *bench) createPeekQueue(ctx context.Context) (string, error) {
 // inFlight requests at once.
 func (b *bench) measurePeeks(ctx context.Context, queue string, n, inFlight int) (peekResult, error) {
 	b.progress.step("%d peeks at an empty classic queue, %d at once", n, inFlight)
-	target := strings.TrimSuffix(b.cfg.Endpoint, "/") + "/api/queues/" + url.PathEscape(b.cfg.VHost) + "/" + url.PathEscape(queue) + "/get"
+	target := "/api/queues/" + url.PathEscape(b.cfg.VHost) + "/" + url.PathEscape(queue) + "/get"
 	latencies := make([]time.Duration, n)
 	errs := make([]error, n)
 	slots := make(chan struct{}, inFlight)
@@ -81,14 +78,8 @@ func (b *bench) measurePeeks(ctx context.Context, queue string, n, inFlight int)
 
 // peek makes one peek at queue, by target, and times it.
 func (b *bench) peek(ctx context.Context, queue, target string) (time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(peekBody))
-	if err != nil {
-		return 0, err
-	}
-	req.SetBasicAuth(b.cfg.Username, b.cfg.Password)
-	req.Header.Set("Content-Type", "application/json")
 	started := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.post(ctx, target, strings.NewReader(peekBody))
 	if err != nil {
 		return 0, err
 	}

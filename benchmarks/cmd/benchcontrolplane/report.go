@@ -21,31 +21,32 @@ func (r report) Markdown() string {
 	fmt.Fprintf(&b, "1-minute load average when the benchmark began: %.2f.\n\n", r.LoadAverage)
 
 	if len(r.Sets) > 0 {
-		b.WriteString("| vhost | N | objects | create: requests | create: wall | no-change plan: requests | no-change plan: wall | destroy: requests | destroy: wall |\n")
-		b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		rows := [][]string{{"vhost", "N", "objects", "create: requests", "create: wall", "no-change plan: requests", "no-change plan: wall",
+			"destroy: requests", "destroy: wall"}}
 		for _, s := range r.Sets {
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %d | %s | %d | %s |\n", vhostCondition(s.Busy), s.Levels, s.Objects,
-				s.Create.Requests, seconds(s.Create.Wall), s.Plan.Requests, seconds(s.Plan.Wall),
-				s.Destroy.Requests, seconds(s.Destroy.Wall))
+			rows = append(rows, results.Cells(vhostCondition(s.Busy), s.Levels, s.Objects, s.Create.Requests, seconds(s.Create.Wall),
+				s.Plan.Requests, seconds(s.Plan.Wall), s.Destroy.Requests, seconds(s.Destroy.Wall)))
 		}
+		results.PlainTable(&b, rows, "lrrrrrrrr")
 	}
 	if len(r.CreatePaths) > 0 {
 		b.WriteString("\nCreating a fresh set in the busy vhost without terraform, both ways the broker offers:\n\n")
-		b.WriteString("| N | parallel declares (the provider's way): requests | wall | one definitions upload: requests | wall |\n")
-		b.WriteString("|--:|--:|--:|--:|--:|\n")
+		rows := [][]string{{"N", "parallel declares (the provider's way): requests", "wall", "one definitions upload: requests", "wall"}}
 		for _, p := range r.CreatePaths {
-			fmt.Fprintf(&b, "| %d | %d | %s | %d | %s |\n", p.Levels, p.Declares.Requests, seconds(p.Declares.Wall),
-				p.Definitions.Requests, seconds(p.Definitions.Wall))
+			rows = append(rows, results.Cells(p.Levels, p.Declares.Requests, seconds(p.Declares.Wall), p.Definitions.Requests,
+				seconds(p.Definitions.Wall)))
 		}
+		results.PlainTable(&b, rows, "rrrrr")
 	}
 	if len(r.Peeks) > 0 {
 		fmt.Fprintf(&b, "\nPeeks at an empty classic queue (`POST /api/queues/{vhost}/{queue}/get`, the request of the provider's exact "+
 			"check before it deletes a queue whose statistics count nothing: every queue of a destroy, as a rule):\n\n")
-		fmt.Fprintf(&b, "| at once | peeks | p50 | p90 | p99 | max | %s or longer |\n|--:|--:|--:|--:|--:|--:|--:|\n", seconds(stalledPeek))
+		rows := [][]string{{"at once", "peeks", "p50", "p90", "p99", "max", seconds(stalledPeek) + " or longer"}}
 		for _, p := range r.Peeks {
-			fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s | %d |\n", p.InFlight, p.Latency.Count, milliseconds(p.Latency.P50),
-				milliseconds(p.Latency.P90), milliseconds(p.Latency.P99), milliseconds(p.Latency.Max), p.Stalled)
+			rows = append(rows, results.Cells(p.InFlight, p.Latency.Count, milliseconds(p.Latency.P50), milliseconds(p.Latency.P90),
+				milliseconds(p.Latency.P99), milliseconds(p.Latency.Max), p.Stalled))
 		}
+		results.PlainTable(&b, rows, "rrrrrrr")
 	}
 	if len(r.ManySets) > 0 {
 		r.manySetsMarkdown(&b)
@@ -53,9 +54,8 @@ func (r report) Markdown() string {
 	return b.String()
 }
 
-// manySetsMarkdown renders the many-sets scenario: per configuration and
-// operation, the spread of its wall time over the runs, where the CPU went,
-// and its ratio to a floor; then every run.
+// manySetsMarkdown renders the many-sets scenario: each operation's wall time
+// over the runs, its CPU and its ratio to a floor; then every run.
 func (r report) manySetsMarkdown(b *strings.Builder) {
 	runs := 0
 	if len(r.ManySets) > 0 {
@@ -73,8 +73,8 @@ func (r report) manySetsMarkdown(b *strings.Builder) {
 		"definitions upload; destroy against the sets' queues and exchanges deleted by parallel requests without any check (the " +
 		"broker deletes their bindings with them); plans against Terraform's floor below. ÷ floor is the median over the runs " +
 		"of each run's wall time divided by its floor's.\n\n")
-	b.WriteString("| vhost | sets × N | objects | state | operation | requests | wall: min | wall: median | CPU: terraform + provider | CPU: provider | CPU: broker | floor: median | ÷ floor |\n")
-	b.WriteString("|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	rows := [][]string{{"vhost", "sets × N", "objects", "state", "operation", "requests", "wall: min", "wall: median",
+		"CPU: terraform + provider", "CPU: provider", "CPU: broker", "floor: median", "÷ floor"}}
 	for _, m := range r.ManySets {
 		if len(m.Runs) == 0 {
 			continue
@@ -91,29 +91,30 @@ func (r report) manySetsMarkdown(b *strings.Builder) {
 			median := medianByWall(walls)
 			minimum := slices.MinFunc(walls, func(a, b measurement) int { return cmp.Compare(a.Wall, b.Wall) })
 			slices.Sort(ratios)
-			fmt.Fprintf(b, "| %s | %d × %d | %s | %.1f MB | %s | %d | %s | %s | %s | %s | %s | %s | %.1f× |\n",
-				vhostCondition(m.Busy), m.Sets, m.Levels, results.Count(m.Objects), float64(m.StateBytes)/1e6, op.name,
-				op.of(m.Counted).Requests, seconds(minimum.Wall), seconds(median.Wall), seconds(median.TerraformCPU),
-				seconds(median.ProviderCPU), seconds(median.BrokerCPU), seconds(medianByWall(floors).Wall), ratios[len(ratios)/2])
+			rows = append(rows, results.Cells(vhostCondition(m.Busy), fmt.Sprintf("%d × %d", m.Sets, m.Levels), results.Count(m.Objects),
+				fmt.Sprintf("%.1f MB", float64(m.StateBytes)/1e6), op.name, op.of(m.Counted).Requests, seconds(minimum.Wall),
+				seconds(median.Wall), seconds(median.TerraformCPU), seconds(median.ProviderCPU), seconds(median.BrokerCPU),
+				seconds(medianByWall(floors).Wall), fmt.Sprintf("%.1f×", ratios[len(ratios)/2])))
 		}
 	}
+	results.PlainTable(b, rows, "llrrlrrrrrrrr")
 	if f := r.Floor; f.DataSources > 0 {
 		fmt.Fprintf(b, "\nTerraform's floor: a plan of %d `rabbitmq_delay_topology` data sources (no broker, no state) takes %s, "+
 			"CPU %s (provider %s); the median of %d.\n", f.DataSources, seconds(f.Plan.Wall), seconds(f.Plan.TerraformCPU),
 			seconds(f.Plan.ProviderCPU), r.Plans)
 	}
 	b.WriteString("\nEvery run: the 1-minute load average when it began, wall times, and the broker's CPU for the floors.\n\n")
-	b.WriteString("| vhost | sets × N | run | load | create | no-change plan | plan -refresh=false | destroy | floor: declares | floor: upload | floor: deletes |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	rows = [][]string{{"vhost", "sets × N", "run", "load", "create", "no-change plan", "plan -refresh=false", "destroy",
+		"floor: declares", "floor: upload", "floor: deletes"}}
+	withCPU := func(m measurement) string { return fmt.Sprintf("%s (CPU %s)", seconds(m.Wall), seconds(m.BrokerCPU)) }
 	for _, m := range r.ManySets {
 		for i, run := range m.Runs {
-			fmt.Fprintf(b, "| %s | %d × %d | %d | %.2f | %s | %s | %s | %s | %s (CPU %s) | %s (CPU %s) | %s (CPU %s) |\n",
-				vhostCondition(m.Busy), m.Sets, m.Levels, i+1, run.LoadAverage, seconds(run.Create.Wall), seconds(run.Plan.Wall),
-				seconds(run.PlanNoRefresh.Wall), seconds(run.Destroy.Wall),
-				seconds(run.DeclareFloor.Wall), seconds(run.DeclareFloor.BrokerCPU), seconds(run.UploadFloor.Wall),
-				seconds(run.UploadFloor.BrokerCPU), seconds(run.DeleteFloor.Wall), seconds(run.DeleteFloor.BrokerCPU))
+			rows = append(rows, results.Cells(vhostCondition(m.Busy), fmt.Sprintf("%d × %d", m.Sets, m.Levels), i+1,
+				fmt.Sprintf("%.2f", run.LoadAverage), seconds(run.Create.Wall), seconds(run.Plan.Wall), seconds(run.PlanNoRefresh.Wall),
+				seconds(run.Destroy.Wall), withCPU(run.DeclareFloor), withCPU(run.UploadFloor), withCPU(run.DeleteFloor)))
 		}
 	}
+	results.PlainTable(b, rows, "llrrrrrrrrr")
 }
 
 // manySetsOperations are the many-sets table's rows for each configuration:

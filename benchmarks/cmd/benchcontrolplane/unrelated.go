@@ -10,12 +10,8 @@ import (
 // come from.
 const unrelatedExchanges = 50
 
-// unrelatedObjects is the busy condition's topology: queues bound from a few
-// topic exchanges, round robin, each binding with its own key. Most names
-// are plainly foreign; one queue in fifty extends a benchmarked set's level
-// name, and one in fifty matches a set's level queue but for case — names
-// the management API's case-insensitive filter returns and the client must
-// drop, the hardest neighbours a refresh can have.
+// unrelatedObjects is the busy vhost: queues bound from a few topic exchanges,
+// some named like a set's queues but for case or a suffix, the hardest neighbours.
 func unrelatedObjects(vhost string, queues, bindings int) topology.Topology {
 	t := topology.Topology{VHost: vhost}
 	for i := range unrelatedExchanges {

@@ -13,10 +13,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// The clients of a trial: through one AMQP URL, one route to <set>.work;
-// through several (a cluster's nodes), message i goes through URL i mod n
-// to route i mod n, whose queue lives on and is consumed from that node, so
-// each node carries its share as applications connected to every node would.
+// The clients of a trial: through n AMQP URLs (a cluster's nodes), message i goes
+// through URL i mod n to route i mod n, consumed on that node.
 
 // routesFor are the routes of set name for n client URLs.
 func routesFor(name string, n int) []topology.Route {

@@ -9,10 +9,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 )
 
-// clusterMarkdown is the section on a cluster's nodes: for each main trial
-// of a set, the leaders of its queues and the CPU per message of each
-// node, and what the busiest node's makes of a rate on machines of their
-// own. It is "" unless the broker was a cluster.
+// clusterMarkdown is the section on a cluster's nodes: each main trial's leaders,
+// each node's CPU per message, and the busiest node's bound; "" off a cluster.
 func clusterMarkdown(r report) string {
 	if !r.Environment.cluster() {
 		return ""
@@ -64,14 +62,13 @@ func clusterMarkdown(r report) string {
 		rows = append(rows, row)
 	}
 	align := "ll" + strings.Repeat("r", len(nodes)) + "rlrr"
-	writeTable(&b, rows, align)
+	results.Table(&b, rows, align)
 	b.WriteString(workMarkdown(r))
 	return b.String()
 }
 
-// formatLeaders writes how many of a set's queues each node led, in the
-// order of nodes: "rabbit-f7 17 · rabbit-f8 0 · rabbit-f9 0"; "–" when
-// unknown.
+// formatLeaders writes how many queues each node led, in the order of nodes:
+// "rabbit-f7 17 · rabbit-f8 0"; "–" when unknown.
 func formatLeaders(leaders map[string]int, nodes []clusterNode) string {
 	if leaders == nil {
 		return "–"
@@ -119,9 +116,8 @@ func nodeOfPID(e environment) string {
 	return "?"
 }
 
-// clientsWhere says through which nodes the sets were declared and the
-// messages published and consumed, and with which scheduler flags the
-// nodes ran when known.
+// clientsWhere says through which nodes the sets were declared and the messages
+// went, and with which scheduler flags the nodes ran.
 func clientsWhere(e environment, s settings) string {
 	flags := ""
 	if len(e.NodeFlags) > 0 && e.NodeFlags[0] != "" {

@@ -15,8 +15,10 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// config is everything a run needs.
+// config is everything a run needs: the settings its report keeps, and
+// how to reach the broker and what else to do.
 type config struct {
+	settings
 	// URL is the first of URLs, the AMQP URLs the trials' clients use: one,
 	// or one per node of a cluster, which they spread over (clients.go).
 	URL      string
@@ -25,30 +27,11 @@ type config struct {
 	Username string
 	Password string
 	VHost    string
+	Variants []variant // settings.Variants are their names
 
-	// GroupSize is the quorum initial group size of every quorum set; 0
-	// for none (the broker's).
-	GroupSize      int
-	Variants       []variant
-	Levels         int
-	Resolution     time.Duration
-	BaselineDelay  time.Duration // 0: no baseline
-	Rate           float64
-	Duration       time.Duration
-	Steps          []float64 // empty: no search
-	SearchDuration time.Duration
-	Fine           bool // 10 % steps near the limit
-	P99Limit       time.Duration
-	LossWindow     time.Duration
-	Tick           time.Duration
-	LagLimit       time.Duration
-	AbandonLag     time.Duration
-	Prefetch       int
-	MaxInFlight    int
-	Settle         time.Duration
-	Pause          time.Duration
-	QuietMax       time.Duration
-	Seed           uint64
+	Settle   time.Duration
+	Pause    time.Duration
+	QuietMax time.Duration
 	// IdleRadixes are the radixes whose sets' idle cost is measured, over
 	// IdleWindow each, with the first variant's queue type and strategy.
 	IdleRadixes []int
@@ -64,9 +47,6 @@ type config struct {
 	// of measuring.
 	ModelFit, ModelCheck []string
 	Estimate             bool // print the run's estimated duration and exit
-	// Warnings say why the figures may not be what they seem, such as a
-	// duration too short for steady state; printed, and kept in the report.
-	Warnings []string
 }
 
 // quickDefaults replace the defaults under -quick, for flags not
@@ -172,8 +152,8 @@ func defineFlags(flags *flag.FlagSet, cfg *config) (l listFlags) {
 // readLists reads the flags that are lists, and checks that every set they
 // name can hold the run's range.
 func (cfg *config) readLists(l listFlags) error {
-	cfg.ModelFit, cfg.ModelCheck = splitList(*l.modelFit), splitList(*l.modelCheck)
-	if cfg.URLs = splitList(cfg.URL); len(cfg.URLs) == 0 {
+	cfg.ModelFit, cfg.ModelCheck = results.Words(*l.modelFit), results.Words(*l.modelCheck)
+	if cfg.URLs = results.Words(cfg.URL); len(cfg.URLs) == 0 {
 		return errors.New("-url names no AMQP URL")
 	}
 	cfg.URL = cfg.URLs[0]
@@ -249,10 +229,6 @@ func (cfg *config) checkDurations() error {
 	return nil
 }
 
-// maxDelay is the longest delay of the run: that of -levels binary digits
-// at -resolution.
-func (c config) maxDelay() time.Duration { return topology.MaxDelayFor(c.Levels, c.Resolution) }
-
 // levelsIn is the number of digits of radix a set needs to hold the run's
 // longest delay, as the planner picks it from a max_delay; 0 when it cannot.
 func (c config) levelsIn(radix int) int {
@@ -310,39 +286,33 @@ func parseVariants(list string) ([]variant, error) {
 // parseRadixes parses comma-separated radixes the planner allows, in the
 // order given, without repeats.
 func parseRadixes(list string) ([]int, error) {
-	var radixes []int
-	for _, field := range strings.Split(list, ",") {
-		field = strings.TrimSpace(field)
-		if field == "" {
-			continue
-		}
+	radixes, err := results.List(list, func(field string) (int, error) {
 		radix, err := strconv.Atoi(field)
 		if err != nil || !slices.Contains(topology.Radixes, radix) {
-			return nil, fmt.Errorf("%q is not a radix the planner allows (%v)", field, topology.Radixes)
+			return 0, fmt.Errorf("%q is not a radix the planner allows (%v)", field, topology.Radixes)
 		}
-		if !slices.Contains(radixes, radix) {
-			radixes = append(radixes, radix)
+		return radix, nil
+	})
+	var unique []int
+	for _, radix := range radixes {
+		if !slices.Contains(unique, radix) {
+			unique = append(unique, radix)
 		}
 	}
-	return radixes, nil
+	return unique, err
 }
 
 // parseRates parses comma-separated positive rates, returned ascending.
 func parseRates(list string) ([]float64, error) {
-	var rates []float64
-	for _, field := range strings.Split(list, ",") {
-		field = strings.TrimSpace(field)
-		if field == "" {
-			continue
-		}
+	rates, err := results.List(list, func(field string) (float64, error) {
 		rate, err := strconv.ParseFloat(field, 64)
 		if err != nil || rate <= 0 {
-			return nil, fmt.Errorf("%q is not a positive rate", field)
+			return 0, fmt.Errorf("%q is not a positive rate", field)
 		}
-		rates = append(rates, rate)
-	}
+		return rate, nil
+	})
 	slices.Sort(rates)
-	return slices.Compact(rates), nil
+	return slices.Compact(rates), err
 }
 
 // groupSizeOf is the group size of v's sets: the run's, for quorum queues.
@@ -351,15 +321,4 @@ func (c config) groupSizeOf(v variant) int {
 		return 0
 	}
 	return c.GroupSize
-}
-
-// splitList splits a comma-separated list, leaving out empty items.
-func splitList(list string) []string {
-	var items []string
-	for _, item := range strings.Split(list, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			items = append(items, item)
-		}
-	}
-	return items
 }

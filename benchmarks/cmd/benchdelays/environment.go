@@ -7,10 +7,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 )
 
-// cpuSample is a reading of the CPU time the machine (in clock ticks) and
-// the broker have used, to tell how busy they were between two readings.
-// The broker is every process of brokerPIDs: one node's, or a cluster's
-// nodes on this machine, each also read on its own.
+// cpuSample is a reading of the CPU time of the machine (in clock ticks) and of
+// the broker's processes, together and each, to compare with a later one.
 type cpuSample struct {
 	busy, total  uint64        // all CPUs of the machine, from /proc/stat
 	broker       time.Duration // user + system time of the broker's processes
@@ -70,9 +68,8 @@ func (s cpuSample) cpuUse(later cpuSample) (machineBusy, brokerSeconds float64) 
 	return machineBusy, brokerSeconds
 }
 
-// nodeThreadSeconds is the CPU seconds each kind of each node's threads
-// used from s to later (machine.ThreadKind), in the order sampled; nil when
-// unknown.
+// nodeThreadSeconds is the CPU seconds of each kind of each node's threads from
+// s to later, in the order sampled; nil when unknown.
 func (s cpuSample) nodeThreadSeconds(later cpuSample) []map[string]float64 {
 	if len(s.threads) != len(later.threads) || len(s.threads) == 0 {
 		return nil

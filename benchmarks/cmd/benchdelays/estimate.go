@@ -17,9 +17,8 @@ type measured struct {
 	baseline bool
 }
 
-// trialPlans are the run's series in order: each variant's set, then its
-// queue kind's baseline the first time the kind comes, so variants of one
-// kind in several radixes share it.
+// trialPlans are the run's series in order: each variant's set, then its kind's
+// baseline the first time the kind comes.
 func trialPlans(cfg config) []measured {
 	var plans []measured
 	baselined := map[string]bool{}
@@ -33,16 +32,12 @@ func trialPlans(cfg config) []measured {
 	return plans
 }
 
-// trialOverhead is what a trial takes besides publishing, the delays and
-// the settle time: declaring and deleting the set, the last arrivals, and
-// the broker's quiet streak (3 s) before it; more when the broker takes
-// longer to settle. Short runs on a 2-core machine took 4 to 5 s.
+// trialOverhead is what a trial takes besides publishing, the delays and the
+// settle time (on a 2-core machine short runs took 4 to 5 s).
 const trialOverhead = 5 * time.Second
 
-// steadyState is the shortest publishing time that measures a set in
-// steady state: twice its longest delay, so that for at least half the
-// trial the broker holds messages of every delay while new ones arrive,
-// as it would under a constant load.
+// steadyState is twice the longest delay: for half the trial the broker holds
+// messages of every delay while new ones arrive, as under a constant load.
 func steadyState(longestDelay time.Duration) time.Duration { return 2 * longestDelay }
 
 // trialTime estimates one trial: the pause before it, the publishing, the
@@ -55,14 +50,11 @@ func trialTime(cfg config, baseline bool, duration time.Duration) time.Duration 
 	return cfg.Pause + duration + longest + cfg.Settle + trialOverhead
 }
 
-// idleTime estimates the idle measurement of one radix: the broker's CPU
-// and memory over the window without the set and with it, each after the
-// broker has settled.
+// idleTime estimates the idle measurement of one radix, without and with the set.
 func idleTime(cfg config) time.Duration { return 2*cfg.IdleWindow + 2*trialOverhead }
 
-// estimateRun is how long the run should take, at least and at most: the
-// main trials, the idle measurements, and each rate search as short or as
-// long as it can be given the steps (searchTrialsRange).
+// estimateRun is how long the run should take, at least and at most, the
+// searches as short or as long as the steps allow.
 func estimateRun(cfg config) (least, most time.Duration) {
 	total := 5 * time.Second // the broker's idle CPU, before the first trial
 	total += time.Duration(len(cfg.IdleRadixes)) * idleTime(cfg)

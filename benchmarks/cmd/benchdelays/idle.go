@@ -42,9 +42,8 @@ func (c config) idleKind() variant {
 	return kindOf(c.Variants[0])
 }
 
-// idle measures the broker's idle cost of a set of radix: after it has
-// settled, its CPU use over the window and its memory without the set,
-// then the same with the set declared and empty, which it deletes after.
+// idle measures the idle cost of a set of radix: the broker's CPU and memory,
+// once settled, without the set and then with it declared and empty.
 func (r *runner) idle(ctx context.Context, radix int, quiet quietPolicy, memUsed func() int64) (result idleResult) {
 	kind := r.cfg.idleKind()
 	spec := topology.Spec{
@@ -129,9 +128,8 @@ func (r *runner) sampleIdle(ctx context.Context, memUsed func() int64) (cpu floa
 	return cpu, rss, memUsed()
 }
 
-// nodeMemUsed returns a function that asks the management API for the
-// node's mem_used, in bytes, or -1 when it cannot. The broker updates it
-// at each statistics interval (5 s by default), within the idle window.
+// nodeMemUsed returns a function that reads the node's mem_used in bytes, -1
+// when it cannot; the broker updates it every 5 s, within the idle window.
 func nodeMemUsed(ctx context.Context, client *broker.Client, node string) func() int64 {
 	return func() int64 {
 		if node == "" {

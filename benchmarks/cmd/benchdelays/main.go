@@ -31,20 +31,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, describeRun(cfg))
 			return 0, nil
 		case len(cfg.ModelFit) > 0:
-			return exitOn(writeModel(cfg.ModelFit, cfg.ModelCheck, cfg.Out))
+			return results.Failed(writeModel(cfg.ModelFit, cfg.ModelCheck, cfg.Out))
 		case cfg.Render != "":
-			return exitOn(renderFromJSON(cfg.Render, cfg.Out))
+			return results.Failed(renderFromJSON(cfg.Render, cfg.Out))
 		}
 		return bench(ctx, cfg, commandLine("benchdelays", args), stdout, stderr)
 	})
-}
-
-// exitOn is the exit code of a command that could not run when err is set.
-func exitOn(err error) (int, error) {
-	if err != nil {
-		return 2, err
-	}
-	return 0, nil
 }
 
 // bench runs every trial and writes the report after each, so an
@@ -166,13 +158,8 @@ func idleCPU(ctx context.Context, pids []int) (float64, error) {
 
 // settingsOf is what the report says of the run's settings.
 func settingsOf(cfg config) settings {
-	s := settings{
-		Levels: cfg.Levels, Resolution: cfg.Resolution, BaselineDelay: cfg.BaselineDelay,
-		Rate: cfg.Rate, Duration: cfg.Duration, Steps: cfg.Steps, Fine: cfg.Fine, SearchDuration: cfg.SearchDuration,
-		P99Limit: cfg.P99Limit, LossWindow: cfg.LossWindow, Tick: cfg.Tick, LagLimit: cfg.LagLimit, AbandonLag: cfg.AbandonLag,
-		Prefetch: cfg.Prefetch, MaxInFlight: cfg.MaxInFlight, Seed: cfg.Seed, Warnings: cfg.Warnings,
-		GroupSize: cfg.GroupSize, ClientURLs: redactedURLs(cfg.URLs),
-	}
+	s := cfg.settings
+	s.ClientURLs = redactedURLs(cfg.URLs)
 	for _, v := range cfg.Variants {
 		s.Variants = append(s.Variants, v.Name)
 	}

@@ -14,10 +14,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// markdown renders a run as delays.md: what was measured where, the main
-// table, lateness by hop count, the rate search and every trial. svgName
-// and ratesName, when not empty, are the plots to link: lateness by hop
-// count, and p99 against the rate.
+// markdown renders a run as delays.md; svgName and ratesName, when not empty,
+// are the plots to link.
 func markdown(r report, svgName, ratesName string) string {
 	var b strings.Builder
 	writeIntro(&b, r)
@@ -87,7 +85,7 @@ func writeMainTable(b *strings.Builder, r report) {
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
 			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perDelivered(t.BrokerCPU)), formatPercent(t.MachineBusy)})
 	}
-	writeTable(b, rows, "lrrrrrrrrrrrrrr")
+	results.Table(b, rows, "lrrrrrrrrrrrrrr")
 }
 
 // writeHopsTable is the main trials' lateness by hop count.
@@ -123,7 +121,7 @@ func writeHopsTable(b *strings.Builder, r report, svgName string) {
 	if anyBaseline {
 		rows = append(rows, baselineRow)
 	}
-	writeTable(b, rows, "r"+strings.Repeat("r", len(names)))
+	results.Table(b, rows, "r"+strings.Repeat("r", len(names)))
 	if svgName != "" {
 		fmt.Fprintf(b, "\n![Lateness percentiles by hop count](%s)\n", svgName)
 	}
@@ -148,7 +146,7 @@ func writeSearchTable(b *strings.Builder, r report, ratesName string) {
 		}
 		rows = append(rows, []string{v.Name, formatSteps(set.Steps), formatHighest(set), formatSteps(base.Steps), formatHighest(base), formatRatio(set, base, okSet && okBase)})
 	}
-	writeTable(b, rows, "llrlrr")
+	results.Table(b, rows, "llrlrr")
 	if ratesName != "" {
 		fmt.Fprintf(b, "\n![p99 lateness against the paced rate](%s)\n", ratesName)
 	}
@@ -172,38 +170,39 @@ func writeEveryTrial(b *strings.Builder, r report) {
 			strconv.Itoa(m.Early), strconv.Itoa(m.Lost), strconv.Itoa(m.Duplicates), strconv.Itoa(m.Unroutable),
 			formatOptionalMs(t.perMessage(t.BrokerCPU)), formatOptionalMs(t.perMessage(t.OwnCPU)), formatPercent(t.MachineBusy), formatLoad(t), outcome})
 	}
-	writeTable(b, rows, "lrrrrrrrrrrrrrrrrll")
+	results.Table(b, rows, "lrrrrrrrrrrrrrrrrll")
 }
 
-// notes says what the counts in the tables do not: trials that failed,
-// messages refused, misrouted or foreign, lost ones that came after all,
-// and where duplicates come from.
+// notes says what the counts in the tables do not: failures, refusals, misroutes,
+// late arrivals, and where duplicates come from.
 func notes(r report) string {
 	var b strings.Builder
 	for _, t := range r.Trials {
 		m := t.Measurement
+		note := func(format string, args ...any) {
+			fmt.Fprintf(&b, "- %s at %s msg/s"+format+"\n", append([]any{trialName(t), results.Rate(t.Rate)}, args...)...)
+		}
 		if t.Error != "" {
-			fmt.Fprintf(&b, "- %s at %s msg/s did not finish: %s\n", trialName(t), results.Rate(t.Rate), t.Error)
+			note(" did not finish: %s", t.Error)
 		}
 		if m.Nacked > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages refused by the broker or unconfirmed.\n", trialName(t), results.Rate(t.Rate), m.Nacked)
+			note(": %d messages refused by the broker or unconfirmed.", m.Nacked)
 		}
 		if m.Misrouted > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived with another delay's routing key, first: %s\n", trialName(t), results.Rate(t.Rate), m.Misrouted, m.FirstMisroute)
+			note(": %d messages arrived with another delay's routing key, first: %s", m.Misrouted, m.FirstMisroute)
 		}
 		if m.Early+m.WithinClock > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d messages arrived before they were due, %d of them by less than the broker's %s expiry clock; the earliest by %s.\n",
-				trialName(t), results.Rate(t.Rate), m.Early+m.WithinClock, m.WithinClock, messaging.BrokerClock, m.MostEarly.Round(time.Microsecond))
+			note(": %d messages arrived before they were due, %d of them by less than the broker's %s expiry clock; the earliest by %s.",
+				m.Early+m.WithinClock, m.WithinClock, messaging.BrokerClock, m.MostEarly.Round(time.Microsecond))
 		}
 		if m.Overdue > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d of the lost messages arrived after all, more than %s late.\n", trialName(t), results.Rate(t.Rate), m.Overdue, topology.FormatDuration(r.Settings.LossWindow))
+			note(": %d of the lost messages arrived after all, more than %s late.", m.Overdue, topology.FormatDuration(r.Settings.LossWindow))
 		}
 		if !t.BrokerSettled && r.Environment.BrokerPID != 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s started with the broker still busy after %s of waiting for it to settle.\n",
-				trialName(t), results.Rate(t.Rate), t.BrokerSettling.Round(time.Second))
+			note(" started with the broker still busy after %s of waiting for it to settle.", t.BrokerSettling.Round(time.Second))
 		}
 		if m.Foreign > 0 {
-			fmt.Fprintf(&b, "- %s at %s msg/s: %d deliveries that were not the trial's messages.\n", trialName(t), results.Rate(t.Rate), m.Foreign)
+			note(": %d deliveries that were not the trial's messages.", m.Foreign)
 		}
 	}
 	duplicates := 0
@@ -286,42 +285,6 @@ func trialName(t trialResult) string {
 		return t.Variant + ", baseline"
 	}
 	return t.Variant
-}
-
-// writeTable writes a Markdown table with padded columns, so it reads in a
-// terminal too; align has one 'l' or 'r' per column.
-func writeTable(b *strings.Builder, rows [][]string, align string) {
-	widths := make([]int, len(rows[0]))
-	for _, row := range rows {
-		for i, cell := range row {
-			widths[i] = max(widths[i], len([]rune(cell)), 3)
-		}
-	}
-	line := func(cells []string) {
-		b.WriteString("|")
-		for i, cell := range cells {
-			pad := strings.Repeat(" ", widths[i]-len([]rune(cell)))
-			if align[i] == 'r' {
-				fmt.Fprintf(b, " %s%s |", pad, cell)
-			} else {
-				fmt.Fprintf(b, " %s%s |", cell, pad)
-			}
-		}
-		b.WriteString("\n")
-	}
-	line(rows[0])
-	separators := make([]string, len(widths))
-	for i, w := range widths {
-		if align[i] == 'r' {
-			separators[i] = strings.Repeat("-", w-1) + ":"
-		} else {
-			separators[i] = strings.Repeat("-", w)
-		}
-	}
-	line(separators)
-	for _, row := range rows[1:] {
-		line(row)
-	}
 }
 
 // formatMs writes a duration in milliseconds, to a hundredth below 10 ms,

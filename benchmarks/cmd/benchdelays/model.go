@@ -13,16 +13,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 )
 
-// The scaling model of a set on a cluster (-model-fit, -model-check). Each
-// node's CPU per message sent is its idle work spread over the messages,
-// plus a cost per unit of each kind of work it does for a message
-// (workByNode):
-//
-//	cpu = idle + a·clients + b·leader hops + c·replica hops
-//
-// a, b and c are fitted by least squares to every node of the fit runs'
-// main trials, whose clients and leaders must vary from node to node; the
-// check runs hold each node's CPU against the fit's prediction.
+// The scaling model of a set on a cluster (-model-fit, -model-check), fitted
+// by least squares: cpu = idle + a·clients + b·leader hops + c·replica hops.
 
 // modelFile is the results file of the model.
 const modelFile = "model.md"
@@ -173,7 +165,7 @@ func writePointsTable(b *strings.Builder, title string, points []modelPoint, c m
 			fmt.Sprintf("%.3f", p.Work.ReplicaHops), fmt.Sprintf("%.3f", p.Idle), fmt.Sprintf("%.2f", p.CPU), fmt.Sprintf("%.2f", predicted),
 			fmt.Sprintf("%.2f", predicted/p.CPU)})
 	}
-	writeTable(b, rows, "lllrrrrrrr")
+	results.Table(b, rows, "lllrrrrrrr")
 	b.WriteString("\n")
 }
 
@@ -196,14 +188,12 @@ func writeBusiest(b *strings.Builder, points []modelPoint, c modelCoefficients) 
 		rows = append(rows, []string{k.run, k.variant, fmt.Sprintf("%.2f", busiest[k]), fmt.Sprintf("%.2f", predicted[k]),
 			fmt.Sprintf("%.2f", predicted[k]/busiest[k])})
 	}
-	writeTable(b, rows, "llrrr")
+	results.Table(b, rows, "llrrr")
 	b.WriteString("\n")
 }
 
-// Larger clusters: a radix-16 set holding 0–255 ticks has 30 TTL queues,
-// each passed by 1/16 of the messages (1.875 hops a message).
-// Every layout holds each queue on modelReplicas nodes and spreads the
-// clients over every node.
+// Larger clusters: a radix-16 set holding 0–255 ticks has 30 TTL queues, each
+// passed by 1/16 of the messages; each queue has modelReplicas members.
 const (
 	modelQueues   = 30
 	modelQueueHop = 1.0 / 16
@@ -217,12 +207,8 @@ type modelLayout struct {
 	work func(n int) nodeWork
 }
 
-// modelLayouts are the layouts the extrapolation compares: replicas on 3
-// of n nodes with the clients spread, from one set's 30 TTL queues or from
-// copies of its chain (one per node, the publisher picking one per
-// message), and every queue through one node as before the provider
-// spread its declarations. Placement is ideal for the queues there are: the
-// busiest node leads and holds the most any node must.
+// modelLayouts are the layouts the extrapolation compares, each placed ideally:
+// one set, a chain per node, and every queue declared through one node.
 var modelLayouts = []modelLayout{
 	{"one set, replicas on 3, clients spread", func(n int) nodeWork { return busiestOf(n, modelQueues) }},
 	{"n copies of the chain, replicas on 3, clients spread", func(n int) nodeWork { return busiestOf(n, modelQueues*n) }},
@@ -233,18 +219,16 @@ var modelLayouts = []modelLayout{
 	}},
 }
 
-// busiestOf is the busiest node's work with queues TTL queues of
-// modelReplicas members each, the messages shared evenly among the copies
-// and the clients among the n nodes.
+// busiestOf is the busiest node's work with queues TTL queues of modelReplicas
+// members, the messages shared evenly among them and the clients among n nodes.
 func busiestOf(n, queues int) nodeWork {
 	perQueue := modelQueueHop * modelQueues / float64(queues)
 	return nodeWork{Clients: 1 / float64(n), LeaderHops: math.Ceil(float64(queues)/float64(n)) * perQueue,
 		ReplicaHops: math.Ceil(float64(queues*min(modelReplicas, n))/float64(n)) * perQueue}
 }
 
-// writeExtrapolation writes, for clusters of 3 to 50 nodes and each
-// layout, the busiest node's CPU per message, which work dominates it, and
-// the messages per second per core it allows.
+// writeExtrapolation writes, for 3 to 50 nodes and each layout, the busiest
+// node's CPU per message, which work dominates it, and the msg/s per core.
 func writeExtrapolation(b *strings.Builder, c modelCoefficients) {
 	b.WriteString("## Larger clusters\n\n")
 	b.WriteString("The model applied to a radix-16 set holding 0–255 ticks (30 TTL queues, each passed by 1/16 of the messages) on n nodes, " +
@@ -263,7 +247,7 @@ func writeExtrapolation(b *strings.Builder, c modelCoefficients) {
 				percentOf(parts[1], total), percentOf(parts[2], total), first, results.Rate(1000 / total)})
 		}
 	}
-	writeTable(b, rows, "lrrrrrlr")
+	results.Table(b, rows, "lrrrrrlr")
 }
 
 func percentOf(part, total float64) string { return fmt.Sprintf("%.0f %%", 100*part/total) }

@@ -15,9 +15,8 @@ const (
 	jsonFile     = "delays.json"
 )
 
-// renderFromJSON writes the Markdown and the plot of the report in jsonPath into
-// dir, so the text can change without measuring again. The provenance is the
-// one stored with the figures.
+// renderFromJSON writes the report in jsonPath again into dir, with the
+// provenance stored with the figures, so the text can change without measuring.
 func renderFromJSON(jsonPath, dir string) error {
 	data, err := os.ReadFile(jsonPath)
 	if err != nil {

@@ -17,16 +17,11 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 )
 
-// A broker profile says which of the broker's Erlang processes did the work
-// of a trial: the reductions (the Erlang VM's unit of work, which its
-// schedulers count per process) each kind of process ran between the start
-// and the end of the trial, per message delivered. It answers where a
-// layout's extra CPU goes, per queue or per hop, which the broker's CPU
-// time alone cannot.
+// A broker profile: the reductions (the VM's unit of work) each kind of Erlang
+// process ran during a trial, which tells where a layout's extra CPU goes.
 
-// processKindsExpr asks a node (rabbitmqctl eval) for its live processes'
-// reductions summed by the module that started each, and its total since
-// start. Neither $ nor quotes: Debian's rabbitmqctl passes it through a shell.
+// processKindsExpr asks a node for its live processes' reductions by the module
+// that started each, and its total; no $ nor quotes: Debian's rabbitmqctl uses a shell.
 const processKindsExpr = `Sums = lists:foldl(fun(P, Acc) ->
     case erlang:process_info(P, reductions) of
         {reductions, R} ->
@@ -92,10 +87,8 @@ type brokerSample struct {
 	threads   map[string]time.Duration
 }
 
-// defaultRabbitmqctl is the repository's wrapper, which runs the
-// rabbitmqctl of RABBITMQ_VERSION's broker (4.3's in its chroot), when the
-// program runs from the repository's root as make does; else rabbitmqctl
-// on PATH.
+// defaultRabbitmqctl is the repository's wrapper when the program runs from its
+// root, as make does; else rabbitmqctl on PATH.
 func defaultRabbitmqctl() string {
 	const wrapper = "scripts/rabbitmq-cli/rabbitmqctl"
 	if _, err := os.Stat(wrapper); err == nil {
@@ -232,7 +225,7 @@ func brokerProfileMarkdown(r report) string {
 		return max(t.BrokerWork.Total-live, 0)
 	})
 	row("**total**", func(t trialResult) int64 { return t.BrokerWork.Total })
-	writeTable(&b, rows, "l"+strings.Repeat("r", len(trials)))
+	results.Table(&b, rows, "l"+strings.Repeat("r", len(trials)))
 	b.WriteString(threadCPUMarkdown(trials))
 	return b.String()
 }
@@ -262,10 +255,8 @@ var threadKindNames = map[string]string{
 	"erts_poll":  "network and file-descriptor polling",
 }
 
-// threadCPUMarkdown is the table of the broker's CPU by thread kind, per
-// message delivered; empty when no trial read its threads. It groups the
-// kinds again with machine.ThreadKind: results written before it knew
-// Erlang 25's thread names hold them as they were (1_scheduler, …).
+// threadCPUMarkdown is the table of the broker's CPU by thread kind, per message
+// delivered, kinds grouped by machine.ThreadKind; "" when no trial read its threads.
 func threadCPUMarkdown(trials []trialResult) string {
 	kinds := map[string]bool{}
 	byKind := make([]map[string]time.Duration, len(trials))
@@ -317,7 +308,7 @@ func threadCPUMarkdown(trials []trialResult) string {
 		}
 		return sum
 	})
-	writeTable(&b, rows, "l"+strings.Repeat("r", len(trials)))
+	results.Table(&b, rows, "l"+strings.Repeat("r", len(trials)))
 	return b.String()
 }
 

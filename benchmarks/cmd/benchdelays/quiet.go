@@ -5,11 +5,8 @@ import (
 	"time"
 )
 
-// quietPolicy says when the broker has settled after a trial: its CPU use
-// stayed at most limit percent of a CPU for streak consecutive intervals.
-// A trial that starts while the broker still works off the previous one's
-// backlog (deleting queues that held messages, compacting logs) measures
-// that instead of itself.
+// quietPolicy says when the broker has settled after a trial, whose backlog a
+// trial started too soon would measure: at most limit % of a CPU, streak times.
 type quietPolicy struct {
 	limit    float64 // percent of one CPU
 	interval time.Duration
@@ -23,10 +20,8 @@ func newQuietPolicy(idlePercent float64, maxWait time.Duration) quietPolicy {
 	return quietPolicy{limit: max(idlePercent, 0) + 10, interval: time.Second, streak: 3, maxWait: maxWait}
 }
 
-// waitQuiet samples the broker's CPU use (in percent of a CPU over the last
-// interval, negative when unknown) until it has been quiet for a streak of
-// intervals, maxWait has passed, or ctx ends. It returns how long it waited
-// and whether the broker got quiet; an unknown reading ends the wait.
+// waitQuiet samples the broker's CPU use until it is quiet, maxWait passes, ctx
+// ends or a reading is unknown; it returns how long it waited and whether it got quiet.
 func (p quietPolicy) waitQuiet(ctx context.Context, sample func() float64) (waited time.Duration, quiet bool) {
 	start := time.Now()
 	ticker := time.NewTicker(p.interval)

@@ -12,8 +12,7 @@ import (
 )
 
 // layoutFigures are what the planner says of a set of one radix holding the
-// run's range: its digits, its objects, and the hops a message passes on
-// average when its delay is uniform over the range.
+// run's range: its digits, its objects, and its average hops.
 type layoutFigures struct {
 	Radix       int     `json:"radix"`
 	Digits      int     `json:"digits"`
@@ -23,10 +22,8 @@ type layoutFigures struct {
 	AverageHops float64 `json:"average_hops"`
 }
 
-// radixFiguresOf plans a set of radix that holds maxDelay at resolution, with
-// queueType and strategy and no routes, and counts its objects; the
-// average hops are the nonzero digits of every delay 0 … maxDelay in whole
-// ticks, read from the routing keys the planner's KeyFormat writes.
+// radixFiguresOf plans a set of radix holding maxDelay, and averages the hops of
+// every delay in whole ticks from the routing keys its KeyFormat writes.
 func radixFiguresOf(radix int, maxDelay, resolution time.Duration, queueType topology.QueueType, strategy topology.DeadLetterStrategy) (layoutFigures, error) {
 	spec, err := topology.Resolve(topology.Spec{
 		Name: "layout", VHost: "/", MaxDelay: maxDelay, Radix: radix, Resolution: resolution,
@@ -112,9 +109,8 @@ func fitCost(points []costPoint) (fit costFit, ok bool) {
 // at is the model's CPU per message at hops.
 func (f costFit) at(hops float64) float64 { return f.PerMessage + f.PerHop*hops }
 
-// kindModel is the cost model of one queue kind: its baseline's and sets'
-// points, the fit, and this program's own CPU per message on the same
-// cores, which a CPU-bound machine also pays per message.
+// kindModel is the cost model of one queue kind: its points, the fit, and this
+// program's own CPU per message, which a CPU-bound machine also pays.
 type kindModel struct {
 	Kind     string
 	Baseline trialResult
@@ -124,9 +120,8 @@ type kindModel struct {
 	Own      float64 // ms per delivered message, mean over the kind's main trials
 }
 
-// kindModels builds the cost model of every queue kind with a baseline and
-// at least one set among the main trials, from their broker CPU per
-// delivered message and their measured average hops.
+// kindModels builds the cost model of every queue kind with a baseline and a
+// set among the main trials.
 func kindModels(r report) []kindModel {
 	var models []kindModel
 	for _, kind := range queueKinds {
@@ -161,9 +156,8 @@ func kindModels(r report) []kindModel {
 	return models
 }
 
-// expectedRatio is the rate a layout of hops reaches relative to one of
-// refHops when the machine is CPU-bound: the inverse ratio of the CPU per
-// message, the broker's (fitted) and this program's.
+// expectedRatio is the rate a layout of hops reaches relative to one of refHops
+// on a CPU-bound machine: the inverse ratio of their CPU per message.
 func (m kindModel) expectedRatio(hops, refHops float64) float64 {
 	return (m.Fit.at(refHops) + m.Own) / (m.Fit.at(hops) + m.Own)
 }
@@ -208,10 +202,8 @@ func formatMemoryDelta(with, without int64) string {
 	return fmt.Sprintf("%+.1f MiB", float64(with-without)/(1<<20))
 }
 
-// radixMarkdown renders the radix table: per radix, the planned set's size
-// and average hops, the broker's CPU per delivered message in the main
-// trials, and its idle CPU and memory with the set declared and empty. ""
-// when the run has no layouts (one from before they were recorded).
+// radixMarkdown renders the radix table: per radix, the set's size, hops, CPU
+// per delivered message and idle cost; "" for a run without layouts.
 func radixMarkdown(r report) string {
 	if len(r.Layouts) == 0 {
 		return ""
@@ -257,7 +249,7 @@ func radixMarkdown(r report) string {
 		rows = append(rows, []string{strconv.Itoa(l.Radix), strconv.Itoa(l.Digits), strconv.Itoa(l.Queues), strconv.Itoa(l.Bindings),
 			strconv.FormatFloat(l.AverageHops, 'f', 3, 64), cpuCell, idleCPU, rss, memUsed})
 	}
-	writeTable(&b, rows, "rrrrrlrrr")
+	results.Table(&b, rows, "rrrrrlrrr")
 	if idle := idleNotes(r); idle != "" {
 		b.WriteString("\n" + idle)
 	}
@@ -355,7 +347,7 @@ func costModelMarkdown(r report) string {
 			}
 			rows = append(rows, row)
 		}
-		writeTable(&b, rows, "l"+strings.Repeat("r", len(header)-1))
+		results.Table(&b, rows, "l"+strings.Repeat("r", len(header)-1))
 	}
 	return b.String()
 }

@@ -24,11 +24,8 @@ type rateLine struct {
 	search   searchResult
 }
 
-// ratesPlot renders the rate searches: one panel per queue kind searched,
-// p99 lateness (log scale) against the paced rate, one line per layout
-// (each radix searched and the one-hop baseline) through the rates it
-// tried, a filled marker where the rate held and a hollow one where it did
-// not, and the p99 limit. It returns "" when the run searched nothing.
+// ratesPlot renders p99 lateness (log scale) against the paced rate, a panel per
+// queue kind and a line per layout searched; "" when the run searched nothing.
 func ratesPlot(r report) string {
 	panels, topRate, lowP99, highP99 := ratePanels(r)
 	if len(panels) == 0 {

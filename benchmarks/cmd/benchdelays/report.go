@@ -33,11 +33,8 @@ var queueKinds = []variant{
 	{Slug: "quorum-at-least-once", Name: "quorum at-least-once", QueueType: topology.QueueTypeQuorum, Strategy: topology.AtLeastOnce},
 }
 
-// variants are every queue kind in every radix the planner allows, radix 2
-// first: "quorum-at-most-once", then "quorum-at-most-once-r4" (in tables
-// "quorum at-most-once r4") and so on; then each of them with every leader
-// locator, for a cluster: "quorum-at-least-once-r16-balanced" (in tables
-// "quorum at-least-once r16, balanced").
+// variants are every queue kind in every radix, radix 2 first ("quorum-at-most-once-r4"),
+// then each with every leader locator ("quorum-at-least-once-r16-balanced").
 var variants = func() []variant {
 	var plain []variant
 	for _, kind := range queueKinds {
@@ -234,9 +231,8 @@ type clusterNode struct {
 // cluster says the broker had more than one node.
 func (e environment) cluster() bool { return len(e.Nodes) > 1 }
 
-// brokerPIDs are the processes whose CPU is the broker's: every node's of
-// a cluster on this machine, or the one node's; none when they are not all
-// here.
+// brokerPIDs are the processes whose CPU is the broker's, every node's of a
+// cluster or the one node's; none when they are not all here.
 func (e environment) brokerPIDs() []int {
 	if len(e.Nodes) == 0 {
 		if e.BrokerPID == 0 {

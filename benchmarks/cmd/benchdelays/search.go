@@ -6,10 +6,8 @@ import (
 	"time"
 )
 
-// verdict says whether a trial held the promise at its rate: every message
-// on time (none early, none lost, none misrouted or parked), p99 lateness
-// under limit, and the publisher on schedule, since a broker that slows its
-// publisher down has not taken the rate. why is empty when it held.
+// verdict says whether a trial held at its rate: none early, lost, misrouted or
+// parked, p99 under limit, and the publisher on schedule; why says what failed.
 func verdict(t trialResult, limit time.Duration, lagLimit time.Duration) (held bool, why string) {
 	m := t.Measurement
 	switch {
@@ -43,18 +41,12 @@ type step struct {
 	P99  time.Duration `json:"p99_ns"`
 }
 
-// fineStep is the ratio between the rates a search tries near the limit:
-// once the steps have bracketed it, between the highest rate that held and
-// the lowest that failed, it goes up from the one that held in steps of
-// 10 %, so the highest rate found is within 10 % of the limit whatever the
-// steps' spacing, and ratios of two limits are not artefacts of the steps.
+// fineStep is the ratio of the rates a search tries once the steps bracket the
+// limit, so that the highest rate found is within 10 % of it whatever the steps.
 const fineStep = 1.1
 
-// nextRate is the next rate a search should try, given the steps (ascending)
-// and the rates tried so far, assuming that a rate that holds means every
-// lower one holds: up the steps while rates hold, down while they fail,
-// then (if fine) up from the highest that held by fineStep while that stays
-// 2 % below the lowest that failed. ok is false when nothing is left to try.
+// nextRate is the next rate to try, a rate that holds meaning every lower one
+// holds: up the steps, down while they fail, then up by fineStep; false when done.
 func nextRate(steps []float64, tried []step, fine bool) (rate float64, ok bool) {
 	highestHeld, lowestFailed := highestHeld(tried), -1.0
 	for _, s := range tried {
@@ -90,10 +82,8 @@ func nextRate(steps []float64, tried []step, fine bool) (rate float64, ok bool) 
 	return 0, false
 }
 
-// searchTrials is how many trials a search from start through steps (and
-// 10 % steps when fine) runs
-// when every rate up to limit holds and every rate above fails; the first
-// is the start itself.
+// searchTrials is how many trials a search from start runs when every rate up
+// to limit holds and every rate above fails, the start included.
 func searchTrials(steps []float64, fine bool, start, limit float64) int {
 	try := func(rate float64) step { return step{Rate: rate, Held: rate <= limit} }
 	tried := []step{try(start)}
@@ -103,9 +93,8 @@ func searchTrials(steps []float64, fine bool, start, limit float64) int {
 	return len(tried)
 }
 
-// searchTrialsRange is the fewest and the most trials a search from start
-// through steps runs, over every limit the broker may have: below the
-// lowest step, just under or at each step, above the highest.
+// searchTrialsRange is the fewest and the most trials a search from start runs,
+// over every limit the broker may have.
 func searchTrialsRange(steps []float64, fine bool, start float64) (fewest, most int) {
 	limits := []float64{0, math.Inf(1)}
 	for _, r := range append([]float64{start}, steps...) {

@@ -14,12 +14,8 @@ type hopStats struct {
 	messaging.Percentiles
 }
 
-// hopsOf is the number of TTL queues a delivered message passed through in
-// a set whose keys have format: the nonzero digits of its delay in ticks,
-// which its routing key (kept by dead-lettering) spells. It fails when the
-// routing key is not one of the set's, or says another delay than the
-// message asked for, rounded up to ticks: the key the planner's
-// [topology.KeyFormat.Encode] writes for it.
+// hopsOf is the TTL queues a message passed: the nonzero digits of the delay its
+// routing key spells. It fails when the key is not the one its delay was sent with.
 func hopsOf(a messaging.Arrival, format topology.KeyFormat) (int, error) {
 	key, delay, err := format.Decode(a.RoutingKey)
 	if err != nil {

@@ -38,10 +38,8 @@ var percentileSeries = []struct {
 
 const baselineColor = "#d94801"
 
-// svgPlot renders the main trials' lateness percentiles by hop count: one
-// panel per variant on a shared y axis, the set's p50, p90 and p99 as lines
-// over the hop counts, its one-hop baseline's p50 and p99 as dashed
-// horizontal lines. It returns "" when there is no set trial to plot.
+// svgPlot renders the main trials' lateness percentiles by hop count, a panel
+// per variant with its baseline dashed; "" when there is no set trial.
 func svgPlot(r report) string {
 	panels, top := hopPanels(r)
 	if len(panels) == 0 {

@@ -52,11 +52,8 @@ type trialPlan struct {
 	main     bool
 }
 
-// spec is the set a trial declares: the measured layout in the variant's
-// radix, with the fewest digits that hold the run's range, or for the
-// baseline a one-level set whose only TTL queue holds every message for the
-// baseline delay, both of the variant's queue type and strategy and with one
-// route to a queue of their own.
+// spec is the set a trial declares: the variant's, with the fewest digits that
+// hold the run's range, or the baseline's one TTL queue of the baseline delay.
 func (r *runner) spec(p trialPlan) topology.Spec {
 	kind := "set"
 	levels, radix, resolution := r.cfg.levelsIn(p.variant.Radix), p.variant.Radix, r.cfg.Resolution
@@ -72,9 +69,8 @@ func (r *runner) spec(p trialPlan) topology.Spec {
 	}
 }
 
-// trial declares a fresh set, publishes to it at a paced rate while
-// consuming its routes' queues, waits until every message has arrived or is
-// lost, counts, and removes the set whatever happened.
+// trial declares a fresh set, publishes to it at a paced rate while consuming
+// its routes' queues, counts the arrivals, and removes the set whatever happened.
 func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	spec := r.spec(p)
 	result = trialResult{
@@ -142,9 +138,8 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 	return result
 }
 
-// declare creates the trial's set the provider's way (delayset's Create
-// of created's spec), keeps in created what the state would remember of it,
-// and, on a cluster, records where its queues went.
+// declare creates the trial's set as the provider does, keeps in created what
+// the create returned to remember, and on a cluster records where its queues went.
 func (r *runner) declare(ctx context.Context, p trialPlan, created *delayset.Remembered, result *trialResult) error {
 	spec := created.Spec
 	set, err := r.sets.Create(ctx, spec)
@@ -162,9 +157,8 @@ func (r *runner) declare(ctx context.Context, p trialPlan, created *delayset.Rem
 	return err
 }
 
-// await waits until every acked message has arrived, or the last one is
-// overdue by the loss window (then the missing ones are lost), takes the
-// broker profile's second sample, and lets a late duplicate show.
+// await waits for every acked message, or the loss window past the last due,
+// takes the profile's second sample, and lets a late duplicate show.
 func (r *runner) await(ctx context.Context, clients *trialClients, confirms *confirmLog, start time.Time, workBefore *brokerSample,
 	result *trialResult, fail func(error),
 ) {
@@ -222,9 +216,8 @@ func (l *confirmLog) acked(start time.Time) (map[string]int, time.Time) {
 	return acked, lastDue
 }
 
-// publish sends the trial's messages at its paced rate through clients,
-// round-robin, and waits for their confirms; it returns when publishing
-// started, and the broker profile sampled just before when one is taken.
+// publish sends the trial's messages at its paced rate through clients and
+// waits for their confirms; it returns when it started, and the profile before.
 func (r *runner) publish(ctx context.Context, p trialPlan, spec topology.Spec, clients *trialClients, result *trialResult,
 	fail func(error),
 ) (time.Time, *brokerSample) {
@@ -256,10 +249,8 @@ func (r *runner) publish(ctx context.Context, p trialPlan, spec topology.Spec, c
 	return start, workBefore
 }
 
-// parked counts the messages in the set's parking lot, over a connection
-// of its own: a channel opened on a trial's connection just after its
-// consumers' channels closed was once refused by a loaded broker (504
-// "expected 'channel.open'").
+// parked counts the messages in the parking lot over a connection of its own:
+// a loaded broker once refused a channel on a trial's (504 "expected 'channel.open'").
 func (r *runner) parked(spec topology.Spec) (int, error) {
 	conn, err := messaging.Dial(r.cfg.URL, 10*time.Second)
 	if err != nil {
@@ -269,9 +260,8 @@ func (r *runner) parked(spec topology.Spec) (int, error) {
 	return messaging.ReadyMessages(conn, topology.Names(spec.Name).Unroutable())
 }
 
-// placement reads where the queues of a declared set run: how many each
-// node leads, how many of its TTL queues each node holds a replica of, and
-// each queue's leader, members and share of the messages (shares).
+// placement reads where the queues of a declared set run: each node's leaders
+// and TTL-queue replicas, and each queue's leader, members and share (shares).
 func (r *runner) placement(ctx context.Context, spec topology.Spec, planned topology.Topology, shares map[string]float64) (
 	leaders, replicas map[string]int, queues []queuePlacement, err error,
 ) {
@@ -297,10 +287,8 @@ func (r *runner) placement(ctx context.Context, spec topology.Spec, planned topo
 	return leaders, replicas, queues, nil
 }
 
-// delays returns a generator of the delays a trial asks for: whole ticks,
-// uniform over the run's range (that of -levels binary digits, whatever the
-// set's radix), or for the baseline always its one tick. Every trial draws
-// the same sequence from the run's seed, so the variants carry the same load.
+// delays draws whole ticks uniformly over the run's range (the baseline: its one
+// tick), the same sequence for every trial, so the variants carry the same load.
 func (r *runner) delays(p trialPlan, spec topology.Spec) func() time.Duration {
 	if p.baseline {
 		return func() time.Duration { return spec.Resolution }
@@ -320,11 +308,8 @@ func (r *runner) delayRange(p trialPlan, spec topology.Spec) time.Duration {
 	return r.cfg.maxDelay()
 }
 
-// trialConns are a trial's own connections. Publishing and consuming use
-// separate ones, so that the broker's flow control of a busy publisher
-// never holds up deliveries; each trial dials its own, so a trial that
-// overloads the broker until it closes a connection fails alone, not every
-// trial after it.
+// trialConns are a trial's own connections: apart for publishing, so that flow
+// control never holds up deliveries, and per trial, so that an overloaded one fails alone.
 type trialConns struct {
 	publish, consume *amqp.Connection
 }
@@ -347,9 +332,8 @@ func (c trialConns) close() {
 	_ = c.consume.Close()
 }
 
-// remove destroys a trial's set, forced (its figures are taken, and what it
-// may still hold is no longer wanted), then the routes' queues. It runs even
-// when ctx has ended, so an interrupted run leaves nothing behind.
+// remove force-destroys a trial's set, its figures taken, then the routes'
+// queues, even when ctx has ended, so an interrupted run leaves nothing behind.
 func (r *runner) remove(ctx context.Context, created delayset.Remembered) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()

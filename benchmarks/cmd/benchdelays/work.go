@@ -13,15 +13,12 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v3"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// What each node of a cluster does for a message, to tell where its CPU
-// goes: its clients' share (publishing, routing from the ingest exchange,
-// the route queue and its deliveries), the hops its leaders make (a TTL
-// queue's leader expires a message and dead-letters it, routing it on),
-// and the hops its replicas write (every member of a quorum queue writes
-// each message that passes it).
+// What each node of a cluster does for a message: its clients' share, the hops
+// its leaders make (expire and dead-letter) and the hops its replicas write.
 
 // queuePlacement is where one queue of a trial's set ran, and how many of
 // the trial's messages passed it, per message sent.
@@ -32,11 +29,8 @@ type queuePlacement struct {
 	Hops    float64  `json:"hops_per_message"`
 }
 
-// hopShares is, for each TTL queue of planned (of a set of radix at
-// resolution), the share of messages that pass it when delays are whole
-// ticks drawn uniformly from 0 to 2^levels − 1: the share whose delay in
-// base radix has the queue's digit at the queue's position. A queue of one
-// tick of a one-level set (the baseline) takes every message.
+// hopShares is, for each TTL queue of planned, the share of the messages that
+// pass it when delays are uniform over 0 … 2^levels − 1 ticks; the baseline's takes all.
 func hopShares(planned topology.Topology, radix int, resolution time.Duration, levels int, baseline bool) map[string]float64 {
 	shares := map[string]float64{}
 	ticks := uint64(1) << levels
@@ -74,9 +68,8 @@ type nodeWork struct {
 	Clients, LeaderHops, ReplicaHops float64
 }
 
-// workByNode sums, for each node, its share of the trial's clients and the
-// hops its leaders and replicas made, per message sent; clientNodes names
-// the node of each client URL.
+// workByNode sums each node's share of the clients (clientNodes: each client
+// URL's node) and the hops its leaders and replicas made, per message sent.
 func workByNode(queues []queuePlacement, clientNodes []string) map[string]nodeWork {
 	work := map[string]nodeWork{}
 	for _, node := range clientNodes {
@@ -98,8 +91,7 @@ func workByNode(queues []queuePlacement, clientNodes []string) map[string]nodeWo
 }
 
 // nodesOfURLs names the node each AMQP URL reaches, by its port among the
-// cluster's listeners (GET /api/overview, which lists them to monitoring
-// users); "" where none listens there.
+// cluster's listeners (GET /api/overview); "" where none listens there.
 func nodesOfURLs(ctx context.Context, cfg config) ([]string, error) {
 	client, err := rabbithole.NewClient(cfg.Endpoint, cfg.Username, cfg.Password)
 	if err != nil {
@@ -125,8 +117,7 @@ func nodesOfURLs(ctx context.Context, cfg config) ([]string, error) {
 }
 
 // workMarkdown is the table of what each node did per message in each main
-// trial of a set, beside its CPU per message: "" for a run that did not
-// record where its queues ran.
+// trial, beside its CPU: "" for a run that did not record where its queues ran.
 func workMarkdown(r report) string {
 	var b strings.Builder
 	rows := [][]string{{"variant", "node", "ms/msg", "schedulers", "dirty I/O", "other threads", "clients", "leads", "leader hops/msg", "replicas", "replica hops/msg"}}
@@ -156,13 +147,12 @@ func workMarkdown(r report) string {
 		"queues it held a member of, as the broker said after declaring them; **leader hops/msg** and **replica hops/msg** weigh each " +
 		"TTL queue by the share of the messages that pass it (delays uniform over the range): a TTL queue's leader expires and " +
 		"dead-letters each message that passes it, and every member writes it.\n\n")
-	writeTable(&b, rows, "llrrrrrrrrr")
+	results.Table(&b, rows, "llrrrrrrrrr")
 	return b.String()
 }
 
-// threadColumns are node i's CPU per message in its schedulers
-// (erts_sched), its dirty I/O threads (erts_dios) and its other threads,
-// "–" when not recorded.
+// threadColumns are node i's CPU per message in its schedulers, its dirty I/O
+// threads and its other threads; "–" when not recorded.
 func threadColumns(t trialResult, i int) [3]string {
 	if i >= len(t.NodeThreads) || t.NodeThreads[i] == nil {
 		return [3]string{"–", "–", "–"}
@@ -182,15 +172,12 @@ func threadColumns(t trialResult, i int) [3]string {
 	return [3]string{ms(sched), ms(dirtyIO), ms(other)}
 }
 
-// schedulerFlagPrefixes are the Erlang VM flags that change how its
-// schedulers wait for work and how many there are, as beam.smp's command
-// line has them (erl's +sbwt is -sbwt there; RabbitMQ sets -sbwt none,
-// -sbwtdcpu none and -sbwtdio none by default).
+// schedulerFlagPrefixes are the VM flags on how its schedulers wait and how many
+// there are, as beam.smp's command line has them (erl's +sbwt is -sbwt there).
 var schedulerFlagPrefixes = []string{"-sbwt", "-swt", "-S", "-sbt"}
 
-// schedulerFlags are the scheduler flags on each process's command line
-// ("-sbwt none -sbwtdcpu none"), "" for a process with none; nil when no
-// process has any, or a command line is unreadable.
+// schedulerFlags are each process's scheduler flags ("-sbwt none"), "" for none;
+// nil when no process has any, or a command line is unreadable.
 func schedulerFlags(pids []int) []string {
 	flags := make([]string, len(pids))
 	anySet := false

@@ -84,7 +84,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return cfg, errors.New("-tf-set needs -tf-output")
 	}
 	if *tfOutput != "" {
-		if err := applyTerraformOutput(&cfg, *tfOutput, *tfSet, explicit); err != nil {
+		if err := applyTerraformOutput(flags, *tfOutput, *tfSet, explicit); err != nil {
 			return cfg, err
 		}
 	}
@@ -109,17 +109,9 @@ func (cfg config) set() messaging.Set {
 }
 
 func parseDelays(list string) ([]time.Duration, error) {
-	var delays []time.Duration
-	for _, field := range strings.Split(list, ",") {
-		field = strings.TrimSpace(field)
-		if field == "" {
-			continue
-		}
-		d, err := time.ParseDuration(field)
-		if err != nil {
-			return nil, fmt.Errorf("-delays: %w", err)
-		}
-		delays = append(delays, d)
+	delays, err := results.List(list, time.ParseDuration)
+	if err != nil {
+		return nil, fmt.Errorf("-delays: %w", err)
 	}
 	if len(delays) == 0 {
 		return nil, errors.New("-delays: no delay given")
@@ -127,27 +119,19 @@ func parseDelays(list string) ([]time.Duration, error) {
 	return delays, nil
 }
 
-// setOutputs is what the demo reads of a set from `terraform output -json`:
-// top-level outputs of these names, or the attributes of one object output.
-type setOutputs struct {
-	IngestExchange *string `json:"ingest_exchange"`
-	Levels         *int    `json:"levels"`
-	Radix          *int    `json:"radix"`
-	Resolution     *string `json:"resolution"`
-	RouteQueue     *string `json:"route_queue"`
-	RouteKey       *string `json:"route_key"`
-}
+// outputFlags are the flags -tf-output sets, by the output of
+// `terraform output -json` (or attribute of an object output) that holds each.
+var outputFlags = map[string]string{"ingest_exchange": "exchange", "levels": "levels", "radix": "radix",
+	"resolution": "resolution", "route_queue": "queue", "route_key": "key"}
 
-// applyTerraformOutput sets what the outputs say, except flags given
-// explicitly: the top-level outputs, or those of the object output set.
-func applyTerraformOutput(cfg *config, file, set string, explicit map[string]bool) error {
-	var data []byte
-	var err error
+// applyTerraformOutput sets the flags that the outputs hold, except those
+// given explicitly: the top-level outputs, or the attributes of output set.
+func applyTerraformOutput(flags *flag.FlagSet, file, set string, explicit map[string]bool) error {
+	read := os.ReadFile
 	if file == "-" {
-		data, err = io.ReadAll(os.Stdin)
-	} else {
-		data, err = os.ReadFile(file)
+		read = func(string) ([]byte, error) { return io.ReadAll(os.Stdin) }
 	}
+	data, err := read(file)
 	if err != nil {
 		return fmt.Errorf("-tf-output: %w", err)
 	}
@@ -157,49 +141,31 @@ func applyTerraformOutput(cfg *config, file, set string, explicit map[string]boo
 	if err := json.Unmarshal(data, &outputs); err != nil {
 		return fmt.Errorf("-tf-output %s is not `terraform output -json`: %w", file, err)
 	}
-	var values json.RawMessage
+	values := map[string]json.RawMessage{}
 	if set == "" {
-		top := make(map[string]json.RawMessage, len(outputs))
 		for name, output := range outputs {
-			top[name] = output.Value
+			values[name] = output.Value
 		}
-		if values, err = json.Marshal(top); err != nil {
-			return err
-		}
-	} else if output, ok := outputs[set]; ok {
-		values = output.Value
-	} else {
+	} else if output, ok := outputs[set]; !ok {
 		return fmt.Errorf("-tf-output %s has no output %q (-tf-set): has terraform apply run?", file, set)
-	}
-	var got setOutputs
-	if err := json.Unmarshal(values, &got); err != nil {
+	} else if err := json.Unmarshal(output.Value, &values); err != nil {
 		return fmt.Errorf("-tf-output %s: output %q is not an object of a set's values: %w", file, set, err)
 	}
-	if got.IngestExchange == nil || got.Levels == nil {
+	missing := func(name string) bool { return values[name] == nil || string(values[name]) == "null" }
+	if missing("ingest_exchange") || missing("levels") {
 		if set != "" {
 			return fmt.Errorf("-tf-output %s: output %q has no ingest_exchange or levels", file, set)
 		}
 		return fmt.Errorf("-tf-output %s has no ingest_exchange or levels output: has terraform apply run?", file)
 	}
-	if !explicit["exchange"] {
-		cfg.Exchange = *got.IngestExchange
-	}
-	if !explicit["levels"] {
-		cfg.Levels = *got.Levels
-	}
-	if got.Radix != nil && !explicit["radix"] {
-		cfg.Radix = *got.Radix
-	}
-	if got.Resolution != nil && !explicit["resolution"] {
-		if cfg.Resolution, err = time.ParseDuration(*got.Resolution); err != nil {
-			return fmt.Errorf("-tf-output: resolution: %w", err)
+	for output, name := range outputFlags {
+		var value any
+		if explicit[name] || json.Unmarshal(values[output], &value) != nil || value == nil {
+			continue
 		}
-	}
-	if got.RouteQueue != nil && !explicit["queue"] {
-		cfg.Queue = *got.RouteQueue
-	}
-	if got.RouteKey != nil && !explicit["key"] {
-		cfg.Key = *got.RouteKey
+		if err := flags.Set(name, fmt.Sprint(value)); err != nil {
+			return fmt.Errorf("-tf-output: %s: %w", output, err)
+		}
 	}
 	return nil
 }
@@ -226,7 +192,7 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	defer func() { _ = conn.Close() }()
 	out := &syncWriter{w: stdout}
 	if done, err := prepareQueue(conn, cfg, out); done || err != nil {
-		return exitOn(err)
+		return results.Failed(err)
 	}
 	runID := fmt.Sprintf("delaydemo-%d-", time.Now().UnixNano())
 	labels, batch := batchOf(cfg, runID)
@@ -286,17 +252,8 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) (int, error) {
 	return code, nil
 }
 
-// exitOn is the exit code of a run that ended early: 2 when err is set.
-func exitOn(err error) (int, error) {
-	if err != nil {
-		return 2, err
-	}
-	return 0, nil
-}
-
-// prepareQueue declares the route's queue with -declare-queue (the run is
-// then done), or checks that it exists and drops an interrupted run's
-// leftovers, which would count as foreign.
+// prepareQueue declares the route's queue under -declare-queue (then done), or
+// checks it and purges an interrupted run's leftovers, which would count as foreign.
 func prepareQueue(conn *amqp.Connection, cfg config, out *syncWriter) (done bool, err error) {
 	if cfg.DeclareQueue {
 		if err := messaging.DeclareQueue(conn, cfg.Queue); err != nil {
@@ -365,9 +322,8 @@ func sentMessages(cfg config, published []messaging.Message, labels map[string]s
 	return sent, ids, nil
 }
 
-// waitForArrivals waits until every id arrived or the deadline, then for
-// the queue to be quiet, since a duplicate follows its original closely.
-// It fails only when the consumer stopped: the connection is gone.
+// waitForArrivals waits for every id or the deadline, then for a quiet queue
+// (a duplicate follows closely); it fails only when the consumer stopped.
 func waitForArrivals(ctx context.Context, consumer *messaging.Consumer, ids []string, deadline time.Time) error {
 	waitCtx, cancelWait := context.WithDeadline(ctx, deadline)
 	waitErr := consumer.WaitForIDs(waitCtx, ids)

@@ -133,10 +133,8 @@ func columnStep(span time.Duration, width int) time.Duration {
 // axisEvery is how many columns apart the axis labels are.
 const axisEvery = 10
 
-// renderTimeline draws one bar per message: '=' while it waits, '|' where
-// it was due, '-' while it is late, '*' where it arrived ('*' alone when
-// due and arrival fall in one column; '?' at the end for a message that
-// never came, at watched: how long the run waited).
+// renderTimeline draws a bar per message: '=' waiting, '|' due, '-' late, '*'
+// arrived; '?' at watched (how long the run waited) for one that never came.
 func renderTimeline(w io.Writer, rows []row, watched time.Duration, width int) error {
 	if len(rows) == 0 {
 		return nil

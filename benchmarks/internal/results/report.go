@@ -17,10 +17,8 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/machine"
 )
 
-// Main runs the command name once its flags are parsed, parsed being
-// their error: 0 for -h, 2 with the error on stderr for another. Otherwise
-// it runs work with a context that an interrupt (Ctrl-C) cancels, writes
-// work's error, if any, on stderr, and returns work's exit code.
+// Main runs the command name once its flags are parsed (parsed: their error; 0
+// for -h, 2 for another), with a context Ctrl-C cancels, and returns work's code.
 func Main(name string, stderr io.Writer, parsed error, work func(ctx context.Context) (int, error)) int {
 	if errors.Is(parsed, flag.ErrHelp) {
 		return 0
@@ -38,6 +36,38 @@ func Main(name string, stderr io.Writer, parsed error, work func(ctx context.Con
 	return code
 }
 
+// Failed is the exit code and error of a command that could not run: 2
+// when err is set.
+func Failed(err error) (int, error) {
+	if err != nil {
+		return 2, err
+	}
+	return 0, nil
+}
+
+// List parses each item of a comma-separated list with parse, leaving out
+// empty ones.
+func List[T any](list string, parse func(string) (T, error)) ([]T, error) {
+	var items []T
+	for _, field := range strings.Split(list, ",") {
+		if field = strings.TrimSpace(field); field == "" {
+			continue
+		}
+		item, err := parse(field)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, item)
+	}
+	return items, nil
+}
+
+// Words are the items of a comma-separated list, leaving out empty ones.
+func Words(list string) []string {
+	words, _ := List(list, func(word string) (string, error) { return word, nil })
+	return words
+}
+
 // EnvOr is the environment variable name, or fallback when it is empty.
 func EnvOr(name, fallback string) string {
 	if value := os.Getenv(name); value != "" {
@@ -46,10 +76,8 @@ func EnvOr(name, fallback string) string {
 	return fallback
 }
 
-// Provenance is the header of a run's results: the commit of the checkout
-// at dir ("" the working directory's), the date and the machine, the
-// broker's versions as node tells them, and the version of the terraform
-// binary when one is named.
+// Provenance is the header of a run's results: the commit at dir ("" the working
+// directory's), the machine, the broker's versions and terraform's when named.
 func Provenance(ctx context.Context, dir string, node broker.NodeInfo, terraform string) (machine.Provenance, error) {
 	p := machine.Collect(ctx, dir)
 	p.RabbitMQ, p.Erlang, p.MetadataStore = node.RabbitMQVersion, node.ErlangVersion, node.MetadataStore

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,5 +99,36 @@ func TestWriteFile(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "wrote "+path) {
 		t.Errorf("WriteFile said %q, want it to name the file", log.String())
+	}
+}
+
+func TestList(t *testing.T) {
+	t.Parallel()
+	got, err := List(" 8, ,16,", strconv.Atoi)
+	if err != nil || !slices.Equal(got, []int{8, 16}) {
+		t.Errorf("List = %v, %v, want [8 16]", got, err)
+	}
+	if _, err := List("8,x", strconv.Atoi); err == nil {
+		t.Error("List of a bad item succeeded")
+	}
+	if words := Words(" a,,b "); !slices.Equal(words, []string{"a", "b"}) {
+		t.Errorf("Words = %q, want [a b]", words)
+	}
+	if code, err := Failed(errors.New("no")); code != 2 || err == nil {
+		t.Errorf("Failed(error) = %d, %v, want 2 and the error", code, err)
+	}
+}
+
+func TestTable(t *testing.T) {
+	t.Parallel()
+	rows := [][]string{{"name", "n"}, Cells("a", 1234)}
+	var padded, plain strings.Builder
+	Table(&padded, rows, "lr")
+	PlainTable(&plain, rows, "lr")
+	if want := "| name |    n |\n| ---- | ---: |\n| a    | 1234 |\n"; padded.String() != want {
+		t.Errorf("Table = %q, want %q", padded.String(), want)
+	}
+	if want := "| name | n |\n|---|--:|\n| a | 1234 |\n"; plain.String() != want {
+		t.Errorf("PlainTable = %q, want %q", plain.String(), want)
 	}
 }

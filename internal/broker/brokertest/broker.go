@@ -1,7 +1,6 @@
 package brokertest
 
 import (
-	"context"
 	"slices"
 	"sync"
 
@@ -23,7 +22,6 @@ const (
 	MethodCountedMessages    = "CountedMessages"
 	MethodReadPlacements     = "ReadPlacements"
 	MethodPlacements         = "Placements"
-	MethodVHostPolicies      = "VHostPolicies"
 )
 
 // Call is one call of a Broker's method, as the test asserts on it. Only
@@ -106,7 +104,6 @@ type Broker struct {
 	scripts    map[vhostQueue]*script
 	placements map[vhostQueue]broker.Placement
 	seen       map[vhostQueue]broker.Placement // as the last read of a set found them
-	policies   map[string]policies
 	errs       map[string]error
 	calls      []Call
 	before     func(Call)
@@ -118,7 +115,7 @@ func New(vhosts ...string) *Broker {
 		Version: "4.0.5",
 		vhosts:  map[string]*topology.Topology{}, scripts: map[vhostQueue]*script{},
 		placements: map[vhostQueue]broker.Placement{}, seen: map[vhostQueue]broker.Placement{},
-		errs: map[string]error{}, policies: map[string]policies{},
+		errs: map[string]error{},
 	}
 	for _, v := range vhosts {
 		b.vhosts[v] = &topology.Topology{VHost: v}
@@ -202,37 +199,6 @@ func (b *Broker) SetPlacement(vhost, queue string, p broker.Placement) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.placements[vhostQueue{vhost, queue}] = p
-}
-
-// policies are what VHostPolicies answers for a vhost.
-type policies struct {
-	broker.VHostPolicies
-	unreadable bool
-}
-
-// SetPolicies sets the policies and operator policies of a vhost, as
-// VHostPolicies reads them; readable false makes them unreadable, as to a
-// user who may not read them. A vhost without has none, readable.
-func (b *Broker) SetPolicies(vhost string, p broker.VHostPolicies, readable bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.policies[vhost] = policies{VHostPolicies: p, unreadable: !readable}
-}
-
-// VHostPolicies answers the policies SetPolicies set for vhost, as
-// (*broker.Client).VHostPolicies reads them: ok is false where they are
-// unreadable.
-func (b *Broker) VHostPolicies(_ context.Context, vhost string) (broker.VHostPolicies, bool, error) {
-	err := b.record(Call{Method: MethodVHostPolicies, VHost: vhost})
-	defer b.mu.Unlock()
-	if err != nil {
-		return broker.VHostPolicies{}, false, err
-	}
-	p := b.policies[vhost]
-	if p.unreadable {
-		return broker.VHostPolicies{}, false, nil
-	}
-	return p.VHostPolicies, true, nil
 }
 
 // SetError makes every call of method (a Method… constant) fail with err

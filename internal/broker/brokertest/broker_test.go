@@ -26,18 +26,9 @@ type setBroker interface {
 	Placements(vhost string, queues []string) map[string]broker.Placement
 }
 
-// policyReader is VHostPolicies, which the fake has too, for what warns of
-// a vhost's length limits.
-type policyReader interface {
-	VHostPolicies(ctx context.Context, vhost string) (broker.VHostPolicies, bool, error)
-}
-
 var (
 	_ setBroker = (*broker.Client)(nil)
 	_ setBroker = (*brokertest.Broker)(nil)
-
-	_ policyReader = (*broker.Client)(nil)
-	_ policyReader = (*brokertest.Broker)(nil)
 )
 
 // planned is the plan of a small set of the default layout.
@@ -213,20 +204,5 @@ func TestSetError(t *testing.T) {
 	b.SetError(brokertest.MethodReadSetOf, nil)
 	if _, err := b.ReadSetOf(t.Context(), "/", "delay", ""); err != nil {
 		t.Errorf("ReadSetOf after the error was undone: %v", err)
-	}
-}
-
-func TestPolicies(t *testing.T) {
-	t.Parallel()
-	b := brokertest.New("/", "locked")
-	limited := broker.VHostPolicies{Policies: []broker.Policy{{Name: "cap", Pattern: ".*", ApplyTo: "queues",
-		Definition: map[string]any{"max-length": 10.0}}}}
-	b.SetPolicies("/", limited, true)
-	b.SetPolicies("locked", broker.VHostPolicies{}, false)
-	if got, ok, err := b.VHostPolicies(t.Context(), "/"); err != nil || !ok || cmp.Diff(limited, got) != "" {
-		t.Errorf("VHostPolicies(/) = %v, %v, %v, want the policies set", got, ok, err)
-	}
-	if _, ok, err := b.VHostPolicies(t.Context(), "locked"); err != nil || ok {
-		t.Errorf("VHostPolicies(locked) = %v, %v, want unreadable", ok, err)
 	}
 }

@@ -9,8 +9,7 @@
 // messages as the client does, and answers the counts a test scripts for
 // each queue ([Messages]). It records every call ([Call]) for the test to
 // assert on. Build one with [New], seed it with [Broker.Declare], script
-// it with [Broker.SetMessages] and [Broker.Script] (and [Broker.SetPolicies]
-// for [Broker.VHostPolicies], which a set's length-limit warnings read).
+// it with [Broker.SetMessages] and [Broker.Script].
 //
 // For tests of *broker.Client itself, a fake of the management HTTP API:
 // [NewClient] serves a handler and returns a client of it; [Identity]
