@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
@@ -22,8 +23,9 @@ type layoutFigures struct {
 	AverageHops float64 `json:"average_hops"`
 }
 
-// radixFiguresOf plans a set of radix holding maxDelay, and averages the hops of
-// every delay in whole ticks from the routing keys its KeyFormat writes.
+// radixFiguresOf plans a new set of radix holding maxDelay as the provider's
+// plan does (delayset.Plan), and averages the hops of every delay in whole
+// ticks from the routing keys its KeyFormat writes.
 func radixFiguresOf(radix int, maxDelay, resolution time.Duration, queueType topology.QueueType, strategy topology.DeadLetterStrategy) (layoutFigures, error) {
 	spec, err := topology.Resolve(topology.Spec{
 		Name: "layout", VHost: "/", MaxDelay: maxDelay, Radix: radix, Resolution: resolution,
@@ -32,7 +34,7 @@ func radixFiguresOf(radix int, maxDelay, resolution time.Duration, queueType top
 	if err != nil {
 		return layoutFigures{}, err
 	}
-	planned, err := topology.Plan(spec)
+	planned, err := delayset.Plan(delayset.Remembered{}, spec, time.Now())
 	if err != nil {
 		return layoutFigures{}, err
 	}
@@ -51,7 +53,7 @@ func radixFiguresOf(radix int, maxDelay, resolution time.Duration, queueType top
 		hops += topology.Hops(uint64(delay/resolution), radix)
 	}
 	return layoutFigures{
-		Radix: radix, Digits: spec.Levels, Queues: len(planned.Queues), Bindings: len(planned.Bindings), Exchanges: len(planned.Exchanges),
+		Radix: radix, Digits: spec.Levels, Queues: len(planned.Set.Queues), Bindings: len(planned.Set.Bindings), Exchanges: len(planned.Set.Exchanges),
 		AverageHops: float64(hops) / float64(ticks+1),
 	}, nil
 }
