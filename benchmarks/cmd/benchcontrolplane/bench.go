@@ -101,7 +101,7 @@ type bench struct {
 // deletes its vhost, whatever happened.
 func benchmark(ctx context.Context, cfg config, log io.Writer) (_ report, err error) {
 	b := &bench{cfg: cfg, progress: progress{w: log, started: time.Now()}}
-	r := report{UnrelatedQueues: cfg.UnrelatedQueues, UnrelatedBindings: cfg.UnrelatedBindings, Plans: cfg.Plans}
+	r := report{UnrelatedQueues: unrelatedQueues, UnrelatedBindings: unrelatedBindings, Plans: cfg.Plans}
 	if err := b.connect(ctx, &r); err != nil {
 		return report{}, err
 	}
@@ -158,7 +158,7 @@ func (b *bench) connect(ctx context.Context, r *report) (err error) {
 		return errors.New("cannot tell the broker's process: it is not on this machine, or the user may not list nodes (pass -broker-pid)")
 	}
 	r.LoadAverage = machine.LoadAverage()
-	r.ManySetsSettings = fmt.Sprintf("`max_delay = %q`, `queue_type = %q`", cfg.ManySetsMaxDelay.String(), cfg.ManySetsQueueType)
+	r.ManySetsSettings = fmt.Sprintf("`max_delay = %q`, `queue_type = %q`", manySetsMaxDelay.String(), manySetsQueueType)
 	return nil
 }
 
@@ -173,7 +173,7 @@ func (b *bench) measureAll(ctx context.Context, r *report) (err error) {
 		return err
 	}
 	for _, inFlight := range []int{1, 40} {
-		peeks, err := b.measurePeeks(ctx, peekQueue, cfg.Peeks, inFlight)
+		peeks, err := b.measurePeeks(ctx, peekQueue, peeks, inFlight)
 		if err != nil {
 			return err
 		}
@@ -287,7 +287,7 @@ func (b *bench) createVHost() error {
 // addUnrelatedObjects fills the vhost with the busy condition's objects, in
 // one definitions upload, and checks the broker has them all.
 func (b *bench) addUnrelatedObjects() error {
-	noise := unrelatedObjects(b.cfg.VHost, b.cfg.UnrelatedQueues, b.cfg.UnrelatedBindings)
+	noise := unrelatedObjects(b.cfg.VHost, unrelatedQueues, unrelatedBindings)
 	b.progress.step("uploading %d unrelated exchanges, %d queues and %d bindings to vhost %s",
 		len(noise.Exchanges), len(noise.Queues), len(noise.Bindings), b.cfg.VHost)
 	started := time.Now()
@@ -304,9 +304,9 @@ func (b *bench) addUnrelatedObjects() error {
 	}
 	b.progress.step("vhost %s holds %d queues and %d bindings (took %s)", b.cfg.VHost, len(queues), len(bindings),
 		time.Since(started).Round(time.Millisecond))
-	if len(queues) < b.cfg.UnrelatedQueues || len(bindings) < b.cfg.UnrelatedBindings {
+	if len(queues) < unrelatedQueues || len(bindings) < unrelatedBindings {
 		return fmt.Errorf("vhost %s holds %d queues and %d bindings after the upload, want at least %d and %d",
-			b.cfg.VHost, len(queues), len(bindings), b.cfg.UnrelatedQueues, b.cfg.UnrelatedBindings)
+			b.cfg.VHost, len(queues), len(bindings), unrelatedQueues, unrelatedBindings)
 	}
 	return nil
 }

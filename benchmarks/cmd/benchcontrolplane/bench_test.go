@@ -138,16 +138,13 @@ func TestParseConfig(t *testing.T) {
 	if len(cfg.Levels) != 2 || cfg.Levels[0] != 8 || cfg.Levels[1] != 32 || cfg.Plans != 5 {
 		t.Errorf("parseConfig = %+v", cfg)
 	}
-	if len(cfg.ManySets) != 2 || cfg.ManySets[1] != 100 || cfg.ManySetsMaxDelay != 36*time.Hour {
-		t.Errorf("parseConfig's many-sets defaults = %v, %v", cfg.ManySets, cfg.ManySetsMaxDelay)
+	if len(cfg.ManySets) != 2 || cfg.ManySets[1] != 100 {
+		t.Errorf("parseConfig's many-sets default = %v", cfg.ManySets)
 	}
 	if cfg, err := parseConfig([]string{"-many-sets", ""}, io.Discard); err != nil || len(cfg.ManySets) != 0 {
 		t.Errorf("parseConfig(-many-sets \"\") = %v, %v; want none", cfg.ManySets, err)
 	}
-	if cfg.ManySetsRuns != 3 {
-		t.Errorf("parseConfig's -many-sets-runs default = %d, want 3", cfg.ManySetsRuns)
-	}
-	for _, args := range [][]string{{"-levels", "8,x"}, {"-many-sets", "0"}, {"-plans", "0"}, {"-many-sets-runs", "0"}, {"-unrelated-queues", "0"}, {"extra"}} {
+	for _, args := range [][]string{{"-levels", "8,x"}, {"-many-sets", "0"}, {"-plans", "0"}, {"-peeks", "300"}, {"extra"}} {
 		if _, err := parseConfig(args, io.Discard); err == nil {
 			t.Errorf("parseConfig(%q) succeeded, want an error", args)
 		}

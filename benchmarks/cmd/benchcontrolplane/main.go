@@ -10,34 +10,36 @@ import (
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/benchmarks/internal/results"
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
 // config is everything a run needs.
 type config struct {
-	Endpoint          string
-	Username          string
-	Password          string
-	Terraform         string
-	Levels            []int
-	UnrelatedQueues   int
-	UnrelatedBindings int
-	Plans             int
-	VHost             string
-	Markdown          string
+	Endpoint  string
+	Username  string
+	Password  string
+	Terraform string
+	Levels    []int
+	Plans     int
+	VHost     string
+	Markdown  string
 	// ManySets are the numbers of sets of the many-sets configurations.
-	ManySets          []int
-	ManySetsMaxDelay  time.Duration
-	ManySetsQueueType string
-	// ManySetsRuns is how many times each many-sets configuration is
-	// measured straight to the broker, floors included.
-	ManySetsRuns int
-	// Peeks is how many peeks the peek latency is measured over, one at a
-	// time and then 40 at once.
-	Peeks int
+	ManySets []int
 	// BrokerPID is the broker's OS process; 0 takes the one the broker
 	// names, when it runs on this machine.
 	BrokerPID int
 }
+
+// What every run measures the same way: the busy vhost's unrelated objects,
+// the many-sets configurations' sets and runs, and the peeks timed.
+const (
+	unrelatedQueues   = 5000
+	unrelatedBindings = 20000
+	manySetsMaxDelay  = 36 * time.Hour
+	manySetsQueueType = topology.QueueTypeClassic
+	manySetsRuns      = 3 // straight to the broker, floors included: the table shows the min and median
+	peeks             = 300
+)
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -68,16 +70,10 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags.StringVar(&cfg.Password, "password", results.EnvOr("RABBITMQ_PASSWORD", "guest"), "management API password")
 	flags.StringVar(&cfg.Terraform, "terraform", "terraform", "terraform `binary`")
 	levels := flags.String("levels", "8,16,32", "set sizes N to measure, comma-separated")
-	flags.IntVar(&cfg.UnrelatedQueues, "unrelated-queues", 5000, "unrelated queues in the busy vhost")
-	flags.IntVar(&cfg.UnrelatedBindings, "unrelated-bindings", 20000, "unrelated bindings in the busy vhost")
 	flags.IntVar(&cfg.Plans, "plans", 3, "no-change plans per set; the table shows the median")
 	flags.StringVar(&cfg.VHost, "vhost", "delayqueue-bench-control-plane", "vhost the benchmark creates and deletes (must not exist, or be left from an earlier run)")
 	flags.StringVar(&cfg.Markdown, "markdown", "", "also write the report to this `file`")
 	manySets := flags.String("many-sets", "10,100", "numbers of sets of the many-sets configurations, comma-separated (\"\" for none)")
-	flags.DurationVar(&cfg.ManySetsMaxDelay, "many-sets-max-delay", 36*time.Hour, "max_delay of each set of the many-sets configurations")
-	flags.StringVar(&cfg.ManySetsQueueType, "many-sets-queue-type", "classic", "queue_type of each set of the many-sets configurations")
-	flags.IntVar(&cfg.Peeks, "peeks", 300, "peeks at an empty queue to time, one at a time and then 40 at once")
-	flags.IntVar(&cfg.ManySetsRuns, "many-sets-runs", 3, "runs of each many-sets configuration straight to the broker, floors included; the table shows the min and median")
 	flags.IntVar(&cfg.BrokerPID, "broker-pid", 0, "the broker's OS `process` id, for its CPU time (0: the one the broker names, when it runs on this machine)")
 	err := flags.Parse(args)
 	if err != nil {
@@ -92,11 +88,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	if cfg.ManySets, err = positiveNumbers("-many-sets", *manySets); err != nil {
 		return config{}, err
 	}
-	if cfg.Plans < 1 || cfg.ManySetsRuns < 1 || cfg.Peeks < 1 {
-		return config{}, fmt.Errorf("-plans, -many-sets-runs and -peeks must be at least 1")
-	}
-	if cfg.UnrelatedQueues < 1 || cfg.UnrelatedBindings < 0 {
-		return config{}, fmt.Errorf("-unrelated-queues must be at least 1 and -unrelated-bindings at least 0")
+	if cfg.Plans < 1 {
+		return config{}, fmt.Errorf("-plans must be at least 1")
 	}
 	return cfg, nil
 }

@@ -67,7 +67,7 @@ func manySetsName(i int) string { return fmt.Sprintf("bench-many-%03d", i) }
 // dataSources is set) named by manySetsName, one block with for_each.
 func (b *bench) manySetsConfig(sets int, dataSources bool) string {
 	kind := `resource "rabbitmq_delay_queue_set"`
-	settings := fmt.Sprintf("  queue_type = %q\n\n  route {\n    destination = %q\n  }\n", b.cfg.ManySetsQueueType, routeQueue)
+	settings := fmt.Sprintf("  queue_type = %q\n\n  route {\n    destination = %q\n  }\n", manySetsQueueType, routeQueue)
 	if dataSources {
 		kind = `data "rabbitmq_delay_topology"`
 	}
@@ -77,14 +77,14 @@ func (b *bench) manySetsConfig(sets int, dataSources bool) string {
   vhost     = %q
   max_delay = %q
 %s}
-`, kind, sets, b.cfg.VHost, b.cfg.ManySetsMaxDelay.String(), settings)
+`, kind, sets, b.cfg.VHost, manySetsMaxDelay.String(), settings)
 }
 
 // measureManySets measures a configuration of many sets: once through the
-// counting proxy, then b.cfg.ManySetsRuns times straight to the broker.
+// counting proxy, then manySetsRuns times straight to the broker.
 func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manySetsResult, error) {
-	spec, err := topology.NewSet(topology.Spec{Name: manySetsName(0), VHost: b.cfg.VHost, MaxDelay: b.cfg.ManySetsMaxDelay, // as terraform creates them
-		QueueType: topology.QueueType(b.cfg.ManySetsQueueType), Routes: []topology.Route{{Destination: routeQueue}}})
+	spec, err := topology.NewSet(topology.Spec{Name: manySetsName(0), VHost: b.cfg.VHost, MaxDelay: manySetsMaxDelay, // as terraform creates them
+		QueueType: manySetsQueueType, Routes: []topology.Route{{Destination: routeQueue}}})
 	if err != nil {
 		return manySetsResult{}, err
 	}
@@ -103,7 +103,7 @@ func (b *bench) measureManySets(ctx context.Context, sets int, busy bool) (manyS
 	}
 	b.direct = true
 	defer func() { b.direct = false }()
-	for run := 1; run <= b.cfg.ManySetsRuns; run++ {
+	for run := 1; run <= manySetsRuns; run++ {
 		timed, err := b.runManySets(ctx, &result, planned, run)
 		if err != nil {
 			return manySetsResult{}, err
@@ -120,7 +120,7 @@ func (b *bench) runManySets(ctx context.Context, result *manySetsResult, planned
 	sets := result.Sets
 	var err error
 	condition := map[bool]string{false: "empty vhost", true: "busy vhost"}[result.Busy]
-	label := fmt.Sprintf("%d sets, %s, run %d of %d", sets, condition, run, b.cfg.ManySetsRuns)
+	label := fmt.Sprintf("%d sets, %s, run %d of %d", sets, condition, run, manySetsRuns)
 	if !b.direct {
 		label = fmt.Sprintf("%d sets, %s, through the counting proxy", sets, condition)
 	} else if err := b.measureFloors(ctx, label, planned, &timed); err != nil {
