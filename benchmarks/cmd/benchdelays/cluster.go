@@ -96,15 +96,6 @@ func shortNode(name string) string {
 	return short
 }
 
-// joinPIDs writes process ids as "123, 456".
-func joinPIDs(pids []int) string {
-	words := make([]string, len(pids))
-	for i, pid := range pids {
-		words[i] = strconv.Itoa(pid)
-	}
-	return strings.Join(words, ", ")
-}
-
 // nodeOfPID is the name of the cluster's node whose process is the one
 // the run talked to.
 func nodeOfPID(e environment) string {

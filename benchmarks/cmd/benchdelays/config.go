@@ -263,11 +263,7 @@ func isShellSafe(r rune) bool {
 }
 
 func joinSlugs(vs []variant) string {
-	slugs := make([]string, len(vs))
-	for i, v := range vs {
-		slugs[i] = v.Slug
-	}
-	return strings.Join(slugs, ",")
+	return results.Join(vs, ",", func(v variant) string { return v.Slug })
 }
 
 func parseVariants(list string) ([]variant, error) {

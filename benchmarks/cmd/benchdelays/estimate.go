@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,10 +102,10 @@ func describeRun(cfg config) string {
 	fmt.Fprintf(&b, "benchdelays: %s; delays 0…%s, main trials at %s msg/s for %s", strings.Join(names, ", "),
 		topology.FormatDuration(cfg.maxDelay()), results.Rate(cfg.Rate), topology.FormatDuration(cfg.Duration))
 	if len(cfg.Steps) > 0 {
-		fmt.Fprintf(&b, ", searches over %s msg/s for %s each", joinRates(cfg.Steps), topology.FormatDuration(cfg.SearchDuration))
+		fmt.Fprintf(&b, ", searches over %s msg/s for %s each", results.Join(cfg.Steps, ", ", results.Rate), topology.FormatDuration(cfg.SearchDuration))
 	}
 	if len(cfg.IdleRadixes) > 0 {
-		fmt.Fprintf(&b, ", idle sets of radix %s for %s", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cfg.IdleRadixes)), ", "), "[]"), topology.FormatDuration(cfg.IdleWindow))
+		fmt.Fprintf(&b, ", idle sets of radix %s for %s", results.Join(cfg.IdleRadixes, ", ", strconv.Itoa), topology.FormatDuration(cfg.IdleWindow))
 	}
 	least, most := estimateRun(cfg)
 	if least == most {

@@ -136,7 +136,7 @@ func writeSearchTable(b *strings.Builder, r report, ratesName string) {
 	fmt.Fprintf(b, "\n## Highest rate with p99 lateness under %s\n\n", topology.FormatDuration(s.P99Limit))
 	fmt.Fprintf(b, "Steps of %s msg/s, %s of publishing each, starting from the main run and going up while a rate holds "+
 		"(p99 under %s, nothing lost, early, refused or misrouted, and the publisher within 2 %% of its schedule)%s\n\n",
-		joinRates(s.Steps), topology.FormatDuration(s.SearchDuration), topology.FormatDuration(s.P99Limit), fineText(s.Fine))
+		results.Join(s.Steps, ", ", results.Rate), topology.FormatDuration(s.SearchDuration), topology.FormatDuration(s.P99Limit), fineText(s.Fine))
 	rows := [][]string{{"variant", "set: steps (p99)", "set", "baseline: steps (p99)", "baseline", "set / baseline"}}
 	for _, v := range variants {
 		set, okSet := r.search(v.Name, false)
@@ -308,14 +308,6 @@ func formatOptionalRate(rate float64) string {
 	return results.Rate(rate)
 }
 
-func joinRates(rates []float64) string {
-	parts := make([]string, len(rates))
-	for i, r := range rates {
-		parts[i] = results.Rate(r)
-	}
-	return strings.Join(parts, ", ")
-}
-
 func formatOptionalMs(d time.Duration) string {
 	if d < 0 {
 		return "?"
@@ -409,16 +401,13 @@ func brokerIdle(e environment) string {
 // CPU time could be read.
 func brokerWhere(e environment, s settings) string {
 	if e.cluster() {
-		names := make([]string, len(e.Nodes))
-		for i, n := range e.Nodes {
-			names[i] = n.Name
-		}
+		names := results.Join(e.Nodes, ", ", func(n clusterNode) string { return n.Name })
 		if len(e.brokerPIDs()) == 0 {
-			return fmt.Sprintf("The broker was a cluster of %d nodes (%s), not all of them on this machine: its CPU is unknown.", len(e.Nodes), strings.Join(names, ", "))
+			return fmt.Sprintf("The broker was a cluster of %d nodes (%s), not all of them on this machine: its CPU is unknown.", len(e.Nodes), names)
 		}
 		return fmt.Sprintf("The broker was a cluster of %d nodes (%s), all on this machine beside this program (processes %s), sharing its CPUs: "+
-			"the broker's CPU is theirs together, and the section on the cluster gives each node's. %s", len(e.Nodes), strings.Join(names, ", "),
-			joinPIDs(e.brokerPIDs()), clientsWhere(e, s))
+			"the broker's CPU is theirs together, and the section on the cluster gives each node's. %s", len(e.Nodes), names,
+			results.Join(e.brokerPIDs(), ", ", strconv.Itoa), clientsWhere(e, s))
 	}
 	if e.BrokerPID == 0 {
 		return "The broker's process was not on this machine, or not visible to this program."

@@ -116,6 +116,15 @@ func Count(n int) string {
 	return b.String()
 }
 
+// Join joins what write makes of each item with sep.
+func Join[T any](items []T, sep string, write func(T) string) string {
+	parts := make([]string, len(items))
+	for i, item := range items {
+		parts[i] = write(item)
+	}
+	return strings.Join(parts, sep)
+}
+
 // Rate writes a rate in whole messages per second, as [Count] does.
 func Rate(rate float64) string { return Count(int(math.Round(rate))) }
 

@@ -132,3 +132,13 @@ func TestTable(t *testing.T) {
 		t.Errorf("PlainTable = %q, want %q", plain.String(), want)
 	}
 }
+
+func TestJoin(t *testing.T) {
+	t.Parallel()
+	if got := Join([]int{2, 16, 256}, ", ", strconv.Itoa); got != "2, 16, 256" {
+		t.Errorf("Join = %q, want \"2, 16, 256\"", got)
+	}
+	if got := Join(nil, ",", strconv.Itoa); got != "" {
+		t.Errorf("Join(nil) = %q, want \"\"", got)
+	}
+}
