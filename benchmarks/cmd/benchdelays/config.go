@@ -37,7 +37,8 @@ type config struct {
 	IdleRadixes []int
 	IdleWindow  time.Duration
 	// BrokerProfile samples the broker's processes around each main trial
-	// (a broker on this machine, one node), with Rabbitmqctl.
+	// (a broker on this machine, one node), with Rabbitmqctl: the
+	// repository's wrapper, or the one on PATH.
 	BrokerProfile bool
 	Rabbitmqctl   string
 	Out           string
@@ -69,7 +70,9 @@ var quickDefaults = map[string]string{
 func parseConfig(args []string, stderr io.Writer) (config, error) {
 	flags := flag.NewFlagSet("benchdelays", flag.ContinueOnError)
 	flags.SetOutput(stderr)
-	cfg := config{}
+	// What every run keeps the same: the pacing, the clients and the delays drawn.
+	cfg := config{settings: settings{Tick: 10 * time.Millisecond, LagLimit: 500 * time.Millisecond, Prefetch: 256,
+		MaxInFlight: messaging.DefaultMaxInFlight, Seed: 1}, Rabbitmqctl: defaultRabbitmqctl()}
 	l := defineFlags(flags, &cfg)
 	if err := flags.Parse(args); err != nil {
 		return config{}, err
@@ -126,19 +129,13 @@ func defineFlags(flags *flag.FlagSet, cfg *config) (l listFlags) {
 	flags.DurationVar(&cfg.SearchDuration, "search-duration", 0, "how long each search trial publishes; default -duration, which lets the main trial count as the search's step at -rate")
 	flags.DurationVar(&cfg.P99Limit, "p99-limit", time.Second, "p99 lateness a rate must stay under to hold")
 	flags.DurationVar(&cfg.LossWindow, "loss-window", 10*time.Second, "a message not arrived this long after due is lost")
-	flags.DurationVar(&cfg.Tick, "tick", 10*time.Millisecond, "pacing tick: each sends the messages due by then")
-	flags.DurationVar(&cfg.LagLimit, "lag-limit", 500*time.Millisecond, "a publisher further behind its schedule than this has not kept the rate")
 	flags.DurationVar(&cfg.AbandonLag, "abandon-lag", 5*time.Second, "a publisher further behind than this stops publishing: the rate has failed (0: never stop)")
-	flags.IntVar(&cfg.Prefetch, "prefetch", 256, "consumer prefetch")
-	flags.IntVar(&cfg.MaxInFlight, "max-in-flight", messaging.DefaultMaxInFlight, "unconfirmed messages the publisher allows before it waits")
 	flags.DurationVar(&cfg.Settle, "settle", time.Second, "quiet time after the last arrival, for late duplicates")
 	flags.DurationVar(&cfg.Pause, "pause", 5*time.Second, "pause between trials, so one trial's clean-up is over before the next")
 	flags.DurationVar(&cfg.QuietMax, "quiet-max", 2*time.Minute, "after the pause, wait up to this long for the broker's CPU use to settle near its idle level (a local broker only)")
-	flags.Uint64Var(&cfg.Seed, "seed", 1, "seed of the delays drawn")
 	l.idleRadixes = flags.String("idle-radixes", "2,4,16", "radixes whose sets' idle broker CPU and memory are measured, declared and empty, with the first variant's queue type; empty for none")
 	flags.DurationVar(&cfg.IdleWindow, "idle-window", 20*time.Second, "how long each idle measurement samples the broker, with and without the set")
 	flags.BoolVar(&cfg.BrokerProfile, "broker-profile", false, "before and after each main trial, read the reductions of the broker's Erlang processes by kind (rabbitmqctl eval; a broker on this machine, one node) and show where its work goes")
-	flags.StringVar(&cfg.Rabbitmqctl, "rabbitmqctl", defaultRabbitmqctl(), "the rabbitmqctl -broker-profile runs")
 	flags.StringVar(&cfg.Out, "out", "benchmarks", "directory for "+markdownFile+", "+jsonFile+" and the plots "+svgFile+" and "+ratesFile+"; empty to write none")
 	flags.StringVar(&cfg.Render, "render", "", "render "+markdownFile+" and the plots again from a "+jsonFile+" a run wrote, into -out, without measuring")
 	l.modelFit = flags.String("model-fit", "", "comma-separated "+jsonFile+" files of cluster runs whose clients and leaders vary from node to node: fit the "+
@@ -219,10 +216,8 @@ func (cfg *config) checkDurations() error {
 		return fmt.Errorf("-rate must be positive, got %g", cfg.Rate)
 	case cfg.Duration <= 0 || cfg.SearchDuration <= 0:
 		return errors.New("-duration and -search-duration must be positive")
-	case cfg.Tick <= 0:
-		return errors.New("-tick must be positive")
 	case cfg.AbandonLag != 0 && cfg.AbandonLag <= cfg.LagLimit:
-		return fmt.Errorf("-abandon-lag %s must be longer than -lag-limit %s, or 0", cfg.AbandonLag, cfg.LagLimit)
+		return fmt.Errorf("-abandon-lag %s must be longer than the lag limit %s, or 0", cfg.AbandonLag, cfg.LagLimit)
 	case len(cfg.IdleRadixes) > 0 && cfg.IdleWindow <= 0:
 		return errors.New("-idle-window must be positive")
 	}

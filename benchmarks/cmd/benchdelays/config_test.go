@@ -24,6 +24,9 @@ func TestParseConfigDefaultsAreTheIssues(t *testing.T) {
 	if len(cfg.Warnings) != 0 {
 		t.Errorf("the defaults warn: %q", cfg.Warnings)
 	}
+	if cfg.Tick != 10*ms || cfg.LagLimit != 500*ms || cfg.Prefetch != 256 || cfg.MaxInFlight != 10000 || cfg.Seed != 1 {
+		t.Errorf("pacing and clients %+v; want the published runs' tick 10ms, lag limit 500ms, prefetch 256, 10,000 in flight, seed 1", cfg.settings)
+	}
 	if diff := cmp.Diff([]int{2, 4, 16}, cfg.IdleRadixes); diff != "" || cfg.IdleWindow != 20*time.Second {
 		t.Errorf("idle radixes (-want +got):\n%s, window %s; want 20s", diff, cfg.IdleWindow)
 	}
@@ -164,6 +167,7 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"-variants", "quorum-at-most-once-r3"},
 		{"-idle-radixes", "2,3"},
 		{"-idle-radixes", "16", "-idle-window", "0s"},
+		{"-tick", "20ms"}, // the published runs' pacing is fixed
 		{"stray"},
 	} {
 		if _, err := parseConfig(args, io.Discard); err == nil {
