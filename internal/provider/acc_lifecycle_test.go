@@ -575,6 +575,8 @@ func TestAccDelayQueueSet_levelRemovalKeepsMessages(t *testing.T) {
 	name := testSetName(t)
 	names := topology.Names(name)
 	ctx := context.Background()
+	levels5 := "  levels = 5\n  resolution = \"1m\""
+	levels4 := "  levels = 4\n  resolution = \"1m\""
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
@@ -582,10 +584,11 @@ func TestAccDelayQueueSet_levelRemovalKeepsMessages(t *testing.T) {
 		CheckDestroy:             testCheckSetGone(client, name),
 		Steps: []resource.TestStep{
 			{
-				Config: testSetConfig(name, `  levels = 5`),
+				Config: testSetConfig(name, levels5),
 				Check: func(*terraform.State) error {
-					// 16 ticks: the message waits 16 s in level 04, the level the next step removes.
-					key, err := topology.EncodeKey("", 16*time.Second, 5, time.Second)
+					// 16 ticks: the message waits 16 min in level 04, the level the next step removes,
+					// longer than the test takes on any machine however busy.
+					key, err := topology.EncodeKey("", 16*time.Minute, 5, time.Minute)
 					if err != nil {
 						return err
 					}
@@ -594,11 +597,11 @@ func TestAccDelayQueueSet_levelRemovalKeepsMessages(t *testing.T) {
 			},
 			{
 				// Refused before anything changes, although the statistics have not seen the message yet.
-				Config:      testSetConfig(name, `  levels = 4`),
+				Config:      testSetConfig(name, levels4),
 				ExpectError: regexp.MustCompile(`(?s)Delay Queues Hold Messages.*` + regexp.QuoteMeta(names.Level(4)) + `\s+holds\s+1\s+message`),
 			},
 			{
-				Config: testSetConfig(name, `  levels = 5`),
+				Config: testSetConfig(name, levels5),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
@@ -614,8 +617,8 @@ func TestAccDelayQueueSet_levelRemovalKeepsMessages(t *testing.T) {
 				},
 			},
 			{
-				Config: testSetConfig(name, "  levels = 4\n  force_destroy = true"),
-				Check:  testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 4, Resolution: time.Second}),
+				Config: testSetConfig(name, levels4+"\n  force_destroy = true"),
+				Check:  testCheckSetMatchesPlan(client, topology.Spec{Name: name, VHost: "/", Levels: 4, Resolution: time.Minute}),
 			},
 		},
 	})
