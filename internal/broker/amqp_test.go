@@ -42,6 +42,7 @@ const (
 	ownLists                       // the peer's connections by their addresses, as 4.0 and 4.3 do at once
 	ownRefused                     // a 401, as to a user it does not let see them
 	ownOthers                      // another connection only: a proxy stands between client and broker
+	ownNamed                       // the peer's connections by the names the client provided, through a proxy
 )
 
 func (f *leaderAPI) served() []string {
@@ -69,6 +70,10 @@ func (f *leaderAPI) serveOwn(w http.ResponseWriter) {
 		}
 	case ownOthers:
 		listed = append(listed, map[string]string{"name": "10.0.0.1:1234 -> 10.0.0.2:5672"})
+	case ownNamed:
+		for _, name := range f.peer.ConnectionNames() {
+			listed = append(listed, map[string]string{"name": "10.0.0.1:1234 -> 10.0.0.2:5672", "user_provided_name": name})
+		}
 	}
 	_ = json.NewEncoder(w).Encode(listed)
 }
@@ -216,6 +221,7 @@ func TestAMQPProofByTheUsersConnections(t *testing.T) {
 		wantOnly    string // the one listing that proved it
 	}{
 		"listed by its addresses":                  {own: ownLists, wantTrusted: true, wantOnly: "GET /api/connections/username/guest"},
+		"listed by its nonce":                      {own: ownNamed, wantTrusted: true, wantOnly: "GET /api/connections/username/guest"},
 		"refused, the nonce listed":                {own: ownRefused, lists: true, wantTrusted: true},
 		"not served, the nonce listed":             {own: ownNotServed, lists: true, wantTrusted: true},
 		"only other connections, the nonce listed": {own: ownOthers, lists: true, wantTrusted: true},
