@@ -261,6 +261,16 @@ func (k *counter) learnedVersion() (version string, known bool) {
 	return k.learned.rule.version, true
 }
 
+// checksWaitForArrivals tells whether a deletion's check of a quorum queue
+// on this broker, as learned, waits arrivalsSettle after its unbinding (no
+// peek there): a wait that loads no broker, and that a bound on the checks
+// would only serialize.
+func (k *counter) checksWaitForArrivals() bool {
+	k.learned.mu.Lock()
+	defer k.learned.mu.Unlock()
+	return k.learned.rule != nil && k.learned.rule.quorum == quorumNoPeek
+}
+
 // unbound notes that a binding into destination may have gone just now
 // (awaitSettledArrivals).
 func (k *counter) unbound(vhost, destination string) {
