@@ -12,7 +12,10 @@
 # Environment: RABBITMQ_VERSION (4.3), RABBITMQ_MANAGEMENT_PORT (15672), RUNS (3), SETS (100;
 # 0 skips the many-sets steps), BENCH_PREFIX (bench-lifecycle: the sets' names, so that two runs can
 # share a broker), BENCH_AMQP_COUNTS (1; 0 counts by statistics alone: the provider's
-# amqp_counts = false, for comparing the two ways of checking a quorum queue before its deletion).
+# amqp_counts = false, for comparing the two ways of checking a quorum queue before its deletion),
+# STEPS (all; many: the many-sets steps alone; fresh: the README's set's destroy right after its
+# creation alone), BENCH_TRACE (0; 1 runs the many-sets destroy with the provider's debug log and
+# adds where its time went: requests, waits, the gaps between quorum queue deletions).
 set -euo pipefail
 output=${1:?usage: scripts/bench-lifecycle.sh OUTPUT.md}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +24,10 @@ runs=${RUNS:-3}
 sets=${SETS:-100}
 amqp_counts=${BENCH_AMQP_COUNTS:-1}
 prefix=${BENCH_PREFIX:-bench-lifecycle}
+steps=${STEPS:-all}
+trace=${BENCH_TRACE:-0}
+case $steps in all | many | fresh) ;; *) echo "bench-lifecycle: STEPS must be all, many or fresh" >&2; exit 2 ;; esac
+[ "$steps" != many ] || [ "$sets" -gt 0 ] || { echo "bench-lifecycle: STEPS=many needs SETS above 0" >&2; exit 2; }
 [[ $prefix =~ ^[a-z][a-z0-9-]*$ ]] || { echo "bench-lifecycle: BENCH_PREFIX must be lower-case letters, digits and dashes" >&2; exit 2; }
 port=${RABBITMQ_MANAGEMENT_PORT:-15672}
 export CHECKPOINT_DISABLE=1
@@ -91,8 +98,9 @@ timed() {
 
 tf() { "$terraform" -chdir="$1" "${@:2}" -input=false -no-color; }
 
-for run in $(seq "$runs"); do
-	one=$work/one-$run
+# readme_steps RUN: the README's set's and the radix-16 set's steps.
+readme_steps() {
+	local one=$work/one-$1
 	config "$one" 1 2
 	timed "create the README's set" tf "$one" apply -auto-approve
 	timed "plan the README's set" tf "$one" plan -detailed-exitcode
@@ -109,14 +117,60 @@ for run in $(seq "$runs"); do
 	timed "create a radix-16 set" tf "$one" apply -auto-approve
 	sleep 15
 	timed "destroy a radix-16 set" tf "$one" destroy -auto-approve
-	if [ "$sets" -gt 0 ]; then
-		many=$work/many-$run
-		config "$many" "$sets" 2
-		timed "create $sets README sets" tf "$many" apply -auto-approve
-		timed "plan $sets README sets" tf "$many" plan -detailed-exitcode
-		sleep 15
+}
+
+# fresh_destroy RUN: the README's set destroyed right after its creation.
+fresh_destroy() {
+	local one=$work/one-$1
+	config "$one" 1 2
+	tf "$one" apply -auto-approve >/dev/null
+	timed "destroy the README's set right after its creation" tf "$one" destroy -auto-approve
+}
+
+# many_steps RUN: SETS README sets in one configuration.
+many_steps() {
+	local many=$work/many-$1
+	config "$many" "$sets" 2
+	timed "create $sets README sets" tf "$many" apply -auto-approve
+	timed "plan $sets README sets" tf "$many" plan -detailed-exitcode
+	sleep 15
+	if [ "$trace" != 1 ]; then
 		timed "destroy $sets README sets" tf "$many" destroy -auto-approve
+		return
 	fi
+	timed "destroy $sets README sets (debug log)" env TF_LOG_PROVIDER=DEBUG TF_LOG_PATH="$work/trace-$1.log" \
+		"$terraform" -chdir="$many" destroy -auto-approve -input=false -no-color
+	trace_summary "$1" "$work/trace-$1.log" >>"$work/traces"
+}
+
+# trace_summary RUN LOG: where a traced destroy's time went, from the provider's debug log: the
+# checks before the deletions (HeldMessages) and the Applies (requests, durations), and the quorum
+# queue deletions (when the first came after the log's first line, the gaps between them).
+trace_summary() {
+	awk -v run="$1" '
+	function secs(ts) { split(substr(ts, 12, 12), p, ":"); return p[1] * 3600 + p[2] * 60 + p[3] }
+	function field(name,   i) { for (i = 1; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
+	function median(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	                                   return n ? a[int((n + 1) / 2)] : 0 }
+	NR == 1 { start = secs($1) }
+	/RabbitMQ management API: held messages/ { h++; hreq += field("requests"); hd[h] = field("duration_ms") + 0 }
+	/RabbitMQ management API: apply/ { a++; areq += field("requests"); ad[a] = field("duration_ms") + 0 }
+	/waiting for another quorum queue deletion/ { waits++ }
+	/deleted a queue its check found empty/ && field("type") == "quorum" { t = secs($1); if (d) gaps[d] = (t - last) * 1000; else first = t - start; last = t; d++ }
+	END { printf "- run %s: %d checks before deletions, %d requests, median %d ms; %d Applies, %d requests, median %d ms;", run, h, hreq, median(hd, h), a, areq, median(ad, a)
+	      printf " %d quorum queues deleted after their checks, the first %.1f s after the log began, median gap %.1f ms; %d waits for the turn logged\n", d, first, median(gaps, d - 1), waits }
+	' "$2"
+}
+
+for run in $(seq "$runs"); do
+	case $steps in
+	all)
+		readme_steps "$run"
+		[ "$sets" -eq 0 ] || many_steps "$run"
+		;;
+	many) many_steps "$run" ;;
+	fresh) fresh_destroy "$run" ;;
+	esac
 done
 
 version=$(curl -fsS -u guest:guest "http://127.0.0.1:$port/api/overview?columns=rabbitmq_version" | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p')
@@ -127,7 +181,8 @@ statistics=${RABBITMQ_STATISTICS_SECONDS:-5}
 	echo "Written by \`scripts/bench-lifecycle.sh\` at commit $commit,"
 	echo "$(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs; RabbitMQ $version, statistics every ${statistics} s;"
 	echo "$("$terraform" version | head -n 1); checks before a quorum deletion: $([ "$amqp_counts" = 1 ] && echo "the leader's count over AMQP (amqp_counts = true)" || echo "statistics alone (amqp_counts = false)")."
-	echo "The README's set: max_delay 36h, quorum, one route (17 levels); radix 16: the same delay; $runs runs, seconds."
+	echo "The README's set: max_delay 36h, quorum, one route (17 levels); radix 16: the same delay; $runs runs, seconds;"
+	echo "steps: $steps (STEPS); management API on port $port; the machine is shared, so the load of each run is given."
 	echo
 	echo "| step | median | runs | load average (1 min) at each run |"
 	echo "|---|--:|---|---|"
@@ -138,5 +193,11 @@ statistics=${RABBITMQ_STATISTICS_SECONDS:-5}
 	             for (a = 1; a <= m; a++) s[a] = vals[name, a]
 	             for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++) if (s[b] < s[a]) { t = s[a]; s[a] = s[b]; s[b] = t }
 	             printf "| %s | %.1f | %s | %s |\n", name, s[int((m + 1) / 2)], times[name], loads[name] } }' "$results"
+	if [ -s "$work/traces" ]; then
+		echo
+		echo "Where the traced destroys' time went (TF_LOG_PROVIDER=DEBUG):"
+		echo
+		cat "$work/traces"
+	fi
 } >"$output"
 echo "bench-lifecycle: wrote $output" >&2

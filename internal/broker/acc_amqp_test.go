@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,6 +113,41 @@ func TestAccAMQPEndpointOfAnotherCluster(t *testing.T) {
 	} else {
 		t.Logf("why: %v", reason)
 	}
+}
+
+// TestAccAMQPProofByTheUsersConnections: a connection straight to the test
+// broker is proven by the listing of the user's own connections, which
+// has it from the moment it opens, without waiting for the listing of
+// every connection (on 4.3, that one shows it only once its statistics
+// are collected); its count is then believed.
+func TestAccAMQPProofByTheUsersConnections(t *testing.T) {
+	accClient(t)
+	t.Parallel()
+	management, err := faultproxy.Start(mustHost(t, accEndpoint), faultproxy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = management.Close() })
+	var own, every atomic.Int32
+	management.Inspect(requestsSeen("GET /api/connections/username/", &own, requestsSeen("GET /api/connections?", &every, nil)))
+	log := &logged{}
+	client, err := broker.New(broker.Config{Endpoint: "http://" + management.Addr(), Username: "guest", Password: "guest",
+		AMQPEndpoint: "amqp://" + mustHost(t, accAMQPURL) + "/", Timeout: 30 * time.Second, Logf: log.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := quorumQueue(uniqueName(t))
+	createObjects(t, client, nil, []topology.Queue{queue}, nil)
+	ch := amqpChannel(t)
+	publish(t, ch, "", queue.Name)
+	if count, trusted, err := broker.LeaderCount(t.Context(), client, accVHost, queue.Name); err != nil || !trusted || count != 1 {
+		t.Fatalf("LeaderCount() = %d, trusted %v, %v; want 1, trusted\n%s", count, trusted, err, log.text())
+	}
+	if own.Load() == 0 || every.Load() != 0 {
+		t.Errorf("the proof listed the user's connections %d times and every connection %d times; want the first alone",
+			own.Load(), every.Load())
+	}
+	takeMessage(t, ch, queue.Name)
 }
 
 // TestAccAMQPHungPeer: the proxy, between the client and the test broker,

@@ -186,9 +186,43 @@ type proveFunc func(ctx context.Context, conn *amqp.Connection, endpoint, vhost,
 // first use. The dial and proof run on deadlines of their own: a caller
 // that stops waiting leaves them to the next.
 func (a *amqpCounts) connection(ctx context.Context, vhost, endpoint string, prove proveFunc) (*amqpConnection, error) {
+	open, err := a.opening(ctx, vhost, endpoint, prove)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-open.opened:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	return a.inUse(open)
+}
+
+// connectionIfOpen is vhost's connection if it is open and proven already,
+// else errAMQPNotYetOpen, once its dial and proof have begun: it never
+// waits for them.
+func (a *amqpCounts) connectionIfOpen(ctx context.Context, vhost, endpoint string, prove proveFunc) (*amqpConnection, error) {
+	open, err := a.opening(ctx, vhost, endpoint, prove)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-open.opened:
+		return a.inUse(open)
+	default:
+		return nil, errAMQPNotYetOpen
+	}
+}
+
+// errAMQPNotYetOpen: the connection's dial or proof is still under way.
+var errAMQPNotYetOpen = errors.New("the AMQP connection is not open yet")
+
+// opening is vhost's connection, opened or being opened (a new one's dial
+// and proof begin), or the failure remembered for vhost.
+func (a *amqpCounts) opening(ctx context.Context, vhost, endpoint string, prove proveFunc) (*amqpConnection, error) {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	if err := a.failed[vhost]; err != nil {
-		a.mu.Unlock()
 		return nil, err
 	}
 	open := a.conns[vhost]
@@ -200,12 +234,12 @@ func (a *amqpCounts) connection(ctx context.Context, vhost, endpoint string, pro
 		a.conns[vhost] = open
 		go a.open(context.WithoutCancel(ctx), open, endpoint, prove)
 	}
-	a.mu.Unlock()
-	select {
-	case <-open.opened:
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	}
+	return open, nil
+}
+
+// inUse is opened connection open, or its failure; in use, it stays open
+// amqpIdle longer.
+func (a *amqpCounts) inUse(open *amqpConnection) (*amqpConnection, error) {
 	if open.err != nil {
 		return nil, open.err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,18 +22,72 @@ import (
 // leaderAPI is a fake management API of RabbitMQ 4.0.5, cluster "rabbit@a",
 // with quorum queue q, whose leader serves: it lists the connections of
 // peer when lists is set, as a broker lists its own, and none otherwise,
-// as the broker of another cluster does. Other requests go to next.
+// as the broker of another cluster does; own is how it answers the
+// listing of the user's own connections. Other requests go to next.
 type leaderAPI struct {
 	peer  *brokertest.AMQPPeer
 	lists bool
+	own   ownListing
 	next  http.Handler
+
+	mu       sync.Mutex
+	requests []string
+}
+
+// ownListing is how a fake answers GET /api/connections/username/guest.
+type ownListing int
+
+const (
+	ownNotServed ownListing = iota // a 404, as a broker without the endpoint
+	ownLists                       // the peer's connections by their addresses, as 4.0 and 4.3 do at once
+	ownRefused                     // a 401, as to a user it does not let see them
+	ownOthers                      // another connection only: a proxy stands between client and broker
+	ownNamed                       // the peer's connections by the names the client provided, through a proxy
+)
+
+func (f *leaderAPI) served() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.requests)
+}
+
+// serveOwn answers the listing of the user's own connections, as 4.x
+// does: by name, never by the name the client provided.
+func (f *leaderAPI) serveOwn(w http.ResponseWriter) {
+	listed := []map[string]string{}
+	switch f.own {
+	case ownNotServed:
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":"Object Not Found","reason":"Not Found"}`))
+		return
+	case ownRefused:
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":"not_authorised","reason":"User not authorised to access object"}`))
+		return
+	case ownLists:
+		for _, name := range f.peer.ConnectionAddresses() {
+			listed = append(listed, map[string]string{"name": name})
+		}
+	case ownOthers:
+		listed = append(listed, map[string]string{"name": "10.0.0.1:1234 -> 10.0.0.2:5672"})
+	case ownNamed:
+		for _, name := range f.peer.ConnectionNames() {
+			listed = append(listed, map[string]string{"name": "10.0.0.1:1234 -> 10.0.0.2:5672", "user_provided_name": name})
+		}
+	}
+	_ = json.NewEncoder(w).Encode(listed)
 }
 
 const runningQ = `{"arguments":{"x-queue-type":"quorum","x-dead-letter-strategy":"at-most-once"},"leader":"rabbit@a","members":["rabbit@a"],"messages":0,` +
 	`"name":"q","node":"rabbit@a","online":["rabbit@a"],"online":["rabbit@a"],"state":"running","state":"running","type":"quorum"}`
 
 func (f *leaderAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.requests = append(f.requests, r.Method+" "+r.URL.EscapedPath())
+	f.mu.Unlock()
 	switch r.URL.EscapedPath() {
+	case "/api/connections/username/guest":
+		f.serveOwn(w)
 	case "/api/overview":
 		_ = json.NewEncoder(w).Encode(map[string]string{"rabbitmq_version": "4.0.5", "node": "rabbit@a", "cluster_name": "rabbit@a"})
 	case "/api/connections":
@@ -80,7 +135,7 @@ func (l *logged) text() string {
 // leaderClient is a client of api whose AMQP endpoint is peer's.
 func leaderClient(t *testing.T, api http.Handler, peer *brokertest.AMQPPeer, timeout time.Duration, log *logged) *broker.Client {
 	t.Helper()
-	config := broker.Config{AMQPEndpoint: brokertest.StartAMQPPeer(t, peer), Timeout: timeout}
+	config := broker.Config{AMQPEndpoint: brokertest.StartAMQPPeer(t, peer), Username: "guest", Password: "guest", Timeout: timeout}
 	if log != nil {
 		config.Logf = log.logf
 	}
@@ -147,6 +202,52 @@ func TestLeaderCountBelievesOnlyAProvenConnection(t *testing.T) {
 			}
 			if names := peer.ConnectionNames(); len(names) != 1 {
 				t.Errorf("the peer saw %d connections, want 1 (an unproven connection is not opened again)", len(names))
+			}
+		})
+	}
+}
+
+// TestAMQPProofByTheUsersConnections: the management API's listing of the
+// user's own connections proves a connection by its addresses in one
+// request; where it is refused, not served, or lists only other
+// connections (a proxy between client and broker), the listings of every
+// connection decide, and a connection none of them lists is never proven.
+func TestAMQPProofByTheUsersConnections(t *testing.T) {
+	t.Parallel()
+	for name, tt := range map[string]struct {
+		own         ownListing
+		lists       bool
+		wantTrusted bool
+		wantOnly    string // the one listing that proved it
+	}{
+		"listed by its addresses":                  {own: ownLists, wantTrusted: true, wantOnly: "GET /api/connections/username/guest"},
+		"listed by its nonce":                      {own: ownNamed, wantTrusted: true, wantOnly: "GET /api/connections/username/guest"},
+		"refused, the nonce listed":                {own: ownRefused, lists: true, wantTrusted: true},
+		"not served, the nonce listed":             {own: ownNotServed, lists: true, wantTrusted: true},
+		"only other connections, the nonce listed": {own: ownOthers, lists: true, wantTrusted: true},
+		"refused, listed nowhere":                  {own: ownRefused},
+		"only other connections, listed nowhere":   {own: ownOthers},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			peer := &brokertest.AMQPPeer{ClusterName: "rabbit@a", Ready: map[string]int{"q": 2}}
+			api := &leaderAPI{peer: peer, lists: tt.lists, own: tt.own}
+			client := leaderClient(t, api, peer, 5*time.Second, nil)
+			count, trusted, err := broker.LeaderCount(t.Context(), client, "/", "q")
+			if err != nil || trusted != tt.wantTrusted || trusted && count != 2 {
+				t.Fatalf("LeaderCount() = %d, trusted %v, %v; want trusted %v (the peer holds 2)", count, trusted, err, tt.wantTrusted)
+			}
+			if !tt.wantTrusted {
+				if declared := peer.Declared(); len(declared) != 0 {
+					t.Errorf("the unproven peer was asked for %v", declared)
+				}
+				if unproven := broker.AMQPUnproven(client, "/"); unproven == nil || !strings.Contains(unproven.Error(), "listed no connection named") {
+					t.Errorf("AMQPUnproven() = %v, want a connection listed nowhere", unproven)
+				}
+			}
+			listings := slices.DeleteFunc(api.served(), func(r string) bool { return !strings.HasPrefix(r, "GET /api/connections") })
+			if tt.wantOnly != "" && !slices.Equal(listings, []string{tt.wantOnly}) {
+				t.Errorf("listings asked: %v, want only %s", listings, tt.wantOnly)
 			}
 		})
 	}

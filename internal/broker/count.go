@@ -261,6 +261,16 @@ func (k *counter) learnedVersion() (version string, known bool) {
 	return k.learned.rule.version, true
 }
 
+// checksWaitForArrivals tells whether a deletion's check of a quorum queue
+// on this broker, as learned, waits arrivalsSettle after its unbinding (no
+// peek there): a wait that loads no broker, and that a bound on the checks
+// would only serialize.
+func (k *counter) checksWaitForArrivals() bool {
+	k.learned.mu.Lock()
+	defer k.learned.mu.Unlock()
+	return k.learned.rule != nil && k.learned.rule.quorum == quorumNoPeek
+}
+
 // unbound notes that a binding into destination may have gone just now
 // (awaitSettledArrivals).
 func (k *counter) unbound(vhost, destination string) {
@@ -334,7 +344,13 @@ func (k *counter) queueHeld(ctx context.Context, vhost, name string, mode checkM
 // the check began, once arrivals stopped, tell (countFresh).
 func (k *counter) unseenByThePeek(ctx context.Context, vhost string, rule checkRule, q queueJSON, mode checkMode, stop arrivalsStopper) (_ int64, gone bool, err error) {
 	consumers := valueOf(q.Consumers)
-	if answer, err := k.askOverAMQP(ctx, vhost, q.Name); err == nil {
+	ask := k.askOverAMQP
+	if q.Type == queueTypeClassic && mode != countForDeletion {
+		// Its deletion keeps the broker's if-unused guard, which counts its
+		// consumers exactly: no dial or proof is waited for before a change.
+		ask = k.askOverAMQPIfOpen
+	}
+	if answer, err := ask(ctx, vhost, q.Name); err == nil {
 		if answer.ready > 0 {
 			return answer.ready, false, nil
 		}
@@ -366,6 +382,20 @@ func (k *counter) askOverAMQP(ctx context.Context, vhost, queue string) (leaderA
 		k.logAMQP(ctx, err)
 	}
 	return answer, err
+}
+
+// askOverAMQPIfOpen is askOverAMQP through a connection already open and
+// proven; errAMQPNotYetOpen while it is not (its opening begins).
+func (k *counter) askOverAMQPIfOpen(ctx context.Context, vhost, queue string) (leaderAnswer, error) {
+	endpoint, err := k.amqpEndpoint(ctx)
+	if err != nil {
+		return leaderAnswer{}, err
+	}
+	open, err := k.amqp.connectionIfOpen(ctx, vhost, endpoint, k.proveAMQP)
+	if err != nil {
+		return leaderAnswer{}, err
+	}
+	return k.declareOn(ctx, open, endpoint, queue)
 }
 
 // countFromStoppedArrivals runs a deletion's stop, and reads q again if it removed
@@ -775,7 +805,12 @@ func (k *counter) declarePassive(ctx context.Context, vhost, queue string) (answ
 	if err != nil {
 		return answer, err
 	}
-	answer, err = k.amqp.declare(ctx, open, queue)
+	return k.declareOn(ctx, open, endpoint, queue)
+}
+
+// declareOn makes declarePassive's declaration on the proven connection open.
+func (k *counter) declareOn(ctx context.Context, open *amqpConnection, endpoint, queue string) (leaderAnswer, error) {
+	answer, err := k.amqp.declare(ctx, open, queue)
 	var amqpErr *amqp.Error
 	if errors.As(err, &amqpErr) && amqpErr.Code == amqp.NotFound {
 		// Not "gone": the management API found the queue, so this AMQP
@@ -808,6 +843,16 @@ func (k *counter) proveAMQP(ctx context.Context, conn *amqp.Connection, endpoint
 	// unless something stands between them.
 	addresses := conn.LocalAddr().String() + " -> " + conn.RemoteAddr().String()
 	named := amqpConnectionName + " " + nonce
+	// The user's own connections are listed from the moment they open, on
+	// every version, to a user with the management tag; where that listing
+	// is refused or lacks the connection (a proxy between them), the
+	// listings of every connection decide.
+	own := apiPath("connections", "username", k.amqp.username)
+	if listed, err := k.listsConnection(ctx, own, url.Values{"columns": {"name,user_provided_name"}}, addresses, named); listed {
+		return nil
+	} else if ctx.Err() != nil {
+		return errors.Join(context.Cause(ctx), err)
+	}
 	// First the connections tracked at once (RabbitMQ 3.x–4.2 list them so
 	// without statistics, by name alone); then the listing with
 	// statistics, where a connection shows its connection_name once its
@@ -816,7 +861,7 @@ func (k *counter) proveAMQP(ctx context.Context, conn *amqp.Connection, endpoint
 		"page": {"1"}, "page_size": {"100"}, "name": {addresses}}
 	deadline := time.Now().Add(k.amqp.proof())
 	for {
-		listed, err := k.listsConnection(ctx, query, addresses, named)
+		listed, err := k.listsConnection(ctx, apiPath("connections"), query, addresses, named)
 		switch {
 		case IsAccessRefused(err):
 			return unproven("the management API does not show the user's connections: %v", err)
@@ -835,11 +880,11 @@ func (k *counter) proveAMQP(ctx context.Context, conn *amqp.Connection, endpoint
 	}
 }
 
-// listsConnection tells whether the management API lists a connection
-// named addresses or provided the name named.
-func (k *counter) listsConnection(ctx context.Context, query url.Values, addresses, named string) (bool, error) {
+// listsConnection tells whether the management API's listing at path
+// has a connection named addresses or provided the name named.
+func (k *counter) listsConnection(ctx context.Context, path string, query url.Values, addresses, named string) (bool, error) {
 	var raw json.RawMessage
-	if err := k.api.get(ctx, apiPath("connections"), query, &raw); err != nil {
+	if err := k.api.get(ctx, path, query, &raw); err != nil {
 		return false, err
 	}
 	listed, err := parseConnections(raw)

@@ -3,11 +3,14 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker/brokertest"
@@ -135,4 +138,48 @@ func TestCountMakesNoChange(t *testing.T) {
 		t.Errorf("requests %v, declarations %v, stops %d: want a peek, a passive declaration and the deletion's stop",
 			requests, peer.Declared(), stopped)
 	}
+}
+
+// TestClassicCountWaitsForNoAMQPProof: a count before a change that peeks
+// at a classic queue needs no AMQP (its deletion keeps the broker's
+// if-unused guard), so it returns while the proof of the AMQP connection
+// still waits for the management API to list it.
+func TestClassicCountWaitsForNoAMQPProof(t *testing.T) {
+	t.Parallel()
+	peer := &brokertest.AMQPPeer{ClusterName: "rabbit@a", Ready: map[string]int{"classic": 0}}
+	listed := make(chan struct{})
+	api := &listingHeldAPI{next: &readOnlyAPI{peer: peer}, listed: listed}
+	client := leaderClient(t, api, peer, time.Minute, nil)
+	t.Cleanup(func() { close(listed) })
+	bounded(t, "HeldMessages of a classic queue while the AMQP proof waits", 20*time.Second, func() error {
+		held, err := client.HeldMessages(t.Context(), "/", []string{"classic"})
+		if err != nil || len(held) != 0 {
+			return fmt.Errorf("HeldMessages() = %v, %w; want an empty queue", held, err)
+		}
+		return nil
+	})
+	// The count began the connection's proof for the checks after it.
+	for deadline := time.Now().Add(20 * time.Second); !api.asked.Load(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no connection listing was asked: the test held no proof")
+		}
+	}
+}
+
+// listingHeldAPI holds every listing of connections until listed closes.
+type listingHeldAPI struct {
+	next   http.Handler
+	listed <-chan struct{}
+	asked  atomic.Bool
+}
+
+func (f *listingHeldAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/api/connections") {
+		f.asked.Store(true)
+		select {
+		case <-f.listed:
+		case <-r.Context().Done():
+		}
+	}
+	f.next.ServeHTTP(w, r)
 }

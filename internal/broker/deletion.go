@@ -92,10 +92,20 @@ func (d *queueDeletion) notEmpty(ctx context.Context) error {
 }
 
 // checkThenDelete deletes the queue once its count, exact at this moment,
-// finds it empty (see queueHeld); a queue it cannot count is refused
+// finds it empty (see queueHeld), a quorum queue's count beginning among
+// the few that may run ahead of its deletion turn (quorumCheckAhead),
+// unless its check mostly waits for arrivals to settle; a queue it cannot
+// count is refused
 // (*UncountedError), as one that holds messages is (*QueueNotEmptyError).
 func (d *queueDeletion) checkThenDelete(ctx context.Context) error {
 	name := d.queue.Name
+	if d.isQuorum() && !d.c.counter.checksWaitForArrivals() {
+		release, err := d.c.quorumCheckAhead(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	held, err := d.c.counter.count(ctx, d.vhost, []string{name}, countForDeletion, d.stopArrivals)
 	var uncounted *UncountedError
 	switch {

@@ -137,6 +137,9 @@ func (c *Client) QueueBindings(ctx context.Context, vhost, queue string) ([]rabb
 	return bindings, err
 }
 
+// QuorumChecksAhead is how many quorum deletions may check ahead of the turn.
+const QuorumChecksAhead = quorumChecksAhead
+
 // HoldQuorumTurn takes c's turn of quorum deletions, as another deletion
 // in flight would, until release is called.
 func HoldQuorumTurn(ctx context.Context, c *Client) (release func(), err error) {

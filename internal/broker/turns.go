@@ -59,12 +59,29 @@ func (c *Client) deletionTurnKey(ctx context.Context) string {
 }
 
 // processTurns are the turns of the process's clients, by key.
-var processTurns = turns{held: map[string]chan struct{}{}}
+var processTurns = turns{size: 1, held: map[string]chan struct{}{}}
 
-// turns hands out one turn per key at a time.
+// quorumChecksAhead bounds the quorum queue deletions of the process that
+// check a cluster's queues ahead of its deletion turn: more only slow the
+// one deletion in flight, whose broker answers their checks meanwhile,
+// and none of them can be deleted sooner.
+const quorumChecksAhead = 4
+
+// checksAhead are the places of the deletions that check ahead, by key.
+var checksAhead = turns{size: quorumChecksAhead, held: map[string]chan struct{}{}}
+
+// quorumCheckAhead waits for a place among the quorum queue deletions that
+// check the client's cluster ahead of its deletion turn, and returns the
+// function that gives it up, once the deletion is done.
+func (c *Client) quorumCheckAhead(ctx context.Context) (release func(), err error) {
+	return checksAhead.take(ctx, c.deletionTurnKey(ctx), func() {})
+}
+
+// turns hands out size turns per key at a time.
 type turns struct {
+	size int
 	mu   sync.Mutex
-	held map[string]chan struct{} // a full channel is a turn taken
+	held map[string]chan struct{} // a full channel is every turn taken
 }
 
 // take waits for key's turn, or for ctx to end; waiting is called first
@@ -73,7 +90,7 @@ func (t *turns) take(ctx context.Context, key string, waiting func()) (release f
 	t.mu.Lock()
 	turn, ok := t.held[key]
 	if !ok {
-		turn = make(chan struct{}, 1)
+		turn = make(chan struct{}, t.size)
 		t.held[key] = turn
 	}
 	t.mu.Unlock()

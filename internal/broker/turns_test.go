@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -37,6 +38,36 @@ type turnsCluster struct {
 	mu               sync.Mutex
 	inFlight, most   int
 	deleted, entered int
+	// checked are the queues read but not yet deleted: their deletions
+	// check ahead of the turn; mostChecked is the most at once.
+	checked     map[string]bool
+	mostChecked int
+}
+
+// emptyQuorumQueue is how the fake shows each of its queues: an empty
+// quorum queue of RabbitMQ 4.3, which a check peeks at.
+const emptyQuorumQueue = `{"name":%q,"type":"quorum","arguments":{"x-queue-type":"quorum"},"leader":"rabbit@localhost",` +
+	`"consumers":0,"messages":0,"messages_ready":0,"messages_unacknowledged":0,"reductions":1}`
+
+// serveCheck answers a check's read of a queue, or its peek (an empty
+// queue), and tells whether r was one.
+func (f *turnsCluster) serveCheck(w http.ResponseWriter, r *http.Request, queue string) bool {
+	if strings.HasSuffix(queue, "/get") && r.Method == http.MethodPost {
+		_, _ = w.Write([]byte(`[]`))
+		return true
+	}
+	if r.Method != http.MethodGet || strings.Contains(queue, "/") {
+		return false
+	}
+	f.mu.Lock()
+	if f.checked == nil {
+		f.checked = map[string]bool{}
+	}
+	f.checked[queue] = true
+	f.mostChecked = max(f.mostChecked, len(f.checked))
+	f.mu.Unlock()
+	_, _ = fmt.Fprintf(w, emptyQuorumQueue, queue)
+	return true
 }
 
 // newTurnsCluster is a cluster of a name of its own, so that the turns of
@@ -53,7 +84,17 @@ func (f *turnsCluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if queue, ok := strings.CutPrefix(r.URL.EscapedPath(), "/api/queues/%2F/"); ok && r.Method == http.MethodDelete {
+	queue, ok := strings.CutPrefix(r.URL.EscapedPath(), "/api/queues/%2F/")
+	if ok && f.serveCheck(w, r, queue) {
+		return
+	}
+	if ok && r.Method == http.MethodDelete && r.URL.Query().Has("if-unused") {
+		// As RabbitMQ 4 answers for a quorum queue.
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":"bad_request","reason":"if-unused and if-empty flag set are not supported"}`))
+		return
+	}
+	if ok && r.Method == http.MethodDelete {
 		f.mu.Lock()
 		f.inFlight++
 		f.entered++
@@ -69,6 +110,7 @@ func (f *turnsCluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.inFlight--
 		f.deleted++
+		delete(f.checked, queue)
 		f.mu.Unlock()
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -138,6 +180,37 @@ func TestQuorumDeletionsTakeTurnsAcrossClients(t *testing.T) {
 	wg.Wait()
 	if most, deleted := cluster.counts(); most != 1 || deleted != want {
 		t.Errorf("%d quorum queue deletions in flight at most, %d done; want 1 and %d", most, deleted, want)
+	}
+}
+
+// TestQuorumChecksAheadOfTheTurnAreBounded deletes two quorum sets, each
+// queue only once its check finds it empty, through two clients of one
+// cluster: the deletions go one at a time, and no more than a few check
+// ahead of the turn, however many the batches would run at once.
+func TestQuorumChecksAheadOfTheTurnAreBounded(t *testing.T) {
+	t.Parallel()
+	cluster := newTurnsCluster()
+	cluster.hold = 5 * time.Millisecond
+	var wg sync.WaitGroup
+	want := 0
+	for _, name := range []string{"d", "e"} {
+		teardown, queues := testQuorumTeardown(t, name)
+		want += queues
+		client := testTurnsClient(t, cluster.endpoint(t))
+		wg.Go(func() {
+			if err := client.Apply(t.Context(), "/", teardown, broker.ApplyOptions{}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	most, deleted := cluster.counts()
+	cluster.mu.Lock()
+	mostChecked := cluster.mostChecked
+	cluster.mu.Unlock()
+	if most != 1 || deleted != want || mostChecked > broker.QuorumChecksAhead || mostChecked < 2 {
+		t.Errorf("%d quorum queue deletions in flight at most, %d done, %d checking ahead at most; want 1, %d and 2 to %d",
+			most, deleted, mostChecked, want, broker.QuorumChecksAhead)
 	}
 }
 

@@ -35,11 +35,12 @@ type AMQPPeer struct {
 	// Hang makes the peer answer nothing from now on but heartbeats.
 	Hang atomic.Bool
 
-	listener net.Listener
-	mu       sync.Mutex
-	names    []string
-	declared []string
-	changes  []string
+	listener  net.Listener
+	mu        sync.Mutex
+	names     []string
+	addresses []string
+	declared  []string
+	changes   []string
 }
 
 // StartAMQPPeer starts peer until the test ends and returns its URL.
@@ -89,6 +90,14 @@ func (p *AMQPPeer) ConnectionNames() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.names)
+}
+
+// ConnectionAddresses name the connections opened so far as RabbitMQ
+// names them: "client address -> peer address".
+func (p *AMQPPeer) ConnectionAddresses() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.addresses)
 }
 
 // Declared are the queues that passive declarations asked for, in order.
@@ -198,6 +207,7 @@ func (p *AMQPPeer) serve(conn net.Conn) {
 		case class == classConnection && method == 11: // start-ok
 			p.mu.Lock()
 			p.names = append(p.names, connectionName(args))
+			p.addresses = append(p.addresses, conn.RemoteAddr().String()+" -> "+conn.LocalAddr().String())
 			p.mu.Unlock()
 			// channel-max 2047, frame-max 128 KiB, heartbeat 1 s
 			c.method(0, classConnection, 30, []byte{0x07, 0xff, 0, 2, 0, 0, 0, 1})
