@@ -125,7 +125,9 @@ func Empty(ctx context.Context, counter Counter, clock Clock, spec topology.Spec
 ) (counts map[string]int64, empty []topology.Generation, err error) {
 	if n := len(draining); n > 0 && !Settled(clock.Now(), switched) {
 		last := draining[n-1]
-		switch none, err := exactlyEmpty(ctx, counter, spec, last); {
+		// Never longer than the wait below, for the statistics to settle.
+		statistics := min(wait, switched.Add(broker.StatisticsLag).Sub(clock.Now()))
+		switch none, err := exactlyEmpty(ctx, counter, spec, last, statistics); {
 		case err != nil:
 			return nil, nil, err
 		case none:
@@ -166,11 +168,12 @@ func Empty(ctx context.Context, counter Counter, clock Clock, spec topology.Spec
 }
 
 // exactlyEmpty tells whether generation g holds no message by an exact
-// count that waits for no statistics (Counter.ExactMessages): false where
-// it holds one, or where the broker could not count it so (then Empty
-// waits for the statistics to settle, as for any count).
-func exactlyEmpty(ctx context.Context, counter Counter, spec topology.Spec, g topology.Generation) (bool, error) {
-	counts, err := counter.ExactMessages(ctx, spec.VHost, g.Queues(spec.Name))
+// count that waits no longer than wait for statistics
+// (Counter.ExactMessages): false where it holds one, or where the broker
+// could not count it so (then Empty waits for the statistics to settle, as
+// for any count).
+func exactlyEmpty(ctx context.Context, counter Counter, spec topology.Spec, g topology.Generation, wait time.Duration) (bool, error) {
+	counts, err := counter.ExactMessages(ctx, spec.VHost, g.Queues(spec.Name), wait)
 	switch {
 	case broker.IsUncounted(err):
 		return false, nil

@@ -28,6 +28,9 @@ func TestEmpty(t *testing.T) {
 		// it cannot count so.
 		exact   map[string]int64
 		inexact bool
+		// wantExactWaits: how long the exact count may wait for statistics,
+		// each time it is asked (not checked when nil).
+		wantExactWaits []time.Duration
 
 		wantCounts map[string]int64
 		wantEmpty  []topology.Generation
@@ -58,11 +61,12 @@ func TestEmpty(t *testing.T) {
 			wantCalls:  []call{{"exact", queuesIn(g2), 0}, {"counted", queuesIn(g1, g2), 0}, {"held", queuesIn(g1), 0}},
 		},
 		"switch, exact: the generation just switched from, found empty, is empty at once, waiting for nothing": {
-			draining: []topology.Generation{g2}, switchedAgo: ago(0), wait: time.Minute,
-			counted:    []map[string]int64{holding(1, g2)}, // statistics that lag are not asked
-			wantCounts: map[string]int64{},
-			wantEmpty:  []topology.Generation{g2},
-			wantCalls:  []call{{"exact", queuesIn(g2), 0}},
+			draining: []topology.Generation{g2}, switchedAgo: ago(3 * time.Second), wait: time.Minute,
+			wantExactWaits: []time.Duration{broker.StatisticsLag - 3*time.Second}, // no longer than the statistics take to settle
+			counted:        []map[string]int64{holding(1, g2)},                    // statistics that lag are not asked
+			wantCounts:     map[string]int64{},
+			wantEmpty:      []topology.Generation{g2},
+			wantCalls:      []call{{"exact", queuesIn(g2), 0}},
 		},
 		"switch, exact: found empty, and the older generations are watched as settled": {
 			draining: []topology.Generation{g1, g2}, switchedAgo: ago(0), wait: time.Minute,
@@ -81,7 +85,7 @@ func TestEmpty(t *testing.T) {
 				call{"held", queuesIn(g2), broker.StatisticsLag}),
 		},
 		"switch, exact: a message found keeps the generation, even with no wait": {
-			draining: []topology.Generation{g2}, switchedAgo: ago(0),
+			draining: []topology.Generation{g2}, switchedAgo: ago(0), wantExactWaits: []time.Duration{0},
 			exact:      map[string]int64{g2.Queues(spec.Name)[1]: 3},
 			wantCounts: map[string]int64{},
 			wantCalls:  []call{{"exact", queuesIn(g2), 0}, {"counted", queuesIn(g2), 0}},
@@ -156,6 +160,9 @@ func TestEmpty(t *testing.T) {
 			checkAnswer(t, counter, "counts", tt.wantCounts, counts, err, tt.wantCalls)
 			if diff := cmp.Diff(tt.wantEmpty, empty); diff != "" {
 				t.Errorf("empty generations (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantExactWaits, counter.exactWaits); tt.wantExactWaits != nil && diff != "" {
+				t.Errorf("the exact count's waits for statistics (-want +got):\n%s", diff)
 			}
 			if waited := clock.now.Sub(clock.start); waited > tt.wait {
 				t.Errorf("waited %s, longer than the wait of %s", waited, tt.wait)

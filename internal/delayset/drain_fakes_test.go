@@ -95,6 +95,8 @@ type fakeCounter struct {
 	// queue as uncounted, as where only statistics still to come could.
 	exact   map[string]int64
 	inexact bool
+	// exactWaits is how long each ExactMessages call might wait for statistics.
+	exactWaits []time.Duration
 	// uncounted are queues the broker cannot count: both methods count
 	// them as holding one message, and say so in an error beside the counts.
 	uncounted []string
@@ -156,8 +158,9 @@ func (f *fakeCounter) HeldMessages(_ context.Context, _ string, queues []string)
 	return f.withUncounted(answer(f.held, queues), queues)
 }
 
-func (f *fakeCounter) ExactMessages(_ context.Context, _ string, queues []string) (map[string]int64, error) {
+func (f *fakeCounter) ExactMessages(_ context.Context, _ string, queues []string, wait time.Duration) (map[string]int64, error) {
 	f.record("exact", queues)
+	f.exactWaits = append(f.exactWaits, wait)
 	if f.inexact {
 		f.uncounted = append(f.uncounted, queues...)
 		defer func() { f.uncounted = f.uncounted[:len(f.uncounted)-len(queues)] }()

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -214,7 +215,7 @@ func (b *Broker) HeldMessages(_ context.Context, vhost string, queues []string) 
 // checks' script, but for a queue whose Messages.Inexact is set: it is
 // uncounted, as (*broker.Client).ExactMessages uncounts a queue it could
 // count only by waiting for statistics.
-func (b *Broker) ExactMessages(_ context.Context, vhost string, queues []string) (map[string]int64, error) {
+func (b *Broker) ExactMessages(_ context.Context, vhost string, queues []string, _ time.Duration) (map[string]int64, error) {
 	err := b.record(Call{Method: MethodExactMessages, VHost: vhost, Queues: queues})
 	defer b.mu.Unlock()
 	if err != nil {
