@@ -35,11 +35,14 @@ func testSwitchConfigs(name, migrationWait string) (before, after string) {
 // TestAccDelayQueueSet_switchDeletesAnEmptyGenerationAtOnce: a switch of an
 // empty set deletes the old generation in the same apply, with no wait,
 // where the broker counts it exactly (a peek on 4.3, its leaders' counts
-// over AMQP on 4.0).
+// over AMQP on 4.0). On 4.0–4.2 a leader's 0 of an at-least-once queue
+// stands only beside statistics that count no messages_dlx, so the switch
+// comes once the old queues have their first statistics.
 func TestAccDelayQueueSet_switchDeletesAnEmptyGenerationAtOnce(t *testing.T) {
 	client := testBrokerClient(t)
 	name := testSetName(t)
 	before, after := testSwitchConfigs(name, "0s")
+	oldQueues := topology.Generation{Levels: 4, Radix: 2}.Queues(name)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -47,12 +50,17 @@ func TestAccDelayQueueSet_switchDeletesAnEmptyGenerationAtOnce(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: before},
 			{
+				PreConfig: func() {
+					if err := testWaitFirstStatistics(client, oldQueues); err != nil {
+						t.Fatal(err)
+					}
+				},
 				Config: after,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("generation"), knownvalue.Int64Exact(1)),
 					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining"), knownvalue.ListExact(nil)),
 				},
-				Check: testCheckQueuesGone(client, name, topology.Generation{Levels: 4, Radix: 2}.Queues(name)),
+				Check: testCheckQueuesGone(client, name, oldQueues),
 			},
 		},
 	})
@@ -125,5 +133,27 @@ func testCheckQueuesPresent(client *broker.Client, name string, queues []string)
 			}
 		}
 		return nil
+	}
+}
+
+// testWaitFirstStatistics waits until each of queues of vhost "/" has
+// statistics.
+func testWaitFirstStatistics(client *broker.Client, queues []string) error {
+	ctx := context.Background()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		waiting := slices.Clone(queues)
+		for _, q := range queues {
+			if _, known, err := client.CountedByStatistics(ctx, "/", q); err != nil {
+				return err
+			} else if known {
+				waiting = slices.DeleteFunc(waiting, func(w string) bool { return w == q })
+			}
+		}
+		switch {
+		case len(waiting) == 0:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("no statistics of %v within a minute", waiting)
+		}
 	}
 }
