@@ -17,13 +17,13 @@ import (
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
 
-// testSwitchConfigs are a quorum set of 4 levels of 1 s at radix 2 and its
+// testSwitchConfigs are a quorum set of 6 levels of 1 s at radix 2 and its
 // switch to radix 4, a new generation, each with migration_wait as given:
 // with none, only an exact count can delete the generation switched from
 // in the switch's apply, its statistics being seconds from settled.
 func testSwitchConfigs(name, migrationWait string) (before, after string) {
 	attributes := func(radix int) string {
-		return fmt.Sprintf(`  levels         = 4
+		return fmt.Sprintf(`  levels         = 6
   resolution     = "1s"
   radix          = %d
   migration_wait = %q
@@ -42,7 +42,7 @@ func TestAccDelayQueueSet_switchDeletesAnEmptyGenerationAtOnce(t *testing.T) {
 	client := testBrokerClient(t)
 	name := testSetName(t)
 	before, after := testSwitchConfigs(name, "0s")
-	oldQueues := topology.Generation{Levels: 4, Radix: 2}.Queues(name)
+	oldQueues := topology.Generation{Levels: 6, Radix: 2}.Queues(name)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -76,8 +76,10 @@ func TestAccDelayQueueSet_switchKeepsAGenerationHoldingAMessage(t *testing.T) {
 	names := topology.Names(name)
 	before, after := testSwitchConfigs(name, "0s")
 	_, afterWithWait := testSwitchConfigs(name, "30s")
-	oldQueues := topology.Generation{Levels: 4, Radix: 2}.Queues(name)
-	const delay = 12 * time.Second
+	oldQueues := topology.Generation{Levels: 6, Radix: 2}.Queues(name)
+	// Long enough that the message is still in the old generation when the
+	// step's refresh comes, on a busy machine too.
+	const delay = 45 * time.Second
 	var published time.Time
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
@@ -87,7 +89,7 @@ func TestAccDelayQueueSet_switchKeepsAGenerationHoldingAMessage(t *testing.T) {
 			{Config: before},
 			{
 				PreConfig: func() {
-					key, err := topology.EncodeKey("", delay, 4, time.Second)
+					key, err := topology.EncodeKey("", delay, 6, time.Second)
 					if err == nil {
 						published = time.Now()
 						err = testPublish(context.Background(), names.Ingest(), key)
