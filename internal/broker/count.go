@@ -490,7 +490,7 @@ func (k *counter) peekReady(ctx context.Context, vhost, name string) (ready int6
 // tells whether it may be peeked, comes with them. gone tells that it was
 // deleted meanwhile.
 func (k *counter) awaitFirstStatistics(ctx context.Context, vhost string, q queueJSON, has func(queueJSON) bool) (_ queueJSON, gone bool, err error) {
-	deadline := time.Now().Add(k.timing.firstStatistics)
+	deadline := time.Now().Add(statisticsWait(ctx, k.timing.firstStatistics))
 	for !has(q) && time.Now().Before(deadline) {
 		if err := k.pause(ctx); err != nil {
 			return q, false, err
@@ -523,7 +523,7 @@ func (k *counter) pause(ctx context.Context) error {
 // k.timing.fresh without proof, the queue is uncounted. DESIGN.md, "The
 // broker client", says why.
 func (k *counter) countFresh(ctx context.Context, vhost string, rule checkRule, first queueJSON) (_ int64, gone bool, err error) {
-	started, deadline := time.Now(), time.Now().Add(k.timing.fresh)
+	started, deadline := time.Now(), time.Now().Add(statisticsWait(ctx, k.timing.fresh))
 	q, changes, reread := first, 0, false
 	for {
 		messages, err := rule.countOf(vhost, q)

@@ -112,15 +112,33 @@ func CalledEmpty(draining []topology.Generation, messages []int64, settled bool)
 
 // Empty waits up to wait for the draining generations of spec's set to
 // empty. It returns the messages their queues hold and the generations that
-// are empty for certain, which may be deleted. It watches them by their
+// are empty for certain, which may be deleted. The generation that stopped
+// taking messages at switched (zero: none in this update), the last one,
+// is first counted exactly (exactlyEmpty): found empty, it is empty for
+// certain at once. Otherwise Empty watches the generations by their
 // statistics, every second, until none holds a message and those of the
-// generation that stopped taking messages at switched (zero: none in this
-// update), the last one, have settled, or until wait has passed. Then it
-// checks exactly only the generations the statistics call empty (see
-// CalledEmpty): a generation the exact count finds a message in is kept.
+// last one have settled, or until wait has passed. Then it checks exactly
+// only the generations the statistics call empty (see CalledEmpty): a
+// generation the exact count finds a message in is kept.
 func Empty(ctx context.Context, counter Counter, clock Clock, spec topology.Spec, draining []topology.Generation,
 	wait time.Duration, switched time.Time,
 ) (counts map[string]int64, empty []topology.Generation, err error) {
+	if n := len(draining); n > 0 && !Settled(clock.Now(), switched) {
+		last := draining[n-1]
+		// Never longer than the wait below, for the statistics to settle.
+		statistics := min(wait, switched.Add(broker.StatisticsLag).Sub(clock.Now()))
+		switch none, err := exactlyEmpty(ctx, counter, spec, last, statistics); {
+		case err != nil:
+			return nil, nil, err
+		case none:
+			// The older ones stopped taking messages before: settled.
+			counts, empty, err = Empty(ctx, counter, clock, spec, draining[:n-1], wait, time.Time{})
+			if counts == nil && err == nil {
+				counts = map[string]int64{}
+			}
+			return counts, append(empty, last), err
+		}
+	}
 	deadline := clock.Now().Add(wait)
 	counts, err = Counted(ctx, counter, spec, draining)
 	for err == nil && (len(topology.Holding(spec.Name, draining, counts)) > 0 || !Settled(clock.Now(), switched)) &&
@@ -147,4 +165,20 @@ func Empty(ctx context.Context, counter Counter, clock Clock, spec topology.Spec
 		}
 	}
 	return counts, empty, nil
+}
+
+// exactlyEmpty tells whether generation g holds no message by an exact
+// count that waits no longer than wait for statistics
+// (Counter.ExactMessages): false where it holds one, or where the broker
+// could not count it so (then Empty waits for the statistics to settle, as
+// for any count).
+func exactlyEmpty(ctx context.Context, counter Counter, spec topology.Spec, g topology.Generation, wait time.Duration) (bool, error) {
+	counts, err := counter.ExactMessages(ctx, spec.VHost, g.Queues(spec.Name), wait)
+	switch {
+	case broker.IsUncounted(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return g.Messages(spec.Name, counts) == 0, nil
 }

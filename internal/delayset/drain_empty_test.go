@@ -24,15 +24,22 @@ func TestEmpty(t *testing.T) {
 		switchedAgo *time.Duration
 		counted     []map[string]int64
 		held        map[string]int64
+		// exact is what the exact count without statistics finds; inexact:
+		// it cannot count so.
+		exact   map[string]int64
+		inexact bool
+		// wantExactWaits: how long the exact count may wait for statistics,
+		// each time it is asked (not checked when nil).
+		wantExactWaits []time.Duration
 
 		wantCounts map[string]int64
 		wantEmpty  []topology.Generation
 		wantCalls  []call
 	}{
-		"switch: the generation just switched from is not checked exactly before the lag": {
-			draining: []topology.Generation{g2}, switchedAgo: ago(2 * time.Second),
+		"switch, inexact: the generation just switched from is not checked exactly before the lag": {
+			draining: []topology.Generation{g2}, switchedAgo: ago(2 * time.Second), inexact: true,
 			wantCounts: map[string]int64{},
-			wantCalls:  []call{{"counted", queuesIn(g2), 0}},
+			wantCalls:  []call{{"exact", queuesIn(g2), 0}, {"counted", queuesIn(g2), 0}},
 		},
 		"switch: it is checked once the lag has passed since the switch": {
 			draining: []topology.Generation{g2}, switchedAgo: ago(broker.StatisticsLag),
@@ -40,18 +47,55 @@ func TestEmpty(t *testing.T) {
 			wantEmpty:  []topology.Generation{g2},
 			wantCalls:  []call{{"counted", queuesIn(g2), 0}, {"held", queuesIn(g2), 0}},
 		},
-		"switch: within the wait, the lag is waited out, then the generation checked": {
-			draining: []topology.Generation{g2}, switchedAgo: ago(0), wait: time.Minute,
+		"switch, inexact: within the wait, the lag is waited out, then the generation checked": {
+			draining: []topology.Generation{g2}, switchedAgo: ago(0), wait: time.Minute, inexact: true,
 			wantCounts: map[string]int64{},
 			wantEmpty:  []topology.Generation{g2},
-			wantCalls: append(polls(queuesIn(g2), broker.StatisticsLag),
+			wantCalls: append(append([]call{{"exact", queuesIn(g2), 0}}, polls(queuesIn(g2), broker.StatisticsLag)...),
 				call{"held", queuesIn(g2), broker.StatisticsLag}),
 		},
-		"switch: an older generation is checked while the one just switched from is not": {
-			draining: []topology.Generation{g1, g2}, switchedAgo: ago(0),
+		"switch, inexact: an older generation is checked while the one just switched from is not": {
+			draining: []topology.Generation{g1, g2}, switchedAgo: ago(0), inexact: true,
 			wantCounts: map[string]int64{},
 			wantEmpty:  []topology.Generation{g1},
-			wantCalls:  []call{{"counted", queuesIn(g1, g2), 0}, {"held", queuesIn(g1), 0}},
+			wantCalls:  []call{{"exact", queuesIn(g2), 0}, {"counted", queuesIn(g1, g2), 0}, {"held", queuesIn(g1), 0}},
+		},
+		"switch, exact: the generation just switched from, found empty, is empty at once, waiting for nothing": {
+			draining: []topology.Generation{g2}, switchedAgo: ago(3 * time.Second), wait: time.Minute,
+			wantExactWaits: []time.Duration{broker.StatisticsLag - 3*time.Second}, // no longer than the statistics take to settle
+			counted:        []map[string]int64{holding(1, g2)},                    // statistics that lag are not asked
+			wantCounts:     map[string]int64{},
+			wantEmpty:      []topology.Generation{g2},
+			wantCalls:      []call{{"exact", queuesIn(g2), 0}},
+		},
+		"switch, exact: found empty, and the older generations are watched as settled": {
+			draining: []topology.Generation{g1, g2}, switchedAgo: ago(0), wait: time.Minute,
+			counted:    []map[string]int64{holding(2, g1), {}},
+			wantCounts: map[string]int64{},
+			wantEmpty:  []topology.Generation{g1, g2},
+			wantCalls: []call{{"exact", queuesIn(g2), 0}, {"counted", queuesIn(g1), 0}, {"counted", queuesIn(g1), time.Second},
+				{"held", queuesIn(g1), time.Second}},
+		},
+		"switch, exact: a message found keeps the generation, watched until the lag, then checked and kept": {
+			draining: []topology.Generation{g2}, switchedAgo: ago(0), wait: time.Minute,
+			exact:      map[string]int64{g2.Queues(spec.Name)[0]: 1},
+			held:       map[string]int64{g2.Queues(spec.Name)[0]: 1},
+			wantCounts: map[string]int64{g2.Queues(spec.Name)[0]: 1},
+			wantCalls: append(append([]call{{"exact", queuesIn(g2), 0}}, polls(queuesIn(g2), broker.StatisticsLag)...),
+				call{"held", queuesIn(g2), broker.StatisticsLag}),
+		},
+		"switch, exact: a message found keeps the generation, even with no wait": {
+			draining: []topology.Generation{g2}, switchedAgo: ago(0), wantExactWaits: []time.Duration{0},
+			exact:      map[string]int64{g2.Queues(spec.Name)[1]: 3},
+			wantCounts: map[string]int64{},
+			wantCalls:  []call{{"exact", queuesIn(g2), 0}, {"counted", queuesIn(g2), 0}},
+		},
+		"switch, exact: settled, the exact count without statistics is not asked": {
+			draining: []topology.Generation{g2}, switchedAgo: ago(broker.StatisticsLag),
+			exact:      map[string]int64{g2.Queues(spec.Name)[1]: 3},
+			wantCounts: map[string]int64{},
+			wantEmpty:  []topology.Generation{g2},
+			wantCalls:  []call{{"counted", queuesIn(g2), 0}, {"held", queuesIn(g2), 0}},
 		},
 		"wait: the statistics count messages, then none within the wait: checked and empty": {
 			draining: []topology.Generation{g1}, wait: time.Minute,
@@ -107,7 +151,7 @@ func TestEmpty(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			clock := newFakeClock()
-			counter := &fakeCounter{clock: clock, counted: tt.counted, held: tt.held}
+			counter := &fakeCounter{clock: clock, counted: tt.counted, held: tt.held, exact: tt.exact, inexact: tt.inexact}
 			var switched time.Time
 			if tt.switchedAgo != nil {
 				switched = clock.start.Add(-*tt.switchedAgo)
@@ -116,6 +160,9 @@ func TestEmpty(t *testing.T) {
 			checkAnswer(t, counter, "counts", tt.wantCounts, counts, err, tt.wantCalls)
 			if diff := cmp.Diff(tt.wantEmpty, empty); diff != "" {
 				t.Errorf("empty generations (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantExactWaits, counter.exactWaits); tt.wantExactWaits != nil && diff != "" {
+				t.Errorf("the exact count's waits for statistics (-want +got):\n%s", diff)
 			}
 			if waited := clock.now.Sub(clock.start); waited > tt.wait {
 				t.Errorf("waited %s, longer than the wait of %s", waited, tt.wait)

@@ -91,6 +91,12 @@ type fakeCounter struct {
 	held        map[string]int64
 	countedErrs map[int]error // by call, from 0
 	heldErr     error
+	// exact is what ExactMessages finds; inexact makes it count every
+	// queue as uncounted, as where only statistics still to come could.
+	exact   map[string]int64
+	inexact bool
+	// exactWaits is how long each ExactMessages call might wait for statistics.
+	exactWaits []time.Duration
 	// uncounted are queues the broker cannot count: both methods count
 	// them as holding one message, and say so in an error beside the counts.
 	uncounted []string
@@ -150,6 +156,16 @@ func (f *fakeCounter) HeldMessages(_ context.Context, _ string, queues []string)
 		return nil, f.heldErr
 	}
 	return f.withUncounted(answer(f.held, queues), queues)
+}
+
+func (f *fakeCounter) ExactMessages(_ context.Context, _ string, queues []string, wait time.Duration) (map[string]int64, error) {
+	f.record("exact", queues)
+	f.exactWaits = append(f.exactWaits, wait)
+	if f.inexact {
+		f.uncounted = append(f.uncounted, queues...)
+		defer func() { f.uncounted = f.uncounted[:len(f.uncounted)-len(queues)] }()
+	}
+	return f.withUncounted(answer(f.exact, queues), queues)
 }
 
 // checkAnswer stops the test at err, and reports how got, the answer a

@@ -17,6 +17,10 @@ type Counter interface {
 	// HeldMessages counts exactly enough to tell an empty queue
 	// (broker.Client.HeldMessages).
 	HeldMessages(ctx context.Context, vhost string, queues []string) (map[string]int64, error)
+	// ExactMessages is HeldMessages waiting no longer than wait for
+	// statistics: a queue it could not count exactly within it is
+	// uncounted (broker.Client.ExactMessages).
+	ExactMessages(ctx context.Context, vhost string, queues []string, wait time.Duration) (map[string]int64, error)
 }
 
 // Broker is what a set needs of the broker; *broker.Client is one.

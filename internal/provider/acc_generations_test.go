@@ -830,13 +830,14 @@ func testQueueDepth(queue string) (int, error) {
 }
 
 // TestAccDelayQueueSet_drainingByTheProvidersClock drives the draining
-// rules through the provider's clock (a testClock), not by waiting: until
-// broker.StatisticsLag has passed since a switch, no plan calls the
-// generation switched from empty; then the plan warns and the apply
-// deletes it; and an apply waits up to migration_wait (half an hour) on the
-// clock for a generation holding a message, then leaves it draining with
-// its count. A provider reading the machine's clock would not end a step
-// within that half hour, however slow the machine.
+// rules through the provider's clock (a testClock), not by waiting: a
+// switch from an empty generation, which the broker counts exactly at once,
+// deletes it with no time passing on the clock; and an apply waits up to
+// migration_wait (half an hour) on the clock for a generation holding a
+// message, then leaves it draining with its count. A provider reading the
+// machine's clock would not end a step within that half hour, however slow
+// the machine. (The plans' rule before the statistics settle is
+// TestEmpty's and TestRefreshed's.)
 func TestAccDelayQueueSet_drainingByTheProvidersClock(t *testing.T) {
 	client := testBrokerClient(t)
 	name := testSetName(t)
@@ -859,6 +860,7 @@ func TestAccDelayQueueSet_drainingByTheProvidersClock(t *testing.T) {
   dead_letter_strategy = "at-most-once"
   migration_wait = %q`, migrationWait)), 2, 1, 1)
 	var waitedFrom, realFrom time.Time // on the provider's clock, on the machine's
+	var switchedAt time.Time           // on the provider's clock
 	holding.PreConfig = func() {
 		ctx := context.Background()
 		key, err := topology.EncodeKey("", 2*time.Hour, 2, time.Hour)
@@ -892,27 +894,22 @@ func TestAccDelayQueueSet_drainingByTheProvidersClock(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: config(`  queue_type = "classic"
   migration_wait = "0s"`)},
-			// The switch: generation 0 drains, empty, switched from at the
-			// clock's time.
-			testSwitchStep(quorum, 1, 0, 0),
+			// The switch: generation 0, empty, is deleted in the same apply,
+			// no time passing on the clock.
 			{
-				// A moment before the statistics settle: no plan calls it empty.
-				PreConfig: func() { clock.Advance(broker.StatisticsLag - time.Millisecond) },
+				PreConfig: func() { switchedAt = clock.Now() },
 				Config:    quorum,
-				PlanOnly:  true,
-			},
-			{
-				// Settled: the plan warns, and the apply deletes it.
-				PreConfig: func() { clock.Advance(time.Millisecond) },
-				Config:    quorum,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(testResource, plancheck.ResourceActionUpdate),
-					plancheck.ExpectUnknownValue(testResource, tfjsonpath.New("draining")),
-				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(testResource, tfjsonpath.New("draining"), knownvalue.ListExact(nil)),
 				},
-				Check: testCheckQueuesGone(client, name, topology.Generation{Levels: 2, Radix: topology.DefaultRadix}.Queues(name)),
+				Check: resource.ComposeTestCheckFunc(
+					testCheckQueuesGone(client, name, topology.Generation{Levels: 2, Radix: topology.DefaultRadix}.Queues(name)),
+					func(*terraform.State) error {
+						if waited := clock.Now().Sub(switchedAt); waited > 0 {
+							return fmt.Errorf("the switch waited %s on the provider's clock; want the empty generation deleted at once", waited)
+						}
+						return nil
+					}),
 			},
 			holding,
 		},

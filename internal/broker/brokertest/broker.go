@@ -19,6 +19,7 @@ const (
 	MethodReadSetNamed       = "ReadSetNamed"
 	MethodApply              = "Apply"
 	MethodHeldMessages       = "HeldMessages"
+	MethodExactMessages      = "ExactMessages"
 	MethodCountedMessages    = "CountedMessages"
 	MethodReadPlacements     = "ReadPlacements"
 	MethodPlacements         = "Placements"
@@ -61,6 +62,10 @@ type Messages struct {
 	// one message and returns a *broker.UncountedError with this reason
 	// beside the counts, and Apply refuses to delete it with that error.
 	Uncounted string
+	// Inexact, when not empty, makes ExactMessages unable to count the
+	// queue without waiting for its statistics (as Uncounted, for it
+	// alone); the other checks count it.
+	Inexact string
 	// UncountedByStatistics is Uncounted for CountedMessages: the broker
 	// gives no statistics of the queue (none collected, or a node that does
 	// not lead it answers).

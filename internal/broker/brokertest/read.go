@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
@@ -208,6 +209,25 @@ func (b *Broker) HeldMessages(_ context.Context, vhost string, queues []string) 
 		return nil, err
 	}
 	return b.count(vhost, queues, func(s *script) (int64, string) { return next(s.Held, &s.held), s.Uncounted })
+}
+
+// ExactMessages is HeldMessages, taking the same answers of the exact
+// checks' script, but for a queue whose Messages.Inexact is set: it is
+// uncounted, as (*broker.Client).ExactMessages uncounts a queue it could
+// count only by waiting for statistics.
+func (b *Broker) ExactMessages(_ context.Context, vhost string, queues []string, _ time.Duration) (map[string]int64, error) {
+	err := b.record(Call{Method: MethodExactMessages, VHost: vhost, Queues: queues})
+	defer b.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return b.count(vhost, queues, func(s *script) (int64, string) {
+		n := next(s.Held, &s.held)
+		if s.Inexact != "" {
+			return n, s.Inexact
+		}
+		return n, s.Uncounted
+	})
 }
 
 // CountedMessages is HeldMessages by the statistics' script
