@@ -131,8 +131,10 @@ func (x DelayedExchanges) readBack(ctx context.Context, spec topology.DelayedSpe
 	if err != nil {
 		return DelayedState{}, false, err
 	}
-	state := DelayedState{Spec: spec, Objects: actual}
-	state.Objects.Queues = slices.DeleteFunc(slices.Clone(actual.Queues), func(q topology.Queue) bool { return slices.Contains(unlisted, q.Name) })
+	listed := actual
+	listed.Queues = slices.DeleteFunc(slices.Clone(actual.Queues), func(q topology.Queue) bool { return slices.Contains(unlisted, q.Name) })
+	// In the plan's order, so that a delayed exchange as planned reads back as planned.
+	state := DelayedState{Spec: spec, Objects: topology.Align(listed, topology.PlanDelayed(spec, nil))}
 	for _, queue := range unlisted {
 		if state.Draining == nil {
 			state.Draining = map[string]int64{}
