@@ -36,7 +36,8 @@ type DelayedState struct {
 	// at the last look, and how many (an uncounted queue holds one).
 	Draining map[string]int64
 	// Objects is what the broker holds of the listed delays' layout (a
-	// refresh) or the plan (an apply), without the draining queues.
+	// refresh) or the plan (an apply), without the draining queues and the
+	// consumers' bindings (topology.DelayedNames.ConsumerBindings).
 	Objects topology.Topology
 }
 
@@ -89,6 +90,8 @@ func (x DelayedExchanges) Update(ctx context.Context, spec topology.DelayedSpec,
 	}
 	state := DelayedState{Spec: spec, Draining: draining, Objects: topology.PlanDelayed(spec, nil)}
 	desired := topology.PlanDelayed(spec, state.drainingDelays())
+	// The consumers' bindings are theirs: deleting one would drop deliveries.
+	desired.Bindings = append(desired.Bindings, topology.DelayedNames(spec.Name).ConsumerBindings(actual)...)
 	return state, failed(Applying, guardedApply(ctx, x.Broker, spec.VHost, "", topology.Diff(desired, actual), force))
 }
 
@@ -131,7 +134,7 @@ func (x DelayedExchanges) readBack(ctx context.Context, spec topology.DelayedSpe
 	if err != nil {
 		return DelayedState{}, false, err
 	}
-	listed := actual
+	listed := topology.DelayedNames(spec.Name).WithoutConsumerBindings(actual)
 	listed.Queues = slices.DeleteFunc(slices.Clone(actual.Queues), func(q topology.Queue) bool { return slices.Contains(unlisted, q.Name) })
 	// In the plan's order, so that a delayed exchange as planned reads back as planned.
 	state := DelayedState{Spec: spec, Objects: topology.Align(listed, topology.PlanDelayed(spec, nil))}

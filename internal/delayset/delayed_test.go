@@ -162,3 +162,26 @@ func lines(t topology.Topology) string {
 	slices.Sort(all)
 	return strings.Join(all, "\n")
 }
+
+// TestDelayedKeepsConsumerBindings: a consumer's binding from the delivery
+// exchange survives an update and never shows in what a refresh reads.
+func TestDelayedKeepsConsumerBindings(t *testing.T) {
+	t.Parallel()
+	b, x, state := createdDelayed(t, delayedSpec(t, 1000))
+	work := topology.Topology{VHost: "/", Queues: []topology.Queue{{Name: "work"}},
+		Bindings: []topology.Binding{{Source: "orders.delivery", Destination: "work", DestinationType: topology.DestinationQueue, RoutingKey: "#"}}}
+	b.Declare(work)
+	if _, err := x.Update(t.Context(), delayedSpec(t, 1000, 2000), false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.Topology("/"); !slices.Contains(got.Bindings, work.Bindings[0]) {
+		t.Errorf("the update deleted the consumer's binding:\n%s", lines(got))
+	}
+	refreshed, _, err := x.Refresh(t.Context(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(refreshed.Objects.Bindings, func(b topology.Binding) bool { return b.Destination == "work" }) {
+		t.Errorf("the refresh shows the consumer's binding:\n%s", lines(refreshed.Objects))
+	}
+}

@@ -197,6 +197,26 @@ func delayQueueArguments(s DelayedSpec, ms int64) QueueArguments {
 	return args
 }
 
+// ConsumerBindings are the bindings of actual from the delivery exchange:
+// the consumers' own, as they bound their queues to the plugin's exchange.
+// A delayed exchange plans none, so it keeps each as it is and never
+// deletes one, but with the delivery exchange on a destroy.
+func (n DelayedNames) ConsumerBindings(actual Topology) []Binding {
+	var bindings []Binding
+	for _, b := range actual.Bindings {
+		if b.Source == n.Delivery() {
+			bindings = append(bindings, b)
+		}
+	}
+	return bindings
+}
+
+// WithoutConsumerBindings is actual without ConsumerBindings.
+func (n DelayedNames) WithoutConsumerBindings(actual Topology) Topology {
+	actual.Bindings = slices.DeleteFunc(slices.Clone(actual.Bindings), func(b Binding) bool { return b.Source == n.Delivery() })
+	return actual
+}
+
 // ErrNoDelayedExchange is InferDelayed's error when the objects read hold
 // no delayed exchange of the name.
 var ErrNoDelayedExchange = errors.New("no delayed exchange")
