@@ -41,10 +41,7 @@ func delayedExchangeSchema() schema.Schema {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	return schema.Schema{
 		MarkdownDescription: "A headers exchange that delays each message by its `x-delay` header, in milliseconds, as the " +
-			"delayed-message-exchange plugin does, for a fixed list of delays: one TTL queue per delay dead-letters, with " +
-			"the routing key unchanged, to a delivery exchange that consumers bind their queues to. A message whose " +
-			"`x-delay` is missing, not an integer or not listed is parked, never delivered early; `terraform plan` shows " +
-			"every object.",
+			"delayed-message-exchange plugin does, for a fixed list of delays, through one TTL queue per delay.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				MarkdownDescription: "The ID: the URL-escaped vhost (`@` as `%40`) and the name, joined by `/` (`%2F/orders`).",
