@@ -73,9 +73,11 @@ func (x DelayedExchanges) Create(ctx context.Context, spec topology.DelayedSpec)
 
 // Update makes the broker's delayed exchange that of spec. The queue of a
 // delay no longer listed loses its binding at once, so nothing new enters
-// it, and stays until an exact count finds it empty: its messages leave on
-// time through the delivery exchange. force deletes such queues with their
-// messages.
+// it, and stays: its messages leave on time through the delivery exchange.
+// A later update deletes it once an exact count finds it empty; never the
+// one that unbinds it, while a message may still be on its way in or out
+// (a dead-letter awaiting its confirm). force deletes such queues with
+// their messages.
 func (x DelayedExchanges) Update(ctx context.Context, spec topology.DelayedSpec, force bool) (DelayedState, error) {
 	// Every object named like the exchange, so that no queue lost track of escapes.
 	actual, err := x.Broker.ReadObjectsMatching(ctx, spec.VHost, pattern(spec))
@@ -84,7 +86,7 @@ func (x DelayedExchanges) Update(ctx context.Context, spec topology.DelayedSpec,
 	}
 	var draining map[string]int64
 	if !force {
-		if draining, err = x.holding(ctx, spec, unlistedQueues(spec, actual)); err != nil {
+		if draining, err = x.holding(ctx, spec, unlistedQueues(spec, actual), boundQueues(spec, actual)); err != nil {
 			return DelayedState{}, failed(Reading, err)
 		}
 	}
@@ -150,23 +152,37 @@ func (x DelayedExchanges) readBack(ctx context.Context, spec topology.DelayedSpe
 	return state, true, nil
 }
 
-// holding is those of queues that hold messages by the guard's count, and
-// how many.
-func (x DelayedExchanges) holding(ctx context.Context, spec topology.DelayedSpec, queues []string) (map[string]int64, error) {
+// holding is those of queues that are bound still or hold messages by the
+// guard's count, and how many they hold.
+func (x DelayedExchanges) holding(ctx context.Context, spec topology.DelayedSpec, queues []string, bound map[string]bool) (map[string]int64, error) {
 	counts, uncounted, err := exactCounts(ctx, x.Broker, spec.VHost, queues)
 	if err != nil {
 		return nil, err
 	}
 	held := map[string]int64{}
 	for _, queue := range queues {
-		if holdsMessages(queue, counts, uncounted) {
+		switch {
+		case holdsMessages(queue, counts, uncounted):
 			held[queue] = max(counts[queue], 1)
+		case bound[queue]:
+			held[queue] = 0
 		}
 	}
 	if len(held) == 0 {
 		return nil, nil
 	}
 	return held, nil
+}
+
+// boundQueues are the queues a binding from the exchange of spec leads to.
+func boundQueues(spec topology.DelayedSpec, actual topology.Topology) map[string]bool {
+	bound := map[string]bool{}
+	for _, b := range actual.Bindings {
+		if b.Source == topology.DelayedNames(spec.Name).Exchange() && b.DestinationType.OrQueue() == topology.DestinationQueue {
+			bound[b.Destination] = true
+		}
+	}
+	return bound
 }
 
 // unlistedQueues are the delay queues of actual whose delay spec does not

@@ -65,8 +65,8 @@ func TestDelayedCreateRefreshImport(t *testing.T) {
 }
 
 // TestDelayedRemovedDelay: a removed delay's queue loses its binding and
-// stays while it holds a message; the next update that finds it empty
-// deletes it, and force deletes it at once.
+// stays, even empty; the next update that finds it empty deletes it, and
+// force deletes it at once.
 func TestDelayedRemovedDelay(t *testing.T) {
 	t.Parallel()
 	queue := topology.DelayedNames("orders").DelayQueue(5000)
@@ -76,7 +76,7 @@ func TestDelayedRemovedDelay(t *testing.T) {
 		kept  bool
 	}{
 		"held":   {held: []int64{1}, kept: true},
-		"empty":  {held: []int64{0}},
+		"empty":  {held: []int64{0}, kept: true},
 		"forced": {held: []int64{1}, force: true},
 	}
 	for name, tc := range tests {
@@ -91,14 +91,15 @@ func TestDelayedRemovedDelay(t *testing.T) {
 			got, _ := b.Topology("/")
 			kept := slices.Contains(got.QueueNames(), queue)
 			bound := slices.ContainsFunc(got.Bindings, func(b topology.Binding) bool { return b.Destination == queue })
-			if kept != tc.kept || bound || (state.Draining[queue] > 0) != tc.kept {
+			_, draining := state.Draining[queue]
+			if kept != tc.kept || bound || draining != tc.kept || state.Draining[queue] != tc.held[0]*boolInt(tc.kept) {
 				t.Fatalf("queue kept %v, bound %v, draining %v; want kept %v, unbound", kept, bound, state.Draining, tc.kept)
 			}
 			if !tc.kept {
 				return
 			}
 			refreshed, _, err := x.Refresh(t.Context(), state)
-			if err != nil || refreshed.Draining[queue] != 1 || slices.Contains(refreshed.Objects.QueueNames(), queue) {
+			if err != nil || refreshed.Draining[queue] != tc.held[0] || slices.Contains(refreshed.Objects.QueueNames(), queue) {
 				t.Fatalf("Refresh: draining %v, objects %v, %v", refreshed.Draining, refreshed.Objects.QueueNames(), err)
 			}
 			b.Script("/", queue, brokertest.Messages{Held: []int64{0}})
@@ -184,4 +185,11 @@ func TestDelayedKeepsConsumerBindings(t *testing.T) {
 	if slices.ContainsFunc(refreshed.Objects.Bindings, func(b topology.Binding) bool { return b.Destination == "work" }) {
 		t.Errorf("the refresh shows the consumer's binding:\n%s", lines(refreshed.Objects))
 	}
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -483,3 +483,184 @@ func (a *delayedAcc) checkHolds(want map[string]int64) resource.TestCheckFunc {
 		return nil
 	}
 }
+
+// TestAccDelayedExchange_drift: a binding and a queue deleted by hand show
+// in the plan, and the next apply declares them again.
+func TestAccDelayedExchange_drift(t *testing.T) {
+	a := delayedSetUp(t)
+	config := a.config("delays_ms = [0, 2000]\n  delivery_type = \"topic\"")
+	queue := topology.DelayedNames(a.name).DelayQueue(2000)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             a.checkGone,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: func() {
+					deliver := topology.Binding{Source: a.name, Destination: a.name + ".delivery", DestinationType: topology.DestinationExchange,
+						Arguments: topology.BindingArguments{Match: topology.MatchAllWithX, HasDelay: true}}
+					gone := []topology.Change{{Kind: topology.DeleteBinding, Binding: &deliver}, {Kind: topology.DeleteQueue, Queue: &topology.Queue{Name: queue}}}
+					if err := a.client.Apply(t.Context(), "/", gone, broker.ApplyOptions{}); err != nil {
+						t.Fatalf("deleting by hand: %v", err)
+					}
+				},
+				Config:             config,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{Config: config, Check: a.checkMatchesPlan([]int64{0, 2000}, nil)},
+		},
+	})
+}
+
+// TestAccDelayedExchange_changeUnderLoad: while messages of every delay are
+// published, a delay is added and another removed; every message ends once,
+// never early: a kept delay's delivered, an added or removed delay's
+// delivered or, while it is not listed, parked.
+func TestAccDelayedExchange_changeUnderLoad(t *testing.T) {
+	a := delayedSetUp(t)
+	prefix := a.name + "-"
+	load := &delayedLoad{a: a, prefix: prefix, delays: []int64{500, 1500, 2500}, done: make(chan error, 1)}
+	t.Cleanup(load.stopOnce)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { testAccPreCheck(t) },
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             a.checkGone,
+		Steps: []resource.TestStep{
+			{
+				Config: a.config("delays_ms = [500, 1500]\n  delivery_type = \"topic\""),
+				Check:  func(*terraform.State) error { return load.start() },
+			},
+			{
+				// 2500 comes, 500 goes, while the load runs. Its queue stays,
+				// empty once every message has ended: the next plan deletes it.
+				Config:             a.config("delays_ms = [1500, 2500]\n  delivery_type = \"topic\""),
+				Check:              func(*terraform.State) error { return load.finish() },
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: a.config("delays_ms = [1500, 2500]\n  delivery_type = \"topic\""),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(testDelayedResource, "draining.%", "0"),
+					a.checkMatchesPlan([]int64{1500, 2500}, nil),
+				),
+			},
+		},
+	})
+}
+
+// delayedLoad publishes a message of each of its delays in turn until
+// stopped, then checks where each ended.
+type delayedLoad struct {
+	a             *delayedAcc
+	prefix        string
+	delays        []int64
+	work, parking *messaging.Consumer
+	sent          []delayedMessage
+	stop          chan struct{}
+	done          chan error
+}
+
+func (l *delayedLoad) start() (err error) {
+	if err := l.a.bindWork(); err != nil {
+		return err
+	}
+	if l.work, err = messaging.NewConsumer(l.a.conn, l.a.work, messaging.ConsumerOptions{IDPrefix: l.prefix}); err != nil {
+		return err
+	}
+	if l.parking, err = messaging.NewConsumer(l.a.conn, topology.DelayedNames(l.a.name).Parking(), messaging.ConsumerOptions{IDPrefix: l.prefix}); err != nil {
+		return err
+	}
+	l.stop = make(chan struct{})
+	go func() {
+		ctx, cancel := testHangContext(10 * time.Minute)
+		defer cancel()
+		start := time.Now()
+		for i := 0; ; i++ {
+			select {
+			case <-l.stop:
+				l.done <- nil
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			ms := l.delays[i%len(l.delays)]
+			m := delayedMessage{id: fmt.Sprintf("%s%d-%d-at-%dms", l.prefix, ms, i, time.Since(start).Milliseconds()), header: int64(ms), delay: time.Duration(ms) * time.Millisecond}
+			sent, err := l.a.publish(ctx, []delayedMessage{m})
+			if err != nil {
+				l.done <- err
+				return
+			}
+			l.sent = append(l.sent, sent...)
+		}
+	}()
+	return nil
+}
+
+func (l *delayedLoad) stopOnce() {
+	if l.stop != nil {
+		close(l.stop)
+		l.stop = nil
+		<-l.done
+	}
+	for _, c := range []*messaging.Consumer{l.work, l.parking} {
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+}
+
+// finish stops the load once the change is applied, waits for every
+// message, and checks each one's end.
+func (l *delayedLoad) finish() error {
+	l.a.t.Logf("the change is applied, %d messages published so far", len(l.sent))
+	time.Sleep(time.Second) // a little load after the change too
+	close(l.stop)
+	l.stop = nil
+	if err := <-l.done; err != nil {
+		return err
+	}
+	ctx, cancel := testHangContext(3 * time.Second)
+	defer cancel()
+	if err := l.waitAll(ctx); err != nil {
+		return err
+	}
+	if err := errors.Join(l.work.Settle(ctx, time.Second), l.parking.Settle(ctx, time.Second)); err != nil {
+		return err
+	}
+	for i, m := range l.sent {
+		// 500 went and 2500 came during the change: either end is right for
+		// them, as long as each ends once; 1500 stayed and must be delivered.
+		if m.header != int64(1500) {
+			l.sent[i].fate = deliveredOrParked
+		}
+	}
+	l.a.t.Logf("%d messages published under the change", len(l.sent))
+	return checkFates(l.sent, l.work, l.parking)
+}
+
+// waitAll waits until every message sent has ended somewhere.
+func (l *delayedLoad) waitAll(ctx context.Context) error {
+	for {
+		ended := map[string]bool{}
+		for _, c := range []*messaging.Consumer{l.work, l.parking} {
+			for _, arrival := range c.Arrivals() {
+				ended[arrival.Message.ID] = true
+			}
+		}
+		var missing []string
+		for _, m := range l.sent {
+			if !ended[m.id] {
+				missing = append(missing, m.id)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d messages ended nowhere, %v: %w", len(missing), len(l.sent), missing, context.Cause(ctx))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -61,7 +61,7 @@ func delayedExchangeSchema() schema.Schema {
 				MarkdownDescription: fmt.Sprintf("The delays, in milliseconds, that a message's `x-delay` header may ask for: "+
 					"each from 0 to %d (the broker's longest message TTL), at least one. 0 delivers at once, through a "+
 					"binding straight to the delivery exchange. A removed delay's queue stops taking messages and is "+
-					"deleted by the first apply that finds it empty.", topology.MaxTTL),
+					"deleted by a later apply that finds it empty.", topology.MaxTTL),
 				Required: true, ElementType: types.Int64Type,
 			},
 			"delivery_type": schema.StringAttribute{
