@@ -340,7 +340,8 @@ func testImportHandMadeDelayed(t *testing.T, id func(name string) string) {
 // apply finds it empty and deletes it. No message is lost.
 func TestAccDelayedExchange_removedDelay(t *testing.T) {
 	a := delayedSetUp(t)
-	const held = 30 * time.Second
+	// Long enough for the removal's apply to find it still held, on a loaded machine.
+	const held = 90 * time.Second
 	queue := topology.DelayedNames(a.name).DelayQueue(held.Milliseconds())
 	prefix := a.name + "-"
 	var work *messaging.Consumer
@@ -382,26 +383,24 @@ func TestAccDelayedExchange_removedDelay(t *testing.T) {
 					a.checkMatchesPlan([]int64{1000}, []int64{held.Milliseconds()}),
 					func(*terraform.State) error {
 						// Unlisted now: parked, never into the draining queue.
-						return publish("after-removal", int32(held.Milliseconds()), 0)
+						if err := publish("after-removal", int32(held.Milliseconds()), 0); err != nil {
+							return err
+						}
+						ctx, cancel := testHangContext(held)
+						defer cancel()
+						if err := work.WaitForIDs(ctx, []string{prefix + "held"}); err != nil {
+							return fmt.Errorf("the draining queue's message is lost: %w", err)
+						}
+						if arrival := work.Arrivals()[0]; arrival.Early() {
+							return fmt.Errorf("%s arrived %s early", arrival.Message.ID, -arrival.Lateness)
+						}
+						return a.checkParked(ctx, prefix+"after-removal")
 					},
 				),
+				// The message has left: the refresh finds the queue empty, and the plan deletes it.
+				ExpectNonEmptyPlan: true,
 			},
 			{
-				// Once the message has left, the refresh finds the draining
-				// queue empty: this apply deletes it.
-				PreConfig: func() {
-					ctx, cancel := testHangContext(held)
-					defer cancel()
-					if err := work.WaitForIDs(ctx, []string{prefix + "held"}); err != nil {
-						t.Fatalf("the draining queue's message is lost: %v", err)
-					}
-					if arrival := work.Arrivals()[0]; arrival.Early() {
-						t.Fatalf("%s arrived %s early", arrival.Message.ID, -arrival.Lateness)
-					}
-					if err := a.checkParked(ctx, prefix+"after-removal"); err != nil {
-						t.Fatal(err)
-					}
-				},
 				Config: a.config(one),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(testDelayedResource, "draining.%", "0"),
