@@ -228,12 +228,28 @@ func bindingPath(vhost string, b topology.Binding) string {
 	return apiPath("bindings", vhost, "e", b.Source, kind, b.Destination)
 }
 
-// bindingInfo is b as rabbit-hole takes it, with no arguments.
+// bindingInfo is b as rabbit-hole takes it, with its arguments.
 func bindingInfo(b topology.Binding) rabbithole.BindingInfo {
 	return rabbithole.BindingInfo{
 		Source: b.Source, Destination: b.Destination, DestinationType: string(b.DestinationType.OrQueue()),
-		RoutingKey: b.RoutingKey, Arguments: map[string]any{},
+		RoutingKey: b.RoutingKey, Arguments: bindingArguments(b.Arguments),
 	}
+}
+
+// bindingArguments are a's as the management API takes them: x-delay a
+// JSON integer, which the broker keeps as an integer (a headers exchange
+// compares it with a message's x-delay of any integer type).
+func bindingArguments(a topology.BindingArguments) map[string]any {
+	arguments := map[string]any{}
+	if a.Other != "" {
+		// Read from the broker as an object, so it decodes; an error leaves it out.
+		_ = json.Unmarshal([]byte(a.Other), &arguments)
+	}
+	setString(arguments, topology.ArgMatch, a.Match)
+	if a.HasDelay {
+		arguments[topology.ArgDelay] = a.Delay
+	}
+	return arguments
 }
 
 func (c *Client) declareBinding(ctx context.Context, vhost string, b topology.Binding) error {
@@ -247,22 +263,23 @@ func (c *Client) declareBinding(ctx context.Context, vhost string, b topology.Bi
 }
 
 // deleteBinding deletes the bindings from b's source to its destination with
-// b's routing key. The API names a binding by its properties key, which the
-// broker derives from the key and arguments: the keys the last ReadSet listed
-// for b (every such binding it saw, one request each), else the key of a
-// binding without arguments, the layout's kind (one request; a binding with
-// arguments beside it on the same key stays), and when that answers 404 a
-// listing of the bindings between the two ends, each of which is deleted.
+// b's routing key, and b's arguments when it has any. The API names a
+// binding by its properties key, which the broker derives from the key and
+// arguments: the keys the last ReadSet listed for b (every such binding it
+// saw, one request each), else the key of a binding without arguments, a
+// set's kind (one request; a binding with arguments beside it on the same
+// key stays), and when that answers 404 or b has arguments a listing of the
+// bindings between the two ends, each of which is deleted.
 func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Binding) error {
 	path := bindingPath(vhost, b)
 	keys := c.bindingKeys.take(vhost, b)
-	if len(keys) == 0 {
+	if len(keys) == 0 && b.Arguments.None() {
 		// Not read by this client: the key the broker gives a binding
 		// without arguments, which the layout's bindings are.
 		keys = []string{propertiesKey(b.RoutingKey)}
 	}
 	err := c.deleteBindingByKeys(ctx, vhost, b, keys)
-	if !isGone(err) {
+	if len(keys) > 0 && !isGone(err) {
 		return err
 	}
 	// The binding changed or went since ReadSet saw it, or has arguments: look again.
@@ -282,7 +299,7 @@ func (c *Client) deleteBinding(ctx context.Context, vhost string, b topology.Bin
 		return err
 	}
 	for _, found := range existing {
-		if found.RoutingKey != b.RoutingKey {
+		if found.RoutingKey != b.RoutingKey || !b.Arguments.None() && bindingFromInfo(found).Arguments != b.Arguments {
 			continue
 		}
 		binding := bindingInfo(b)

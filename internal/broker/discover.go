@@ -114,8 +114,7 @@ func listed(vhost string, exchanges []rabbithole.ExchangeInfo, queues []rabbitho
 	}
 	for _, b := range bindings {
 		if b.Source != "" { // the default exchange's implicit bindings are no one's
-			t.Bindings = append(t.Bindings, topology.Binding{Source: b.Source, Destination: b.Destination,
-				DestinationType: topology.DestinationType(b.DestinationType), RoutingKey: b.RoutingKey})
+			t.Bindings = append(t.Bindings, bindingFromInfo(b))
 		}
 	}
 	slices.SortFunc(t.Bindings, topology.CompareBindings)

@@ -190,10 +190,7 @@ func (c *Client) assemble(vhost string, exchanges []rabbithole.ExchangeInfo, que
 			if b.Source == "" {
 				continue // the default exchange's implicit bindings are no one's
 			}
-			binding := topology.Binding{
-				Source: b.Source, Destination: b.Destination,
-				DestinationType: topology.DestinationType(b.DestinationType), RoutingKey: b.RoutingKey,
-			}
+			binding := bindingFromInfo(b)
 			c.bindingKeys.remember(vhost, binding, b.PropertiesKey)
 			t.Bindings = append(t.Bindings, binding)
 		}
@@ -282,6 +279,35 @@ func queueFromInfo(q rabbithole.QueueInfo) topology.Queue {
 		args.Other = other
 	}
 	return queue
+}
+
+// bindingFromInfo is a binding as the broker lists it, its arguments typed
+// where a layout sets them.
+func bindingFromInfo(b rabbithole.BindingInfo) topology.Binding {
+	binding := topology.Binding{
+		Source: b.Source, Destination: b.Destination,
+		DestinationType: topology.DestinationType(b.DestinationType), RoutingKey: b.RoutingKey,
+	}
+	other := map[string]any{}
+	for name, value := range b.Arguments {
+		switch number, isNumber := value.(float64); {
+		case name == topology.ArgMatch && isString(value):
+			binding.Arguments.Match = value.(string)
+		case name == topology.ArgDelay && isNumber && number == math.Trunc(number) && math.Abs(number) <= 1<<53:
+			binding.Arguments.HasDelay, binding.Arguments.Delay = true, int64(number)
+		default:
+			other[name] = value
+		}
+	}
+	if len(other) > 0 {
+		binding.Arguments.Other = argumentJSON(other) // a map encodes its keys sorted
+	}
+	return binding
+}
+
+func isString(value any) bool {
+	_, ok := value.(string)
+	return ok
 }
 
 // addProperty records a property that differs from the layout's value.

@@ -24,9 +24,31 @@ import (
 func (c *Client) ReadSetNamed(ctx context.Context, vhost, name string, layout topology.Layout, known topology.Topology, opts ReadOptions) (_ topology.Topology, err error) {
 	ctx, report := c.observe(ctx, "read set by name", map[string]any{"vhost": vhost, "set": name, "layout": string(layout.OrDefault())})
 	defer func() { report(err) }()
-	ofSet, err := regexp.Compile(layout.ObjectNamePattern(name))
+	return c.readNamed(ctx, vhost, fmt.Sprintf("set %q", name), layout.ObjectNamePattern(name), known, opts)
+}
+
+// ReadObjectsNamed is ReadSetNamed for the objects whose names match
+// pattern (a delayed exchange's: topology.DelayedNames.ObjectNamePattern).
+func (c *Client) ReadObjectsNamed(ctx context.Context, vhost, pattern string, known topology.Topology, opts ReadOptions) (_ topology.Topology, err error) {
+	ctx, report := c.observe(ctx, "read objects by name", map[string]any{"vhost": vhost, "pattern": pattern})
+	defer func() { report(err) }()
+	return c.readNamed(ctx, vhost, fmt.Sprintf("objects %s", pattern), pattern, known, opts)
+}
+
+// ReadObjectsMatching is ReadSetOf for the objects whose names match
+// pattern: two listings, then each exchange's bindings.
+func (c *Client) ReadObjectsMatching(ctx context.Context, vhost, pattern string) (_ topology.Topology, err error) {
+	ctx, report := c.observe(ctx, "read objects", map[string]any{"vhost": vhost, "pattern": pattern})
+	defer func() { report(err) }()
+	return c.readMatching(ctx, vhost, pattern)
+}
+
+// readNamed is ReadSetNamed of what pattern matches; what names the
+// objects in its errors.
+func (c *Client) readNamed(ctx context.Context, vhost, what, pattern string, known topology.Topology, opts ReadOptions) (topology.Topology, error) {
+	ofSet, err := regexp.Compile(pattern)
 	if err != nil {
-		return topology.Topology{}, fmt.Errorf("reading set %q: invalid name pattern: %w", name, err)
+		return topology.Topology{}, fmt.Errorf("reading %s: invalid name pattern: %w", what, err)
 	}
 
 	r := namedRead{client: c, vhost: vhost, asked: map[string]bool{}}
@@ -54,7 +76,7 @@ func (c *Client) ReadSetNamed(ctx context.Context, vhost, name string, layout to
 		case err != nil:
 			return topology.Topology{}, err
 		case !exists:
-			return topology.Topology{}, fmt.Errorf("reading set %q: %w: %q", name, ErrVHostNotFound, vhost)
+			return topology.Topology{}, fmt.Errorf("reading %s: %w: %q", what, ErrVHostNotFound, vhost)
 		}
 	}
 	return c.assemble(vhost, r.exchanges, r.queues, r.bindings), nil

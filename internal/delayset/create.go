@@ -23,7 +23,7 @@ func (s Sets) Create(ctx context.Context, spec topology.Spec) (Result, error) {
 		return Result{}, &ExistsError{Found: actual}
 	}
 	result := Result{Remembered: Remembered{Spec: spec, Shown: set}, Set: set}
-	if err := guardedApply(ctx, s.Broker, spec, topology.Diff(set, actual), false); err != nil {
+	if err := guardedApply(ctx, s.Broker, spec.VHost, spec.Layout, topology.Diff(set, actual), false); err != nil {
 		return result, failed(Applying, err)
 	}
 	readPlacements(ctx, s.Broker, spec, set, &result)

@@ -29,7 +29,7 @@ func (s Sets) Destroy(ctx context.Context, prior Remembered, force bool) error {
 	// Teardown deletes no binding to an object outside the set on its own:
 	// they stay while the queues are checked and deleted, so a message
 	// leaving level 0 meanwhile still reaches its destination.
-	err := guardedApply(ctx, s.Broker, prior.Spec, topology.Teardown(doomed), force)
+	err := guardedApply(ctx, s.Broker, prior.Spec.VHost, prior.Spec.Layout, topology.Teardown(doomed), force)
 	if errors.Is(err, broker.ErrVHostNotFound) {
 		return nil
 	}

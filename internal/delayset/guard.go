@@ -33,10 +33,18 @@ func holdsMessages(queue string, counts map[string]int64, uncounted map[string]*
 	return unknown || counts[queue] > 0
 }
 
-// guardedApply runs changes after refusing, with every queue that holds
-// messages named, any deletion of such a queue unless force is set, so
-// that a refused change changes nothing.
-func guardedApply(ctx context.Context, b Broker, spec topology.Spec, changes []topology.Change, force bool) error {
+// applier is what the guard needs of a broker: a set's and a delayed
+// exchange's alike.
+type applier interface {
+	Counter
+	Apply(ctx context.Context, vhost string, changes []topology.Change, opts broker.ApplyOptions) error
+}
+
+// guardedApply runs changes in vhost after refusing, with every queue that
+// holds messages named, any deletion of such a queue unless force is set,
+// so that a refused change changes nothing. layout is the set's, whose
+// library names say why a redeclared queue is refused ("" for none).
+func guardedApply(ctx context.Context, b applier, vhost string, layout topology.Layout, changes []topology.Change, force bool) error {
 	var doomed []string
 	redeclared := map[string]bool{}
 	for _, change := range changes {
@@ -48,7 +56,7 @@ func guardedApply(ctx context.Context, b Broker, spec topology.Spec, changes []t
 		}
 	}
 	if len(doomed) > 0 && !force {
-		counts, uncounted, err := exactCounts(ctx, b, spec.VHost, doomed)
+		counts, uncounted, err := exactCounts(ctx, b, vhost, doomed)
 		if err != nil {
 			return err
 		}
@@ -58,13 +66,13 @@ func guardedApply(ctx context.Context, b Broker, spec topology.Spec, changes []t
 				continue
 			}
 			refused.Held = append(refused.Held, HeldQueue{Queue: queue, Messages: counts[queue], Uncounted: uncounted[queue]})
-			if _, unknown := uncounted[queue]; !unknown && redeclared[queue] && spec.Layout.DeclaredByLibrary() {
-				refused.RedeclaredIn = spec.Layout
+			if _, unknown := uncounted[queue]; !unknown && redeclared[queue] && layout.DeclaredByLibrary() {
+				refused.RedeclaredIn = layout
 			}
 		}
 		if len(refused.Held) > 0 {
 			return refused
 		}
 	}
-	return b.Apply(ctx, spec.VHost, changes, broker.ApplyOptions{ForceDeleteQueues: force})
+	return b.Apply(ctx, vhost, changes, broker.ApplyOptions{ForceDeleteQueues: force})
 }

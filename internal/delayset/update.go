@@ -83,7 +83,7 @@ func (s Sets) applyGenerations(ctx context.Context, spec topology.Spec, draining
 	// one would drop the delayed messages on their way to its destination.
 	set = topology.KeepLibraryBindings(spec, set, actual)
 	changes := topology.Diff(set, actual)
-	return len(changes) > 0, guardedApply(ctx, s.Broker, spec, changes, force)
+	return len(changes) > 0, guardedApply(ctx, s.Broker, spec.VHost, spec.Layout, changes, force)
 }
 
 // deleteEmptied waits up to wait for the draining generations to empty

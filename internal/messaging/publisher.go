@@ -87,6 +87,17 @@ func NewPublisher(conn *amqp.Connection, set Set) (*Publisher, error) {
 	if _, err := set.KeyFormat().Encode("", 0); err != nil && set.Layout.OrDefault() == topology.LayoutDefault {
 		return nil, fmt.Errorf("publisher for %q: %w", set.IngestExchange, err)
 	}
+	return openPublisher(conn, set)
+}
+
+// NewHeadersPublisher opens a confirm-mode channel on conn for publishing
+// with PublishWithHeaders alone: to a delayed exchange, whose delay is a
+// header and whose routing keys say nothing of it.
+func NewHeadersPublisher(conn *amqp.Connection) (*Publisher, error) {
+	return openPublisher(conn, Set{})
+}
+
+func openPublisher(conn *amqp.Connection, set Set) (*Publisher, error) {
 	ch, err := conn.Channel()
 	if err != nil {
 		return nil, fmt.Errorf("open a publishing channel: %w", err)
@@ -145,23 +156,35 @@ func (p *Publisher) PublishBatch(ctx context.Context, batch []Delayed) ([]Messag
 	for i, d := range batch {
 		messages[i] = Message{ID: d.ID, Delay: d.Delay}
 	}
-	return p.publish(ctx, exchanges, keys, messages)
+	return p.publish(ctx, exchanges, keys, messages, nil)
 }
 
 // PublishWithRoutingKey sends a message with a routing key taken literally,
 // such as a malformed one, and waits for the confirm. The body still says
 // the message's id and delay, so a consumer can recognise it.
 func (p *Publisher) PublishWithRoutingKey(ctx context.Context, routingKey string, m Message) (Message, error) {
-	sent, err := p.publish(ctx, []string{p.set.IngestExchange}, []string{routingKey}, []Message{m})
+	sent, err := p.publish(ctx, []string{p.set.IngestExchange}, []string{routingKey}, []Message{m}, nil)
 	if len(sent) == 1 {
 		return sent[0], err
 	}
 	return Message{}, err
 }
 
-// publish sends messages[i] to exchanges[i] with keys[i], stamping each
-// publish time, then waits for all confirms.
-func (p *Publisher) publish(ctx context.Context, exchanges, keys []string, messages []Message) ([]Message, error) {
+// PublishWithHeaders sends a message to exchange with routingKey and
+// headers, all taken literally (an x-delay of any AMQP type, or none), and
+// waits for the confirm.
+func (p *Publisher) PublishWithHeaders(ctx context.Context, exchange, routingKey string, headers amqp.Table, m Message) (Message, error) {
+	sent, err := p.publish(ctx, []string{exchange}, []string{routingKey}, []Message{m}, []amqp.Table{headers})
+	if len(sent) == 1 {
+		return sent[0], err
+	}
+	return Message{}, err
+}
+
+// publish sends messages[i] to exchanges[i] with keys[i] (and headers[i]
+// when headers is not nil), stamping each publish time, then waits for all
+// confirms.
+func (p *Publisher) publish(ctx context.Context, exchanges, keys []string, messages []Message, headers []amqp.Table) ([]Message, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 
@@ -174,7 +197,12 @@ func (p *Publisher) publish(ctx context.Context, exchanges, keys []string, messa
 			sendErr = err
 			break
 		}
+		var table amqp.Table
+		if headers != nil {
+			table = headers[i]
+		}
 		confirm, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, exchanges[i], keys[i], false, false, amqp.Publishing{
+			Headers:      table,
 			ContentType:  ContentType,
 			DeliveryMode: amqp.Persistent,
 			MessageId:    messages[i].ID,

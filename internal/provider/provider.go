@@ -212,6 +212,7 @@ func (p *RabbitMQProvider) Configure(ctx context.Context, req provider.Configure
 func (p *RabbitMQProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewDelayQueueSetResource,
+		NewDelayedExchangeResource,
 	}
 }
 

@@ -166,9 +166,20 @@ func errorText(err error) string {
 // being attempted, on which set, why it failed and, when the failure may
 // have struck part-way through changes, what partly says happens next.
 func brokerError(action string, spec topology.Spec, err error, partly string) diag.Diagnostics {
+	return brokerErrorOf(action, subject{kind: "delay queue set", short: "set", name: spec.Name, vhost: spec.VHost,
+		pattern: spec.Layout.ObjectNamePattern(spec.Name), destinations: "each route's destination"}, err, partly)
+}
+
+// subject is what a broker error is about: a kind of resource (short in a
+// sentence that names it again), its name and vhost, the pattern of its
+// objects' names and the destinations it binds.
+type subject struct{ kind, short, name, vhost, pattern, destinations string }
+
+// brokerErrorOf is brokerError of any resource's objects.
+func brokerErrorOf(action string, about subject, err error, partly string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	summary := "RabbitMQ Request Failed"
-	failed := fmt.Sprintf("Could not %s the delay queue set %q in vhost %q", action, spec.Name, spec.VHost)
+	failed := fmt.Sprintf("Could not %s the %s %q in vhost %q", action, about.kind, about.name, about.vhost)
 	detail := failed + ": " + describeFailures(err, 5)
 	var (
 		unreachable *broker.UnreachableError
@@ -202,16 +213,16 @@ func brokerError(action string, spec topology.Spec, err error, partly string) di
 	case broker.IsAccessRefused(err):
 		summary = "RabbitMQ Refused the Operation"
 		detail += fmt.Sprintf("\n\nThe broker answers \"Access refused.\" when the user lacks a permission, even with the right "+
-			"credentials. In vhost %q the user needs configure and read permission on the names of the set's "+
-			"objects (%s), write permission on them and on each route's destination, and the management tag; "+
+			"credentials. In vhost %q the user needs configure and read permission on the names of the %s's "+
+			"objects (%s), write permission on them and on %s, and the management tag; "+
 			"see the provider's documentation of the minimal permissions.",
-			spec.VHost, spec.Layout.ObjectNamePattern(spec.Name))
+			about.vhost, about.short, about.pattern, about.destinations)
 	case errors.As(err, &auth):
 		summary = "RabbitMQ Refused the Credentials"
 	case errors.Is(err, broker.ErrVHostNotFound):
 		summary = "Vhost Not Found"
-		detail = fmt.Sprintf("Could not %s the delay queue set %q: the vhost %q does not exist on the broker. "+
-			"Create the vhost first, or correct the set's vhost.\n\n%s", action, spec.Name, spec.VHost, describeFailures(err, 1))
+		detail = fmt.Sprintf("Could not %s the %s %q: the vhost %q does not exist on the broker. "+
+			"Create the vhost first, or correct the %s's vhost.\n\n%s", action, about.kind, about.name, about.vhost, about.short, describeFailures(err, 1))
 	}
 	if partly != "" {
 		detail += "\n\n" + partly

@@ -383,6 +383,12 @@ func (v *specValidator) name(name string) {
 		v.add("name", -1, "must be at most %d bytes so that every object name (the longest is \"<name>%s\") fits AMQP's %d bytes, got %d",
 			MaxSetNameLength, Names("").Done(0), MaxNameLength, len(name))
 	}
+	v.nameCharacters(name)
+}
+
+// nameCharacters checks what a name of a set or delayed exchange may hold
+// whatever its length.
+func (v *specValidator) nameCharacters(name string) {
 	for i, r := range name {
 		if r >= utf8.RuneSelf || !isNameByte(byte(r)) {
 			v.add("name", -1, "has the character %q at byte %d; only %s are allowed", r, i, nameCharacters)

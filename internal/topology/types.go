@@ -210,14 +210,42 @@ type Queue struct {
 }
 
 // Binding routes messages from the Source exchange to a destination queue or
-// exchange when their routing key matches RoutingKey. Bindings carry no
-// arguments in this layout.
+// exchange when their routing key matches RoutingKey, or, from a headers
+// exchange, when their headers match Arguments. A set's bindings carry no
+// arguments; a delayed exchange's carry x-match and x-delay.
 type Binding struct {
 	Source          string
 	Destination     string
 	DestinationType DestinationType
 	RoutingKey      string
+	Arguments       BindingArguments
 }
+
+// Binding arguments, by the names RabbitMQ gives them.
+const (
+	ArgMatch = "x-match"
+	ArgDelay = "x-delay"
+	// MatchAllWithX matches when every argument of the binding, x-delay
+	// included, is a header of the message with an equal value: a headers
+	// exchange skips x- headers under "all".
+	MatchAllWithX = "all-with-x"
+)
+
+// BindingArguments are a binding's arguments, typed; zero values are
+// absent. It is comparable, so a binding stays one map key.
+type BindingArguments struct {
+	Match string // ArgMatch
+	// HasDelay says that ArgDelay is set, to Delay ms (0 is a delay).
+	HasDelay bool
+	Delay    int64
+	// Other holds any argument no layout sets, as the JSON text of an
+	// object of them (keys sorted); only a binding read from a broker has
+	// them, and they show as drift.
+	Other string
+}
+
+// None tells whether a carries no argument.
+func (a BindingArguments) None() bool { return a == BindingArguments{} }
 
 // Canonical spells the binding's unset destination type as queue, so that
 // both spellings are one binding (one map key, one comparison).
@@ -236,14 +264,49 @@ func CompareBindings(a, b Binding) int {
 		strings.Compare(string(a.DestinationType), string(b.DestinationType)),
 		strings.Compare(a.Destination, b.Destination),
 		strings.Compare(a.RoutingKey, b.RoutingKey),
+		compareBindingArguments(a.Arguments, b.Arguments),
 	)
+}
+
+func compareBindingArguments(a, b BindingArguments) int {
+	return cmp.Or(
+		strings.Compare(a.Match, b.Match),
+		compareBool(a.HasDelay, b.HasDelay),
+		cmp.Compare(a.Delay, b.Delay),
+		strings.Compare(a.Other, b.Other),
+	)
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // String is the binding in one line, as plans and listings show it:
 //
 //	delay.ingest -> queue delay.level.03, key "#.1.*.*.*"
+//
+// and a binding with arguments ends with them, as RabbitMQ names them:
+//
+//	orders -> queue orders.delay.5000, key "", x-match "all-with-x", x-delay 5000
 func (b Binding) String() string {
-	return fmt.Sprintf("%s -> %s %s, key %q", b.Source, b.DestinationType, b.Destination, b.RoutingKey)
+	line := fmt.Sprintf("%s -> %s %s, key %q", b.Source, b.DestinationType, b.Destination, b.RoutingKey)
+	a := b.Arguments
+	if a.Match != "" {
+		line += fmt.Sprintf(", %s %q", ArgMatch, a.Match)
+	}
+	if a.HasDelay {
+		line += fmt.Sprintf(", %s %d", ArgDelay, a.Delay)
+	}
+	if a.Other != "" {
+		line += ", arguments " + a.Other
+	}
+	return line
 }
 
 // String is the exchange in one line, its type then its arguments as
@@ -313,11 +376,45 @@ func BindingInLine(line string) (Binding, bool) {
 	}
 	head, quoted, ok := strings.Cut(rest, ", key ")
 	destinationType, destination, typed := strings.Cut(head, " ")
-	key, err := strconv.Unquote(quoted)
+	prefix, err := strconv.QuotedPrefix(quoted)
 	if !ok || !typed || err != nil {
 		return Binding{}, false
 	}
-	return Binding{Source: source, Destination: destination, DestinationType: DestinationType(destinationType), RoutingKey: key}, true
+	key, _ := strconv.Unquote(prefix)
+	arguments, ok := bindingArgumentsInLine(quoted[len(prefix):])
+	if !ok {
+		return Binding{}, false
+	}
+	return Binding{Source: source, Destination: destination, DestinationType: DestinationType(destinationType), RoutingKey: key,
+		Arguments: arguments}, true
+}
+
+// bindingArgumentsInLine reads back what Binding.String writes after the key.
+func bindingArgumentsInLine(rest string) (BindingArguments, bool) {
+	var a BindingArguments
+	if quoted, found := strings.CutPrefix(rest, ", "+ArgMatch+" "); found {
+		prefix, err := strconv.QuotedPrefix(quoted)
+		if err != nil {
+			return a, false
+		}
+		a.Match, _ = strconv.Unquote(prefix)
+		rest = quoted[len(prefix):]
+	}
+	if number, found := strings.CutPrefix(rest, ", "+ArgDelay+" "); found {
+		digits, after, more := strings.Cut(number, ", ")
+		delay, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil {
+			return a, false
+		}
+		a.HasDelay, a.Delay, rest = true, delay, ""
+		if more {
+			rest = ", " + after
+		}
+	}
+	if other, found := strings.CutPrefix(rest, ", arguments "); found {
+		a.Other, rest = other, ""
+	}
+	return a, rest == ""
 }
 
 // Lines are objects' one-line forms (String), one per line, in order: how

@@ -17,6 +17,8 @@ const (
 	MethodReadSetOf          = "ReadSetOf"
 	MethodReadSetOfAnyLayout = "ReadSetOfAnyLayout"
 	MethodReadSetNamed       = "ReadSetNamed"
+	MethodReadObjectsNamed   = "ReadObjectsNamed"
+	MethodReadObjects        = "ReadObjectsMatching"
 	MethodApply              = "Apply"
 	MethodHeldMessages       = "HeldMessages"
 	MethodExactMessages      = "ExactMessages"

@@ -65,16 +65,44 @@ func (b *Broker) ReadSetNamed(_ context.Context, vhost, name string, layout topo
 	if err != nil {
 		return topology.Topology{}, err
 	}
-	ofSet, err := regexp.Compile(layout.ObjectNamePattern(name))
+	return b.readNamed(vhost, layout.ObjectNamePattern(name), known)
+}
+
+// ReadObjectsNamed is ReadSetNamed of the objects whose names match
+// pattern, as (*broker.Client).ReadObjectsNamed does.
+func (b *Broker) ReadObjectsNamed(_ context.Context, vhost, pattern string, known topology.Topology, opts broker.ReadOptions) (topology.Topology, error) {
+	_ = opts
+	err := b.record(Call{Method: MethodReadObjectsNamed, VHost: vhost, Set: pattern, Known: known})
+	defer b.mu.Unlock()
 	if err != nil {
-		return topology.Topology{}, fmt.Errorf("reading set %q: invalid name pattern: %w", name, err)
+		return topology.Topology{}, err
+	}
+	return b.readNamed(vhost, pattern, known)
+}
+
+// ReadObjectsMatching is ReadSetOf of the objects whose names match
+// pattern, as (*broker.Client).ReadObjectsMatching does.
+func (b *Broker) ReadObjectsMatching(_ context.Context, vhost, pattern string) (topology.Topology, error) {
+	err := b.record(Call{Method: MethodReadObjects, VHost: vhost, Set: pattern})
+	defer b.mu.Unlock()
+	if err != nil {
+		return topology.Topology{}, err
+	}
+	return b.readMatching(vhost, pattern)
+}
+
+// readNamed is ReadSetNamed's read, b.mu held.
+func (b *Broker) readNamed(vhost, pattern string, known topology.Topology) (topology.Topology, error) {
+	ofSet, err := regexp.Compile(pattern)
+	if err != nil {
+		return topology.Topology{}, fmt.Errorf("reading %s: invalid name pattern: %w", pattern, err)
 	}
 	if len(known.Exchanges)+len(known.Queues) == 0 {
 		return topology.Topology{VHost: vhost}, nil
 	}
 	v := b.vhost(vhost, false)
 	if v == nil {
-		return topology.Topology{}, fmt.Errorf("reading set %q: %w: %q", name, broker.ErrVHostNotFound, vhost)
+		return topology.Topology{}, fmt.Errorf("reading %s: %w: %q", pattern, broker.ErrVHostNotFound, vhost)
 	}
 	read := map[string]bool{} // "e:" or "q:" and a name
 	var pending []string
