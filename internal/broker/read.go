@@ -290,9 +290,11 @@ func bindingFromInfo(b rabbithole.BindingInfo) topology.Binding {
 	}
 	other := map[string]any{}
 	for name, value := range b.Arguments {
-		switch number, isNumber := value.(float64); {
-		case name == topology.ArgMatch && isString(value):
-			binding.Arguments.Match = value.(string)
+		number, isNumber := value.(float64)
+		match, isMatch := value.(string)
+		switch {
+		case name == topology.ArgMatch && isMatch:
+			binding.Arguments.Match = match
 		case name == topology.ArgDelay && isNumber && number == math.Trunc(number) && math.Abs(number) <= 1<<53:
 			binding.Arguments.HasDelay, binding.Arguments.Delay = true, int64(number)
 		default:
@@ -303,11 +305,6 @@ func bindingFromInfo(b rabbithole.BindingInfo) topology.Binding {
 		binding.Arguments.Other = argumentJSON(other) // a map encodes its keys sorted
 	}
 	return binding
-}
-
-func isString(value any) bool {
-	_, ok := value.(string)
-	return ok
 }
 
 // addProperty records a property that differs from the layout's value.
