@@ -151,3 +151,30 @@ func (k *counter) discoverAMQP(ctx context.Context) (string, error) {
 	}
 	return amqpListenerURL(management, raw), nil
 }
+
+// askOverAMQP is the passive declaration's answer for queue, where the
+// counter has an AMQP endpoint.
+func (k *counter) askOverAMQP(ctx context.Context, vhost, queue string) (leaderAnswer, error) {
+	if _, err := k.amqpEndpoint(ctx); err != nil {
+		return leaderAnswer{}, err
+	}
+	answer, err := k.declarePassive(ctx, vhost, queue)
+	if err != nil {
+		k.logAMQP(ctx, err)
+	}
+	return answer, err
+}
+
+// askOverAMQPIfOpen is askOverAMQP through a connection already open and
+// proven; errAMQPNotYetOpen while it is not (its opening begins).
+func (k *counter) askOverAMQPIfOpen(ctx context.Context, vhost, queue string) (leaderAnswer, error) {
+	endpoint, err := k.amqpEndpoint(ctx)
+	if err != nil {
+		return leaderAnswer{}, err
+	}
+	open, err := k.amqp.connectionIfOpen(ctx, vhost, endpoint, k.proveAMQP)
+	if err != nil {
+		return leaderAnswer{}, err
+	}
+	return k.declareOn(ctx, open, endpoint, queue)
+}

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -38,83 +39,96 @@ type delayedExchangeModel struct {
 }
 
 func delayedExchangeSchema() schema.Schema {
-	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	attributes := delayedExchangeConfigured()
+	maps.Copy(attributes, delayedExchangeComputed())
 	return schema.Schema{
 		MarkdownDescription: "A headers exchange that delays each message by its `x-delay` header, in milliseconds, as the " +
 			"delayed-message-exchange plugin does, for a fixed list of delays, through one TTL queue per delay.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The ID: the URL-escaped vhost (`@` as `%40`) and the name, joined by `/` (`%2F/orders`).",
-				Computed:            true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"name": schema.StringAttribute{
-				MarkdownDescription: fmt.Sprintf("The name of the headers exchange publishers send to; every other object's name "+
-					"starts with it. At most %d bytes of %s, not starting with `amq.`. Changing it replaces the exchange.",
-					topology.MaxDelayedNameLength, nameCharactersText),
-				Required: true, PlanModifiers: replace,
-			},
-			"vhost": schema.StringAttribute{
-				MarkdownDescription: "The vhost. Defaults to `/`. Changing it replaces the exchange.",
-				Optional:            true, Computed: true, Default: stringdefault.StaticString(defaultVHost), PlanModifiers: replace,
-			},
-			"delays_ms": schema.SetAttribute{
-				MarkdownDescription: fmt.Sprintf("The delays, in milliseconds, that a message's `x-delay` header may ask for: "+
-					"each from 0 to %d (the broker's longest message TTL), at least one. 0 delivers at once, through a "+
-					"binding straight to the delivery exchange. A removed delay's queue stops taking messages and is "+
-					"deleted by a later apply that finds it empty.", topology.MaxTTL),
-				Required: true, ElementType: types.Int64Type,
-			},
-			"delivery_type": schema.StringAttribute{
-				MarkdownDescription: fmt.Sprintf("The delivery exchange's type, as the plugin's `x-delayed-type`: one of %s. "+
-					"Defaults to `%s`. Changing it replaces the exchange.", quoted(topology.DeliveryTypes), topology.DeliveryTypes[0]),
-				Optional: true, Computed: true, Default: stringdefault.StaticString(topology.DeliveryTypes[0]), PlanModifiers: replace,
-			},
-			"queue_type": schema.StringAttribute{
-				MarkdownDescription: fmt.Sprintf("The type of the delay queues and the parking queue: one of %s. Defaults to `%s`. "+
-					"Changing it replaces the exchange.", quoted(topology.QueueTypes), topology.QueueTypes[0]),
-				Optional: true, Computed: true, Default: stringdefault.StaticString(string(topology.QueueTypes[0])), PlanModifiers: replace,
-			},
-			"dead_letter_strategy": schema.StringAttribute{
-				MarkdownDescription: fmt.Sprintf("How the quorum delay queues dead-letter an expired message: one of %s. Defaults to "+
-					"`%s` for quorum queues and `%s` for classic ones, which know no other. Changing it replaces the exchange.",
-					quoted(topology.DeadLetterStrategies), topology.AtLeastOnce, topology.AtMostOnce),
-				Optional: true, Computed: true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured()},
-			},
-			"force_destroy": schema.BoolAttribute{
-				MarkdownDescription: "Delete the queues even when they hold messages, losing them. Defaults to `false`: destroy " +
-					"refuses while any queue, the parking queue included, holds a message, and a removed delay's queue stays until empty.",
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			},
-			"exchange": schema.StringAttribute{
-				MarkdownDescription: "The headers exchange to publish to, with the `x-delay` header: `name`.",
-				Computed:            true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"delivery_exchange": schema.StringAttribute{
-				MarkdownDescription: "The exchange every delay delivers to, `<name>.delivery`, of `delivery_type`: bind consumers' " +
-					"queues here, as to the plugin's exchange. What it cannot route is parked too.",
-				Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"parking_queue": schema.StringAttribute{
-				MarkdownDescription: "The queue, `<name>.unroutable`, that keeps every message whose `x-delay` is missing, not an " +
-					"integer or not listed, and every delivery no queue is bound for.",
-				Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"draining": schema.MapAttribute{
-				MarkdownDescription: "The queues of removed delays that still held messages, each with how many, at the last look; " +
-					"an apply deletes each once empty.",
-				Computed: true, ElementType: types.Int64Type,
-			},
-			"exchanges": schema.StringAttribute{
-				MarkdownDescription: "Every exchange, one line each, with its type and arguments. " + linesRatherThanLists, Computed: true,
-			},
-			"queues": schema.StringAttribute{
-				MarkdownDescription: "Every queue of the listed delays and the parking queue, one line each, with its arguments " +
-					"(`x-message-ttl` in milliseconds). " + linesRatherThanLists, Computed: true,
-			},
-			"bindings": schema.StringAttribute{
-				MarkdownDescription: "Every binding, one line each, with its `x-match` and `x-delay`. " + linesRatherThanLists, Computed: true,
-			},
+		Attributes: attributes,
+	}
+}
+
+// delayedExchangeConfigured is what a configuration sets.
+func delayedExchangeConfigured() map[string]schema.Attribute {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	return map[string]schema.Attribute{
+		"name": schema.StringAttribute{
+			MarkdownDescription: fmt.Sprintf("The name of the headers exchange publishers send to; every other object's name "+
+				"starts with it. At most %d bytes of %s, not starting with `amq.`. Changing it replaces the exchange.",
+				topology.MaxDelayedNameLength, nameCharactersText),
+			Required: true, PlanModifiers: replace,
+		},
+		"vhost": schema.StringAttribute{
+			MarkdownDescription: "The vhost. Defaults to `/`. Changing it replaces the exchange.",
+			Optional:            true, Computed: true, Default: stringdefault.StaticString(defaultVHost), PlanModifiers: replace,
+		},
+		"delays_ms": schema.SetAttribute{
+			MarkdownDescription: fmt.Sprintf("The delays, in milliseconds, that a message's `x-delay` header may ask for: "+
+				"each from 0 to %d (the broker's longest message TTL), at least one. 0 delivers at once, through a "+
+				"binding straight to the delivery exchange. A removed delay's queue stops taking messages and is "+
+				"deleted by a later apply that finds it empty.", topology.MaxTTL),
+			Required: true, ElementType: types.Int64Type,
+		},
+		"delivery_type": schema.StringAttribute{
+			MarkdownDescription: fmt.Sprintf("The delivery exchange's type, as the plugin's `x-delayed-type`: one of %s. "+
+				"Defaults to `%s`. Changing it replaces the exchange.", quoted(topology.DeliveryTypes), topology.DeliveryTypes[0]),
+			Optional: true, Computed: true, Default: stringdefault.StaticString(topology.DeliveryTypes[0]), PlanModifiers: replace,
+		},
+		"queue_type": schema.StringAttribute{
+			MarkdownDescription: fmt.Sprintf("The type of the delay queues and the parking queue: one of %s. Defaults to `%s`. "+
+				"Changing it replaces the exchange.", quoted(topology.QueueTypes), topology.QueueTypes[0]),
+			Optional: true, Computed: true, Default: stringdefault.StaticString(string(topology.QueueTypes[0])), PlanModifiers: replace,
+		},
+		"dead_letter_strategy": schema.StringAttribute{
+			MarkdownDescription: fmt.Sprintf("How the quorum delay queues dead-letter an expired message: one of %s. Defaults to "+
+				"`%s` for quorum queues and `%s` for classic ones, which know no other. Changing it replaces the exchange.",
+				quoted(topology.DeadLetterStrategies), topology.AtLeastOnce, topology.AtMostOnce),
+			Optional: true, Computed: true,
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured()},
+		},
+		"force_destroy": schema.BoolAttribute{
+			MarkdownDescription: "Delete the queues even when they hold messages, losing them. Defaults to `false`: destroy " +
+				"refuses while any queue, the parking queue included, holds a message, and a removed delay's queue stays until empty.",
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		},
+	}
+}
+
+// delayedExchangeComputed is what the provider tells: the ID and the objects.
+func delayedExchangeComputed() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			MarkdownDescription: "The ID: the URL-escaped vhost (`@` as `%40`) and the name, joined by `/` (`%2F/orders`).",
+			Computed:            true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"exchange": schema.StringAttribute{
+			MarkdownDescription: "The headers exchange to publish to, with the `x-delay` header: `name`.",
+			Computed:            true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"delivery_exchange": schema.StringAttribute{
+			MarkdownDescription: "The exchange every delay delivers to, `<name>.delivery`, of `delivery_type`: bind consumers' " +
+				"queues here, as to the plugin's exchange. What it cannot route is parked too.",
+			Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"parking_queue": schema.StringAttribute{
+			MarkdownDescription: "The queue, `<name>.unroutable`, that keeps every message whose `x-delay` is missing, not an " +
+				"integer or not listed, and every delivery no queue is bound for.",
+			Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"draining": schema.MapAttribute{
+			MarkdownDescription: "The queues of removed delays that still held messages, each with how many, at the last look; " +
+				"an apply deletes each once empty.",
+			Computed: true, ElementType: types.Int64Type,
+		},
+		"exchanges": schema.StringAttribute{
+			MarkdownDescription: "Every exchange, one line each, with its type and arguments. " + linesRatherThanLists, Computed: true,
+		},
+		"queues": schema.StringAttribute{
+			MarkdownDescription: "Every queue of the listed delays and the parking queue, one line each, with its arguments " +
+				"(`x-message-ttl` in milliseconds). " + linesRatherThanLists, Computed: true,
+		},
+		"bindings": schema.StringAttribute{
+			MarkdownDescription: "Every binding, one line each, with its `x-match` and `x-delay`. " + linesRatherThanLists, Computed: true,
 		},
 	}
 }
