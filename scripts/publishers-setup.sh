@@ -23,8 +23,9 @@ for package in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "publishers-setup.sh: installing ${missing[*]}" >&2
-	sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" ||
-		{ sudo_if_needed apt-get update -q && sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; }
+	# apt's progress goes to stderr: stdout is the environment the test reads.
+	{ sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" ||
+		{ sudo_if_needed apt-get update -q && sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; }; } >&2
 fi
 
 # amqplib, at the version examples/publishers/node/package.json names.

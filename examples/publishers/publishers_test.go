@@ -97,29 +97,11 @@ func TestAccPublishers(t *testing.T) {
 		t.Skipf("runs the Go, Python, Node.js and Java publishers against the local broker; run it with make publishers (%s=1 %s=1)",
 			resource.EnvTfAcc, publishersEnv)
 	}
-	amqpURL := defaultVHostURL(os.Getenv("RABBITMQ_AMQP_URL"))
-	conn, err := amqp.Dial(amqpURL)
-	if err != nil {
-		t.Fatalf("connect to the broker (RABBITMQ_AMQP_URL): %v", err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare(arrivedQueue, true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = ch.QueueDelete(arrivedQueue, false, false, false) })
-	if _, err := ch.QueuePurge(arrivedQueue, false); err != nil {
-		t.Fatal(err)
-	}
+	ch, amqpURL := emptyArrivalQueue(t, arrivedQueue)
 	programs := publishers(t, t.TempDir())
 
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: map[string]func() (tfprotov6.ProviderServer, error){
-			"rabbitmq": providerserver.NewProtocol6WithError(provider.New("test")()),
-		},
+		ProtoV6ProviderFactories: providerFactories,
 		Steps: []resource.TestStep{{
 			Config: setConfig,
 			Check: func(*terraform.State) error {
@@ -209,4 +191,34 @@ func publishAndReceive(t *testing.T, ch *amqp.Channel, amqpURL string, programs 
 		t.Logf("every publisher's message arrived once, none early: %d messages", len(arrived))
 	}
 	return nil
+}
+
+// providerFactories serves this tree's provider to the acceptance tests.
+var providerFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	"rabbitmq": providerserver.NewProtocol6WithError(provider.New("test")()),
+}
+
+// emptyArrivalQueue declares queue, empty, on the broker of
+// RABBITMQ_AMQP_URL, deleted when t ends, and returns a channel open on it
+// and the URL the publishers are given.
+func emptyArrivalQueue(t *testing.T, queue string) (*amqp.Channel, string) {
+	t.Helper()
+	amqpURL := defaultVHostURL(os.Getenv("RABBITMQ_AMQP_URL"))
+	conn, err := amqp.Dial(amqpURL)
+	if err != nil {
+		t.Fatalf("connect to the broker (RABBITMQ_AMQP_URL): %v", err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare(queue, true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = ch.QueueDelete(queue, false, false, false) })
+	if _, err := ch.QueuePurge(queue, false); err != nil {
+		t.Fatal(err)
+	}
+	return ch, amqpURL
 }

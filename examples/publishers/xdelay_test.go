@@ -8,13 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/delayqueue/terraform-provider-rabbitmq/internal/provider"
 )
 
 // The delayed exchange the x-delay publishers publish to, its consumers'
@@ -83,29 +79,11 @@ func TestAccPublishersXDelay(t *testing.T) {
 		t.Skipf("runs the x-delay publishers against the local broker; run it with make publishers (%s=1 %s=1)",
 			resource.EnvTfAcc, publishersEnv)
 	}
-	amqpURL := defaultVHostURL(os.Getenv("RABBITMQ_AMQP_URL"))
-	conn, err := amqp.Dial(amqpURL)
-	if err != nil {
-		t.Fatalf("connect to the broker (RABBITMQ_AMQP_URL): %v", err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare(xDelayArrived, true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = ch.QueueDelete(xDelayArrived, false, false, false) })
-	if _, err := ch.QueuePurge(xDelayArrived, false); err != nil {
-		t.Fatal(err)
-	}
+	ch, amqpURL := emptyArrivalQueue(t, xDelayArrived)
 	messages := xDelayMessages(t, t.TempDir())
 
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: map[string]func() (tfprotov6.ProviderServer, error){
-			"rabbitmq": providerserver.NewProtocol6WithError(provider.New("test")()),
-		},
+		ProtoV6ProviderFactories: providerFactories,
 		Steps: []resource.TestStep{{
 			Config: xDelayConfig,
 			Check: func(*terraform.State) error {

@@ -52,9 +52,15 @@ func throughProxies(t *testing.T) proxied {
 // unanswered lasts until the test cancels it.
 func (p proxied) another(t *testing.T) proxied {
 	t.Helper()
+	return p.timingOutAfter(t, time.Minute)
+}
+
+// timingOutAfter is another whose requests time out after timeout.
+func (p proxied) timingOutAfter(t *testing.T, timeout time.Duration) proxied {
+	t.Helper()
 	p.log = &logged{}
 	client, err := broker.New(broker.Config{Endpoint: "http://" + p.http.Addr(), Username: "guest", Password: "guest",
-		AMQPEndpoint: "amqp://" + p.amqp.Addr() + "/", Timeout: time.Minute, Logf: p.log.logf})
+		AMQPEndpoint: "amqp://" + p.amqp.Addr() + "/", Timeout: timeout, Logf: p.log.logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +409,9 @@ func TestAccProxyCancelWaitingForTurn(t *testing.T) {
 	if peeksAtQuorumQueues(t, direct) {
 		consume(t, queue.Name) // see TestAccProxyLastAskRefuses
 	}
-	holder := throughProxies(t)
+	// The holder's unanswered DELETE holds the turn until the test ends it,
+	// however long the waiter's count takes on a busy machine.
+	holder := throughProxies(t).timingOutAfter(t, 10*time.Minute)
 	waiter := holder.another(t)
 	// Both know their broker and have a proven AMQP connection: the holder
 	// then takes the turn only for its checked DELETE, which its context

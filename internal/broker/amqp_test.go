@@ -270,6 +270,47 @@ func bounded(t *testing.T, what string, limit time.Duration, f func() error) {
 	}
 }
 
+// TestLeaderCountOfASlowZero: a 0 answered no sooner than RabbitMQ 4.0's
+// own timeout for a leader may be that timeout's, so it is asked again; a
+// quick 0 after it is trusted, and three slow ones are not.
+func TestLeaderCountOfASlowZero(t *testing.T) {
+	t.Parallel()
+	for name, tt := range map[string]struct {
+		slow        int // how many answers come late, first
+		wantTrusted bool
+		wantAsked   int
+	}{
+		"one slow, then a quick one": {slow: 1, wantTrusted: true, wantAsked: 2},
+		"three slow":                 {slow: 3, wantTrusted: false, wantAsked: 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			answer := make(chan struct{})
+			peer := &brokertest.AMQPPeer{ClusterName: "rabbit@a", Ready: map[string]int{"q": 0}, Answer: answer}
+			client := leaderClient(t, &leaderAPI{peer: peer, lists: true}, peer, time.Minute, nil)
+			go func() {
+				for i := 0; ; i++ {
+					if i < tt.slow {
+						time.Sleep(2 * broker.LeaderQueryTimeout)
+					}
+					select {
+					case answer <- struct{}{}:
+					case <-t.Context().Done():
+						return
+					}
+				}
+			}()
+			_, trusted, err := broker.LeaderCount(t.Context(), client, "/", "q")
+			if err != nil || trusted != tt.wantTrusted {
+				t.Errorf("LeaderCount() trusted %v, %v; want trusted %v", trusted, err, tt.wantTrusted)
+			}
+			if asked := len(peer.Declared()); asked != tt.wantAsked {
+				t.Errorf("the leader was asked %d times, want %d", asked, tt.wantAsked)
+			}
+		})
+	}
+}
+
 // TestLeaderCountOfAHungPeer: a peer that heartbeats but answers nothing,
 // not even connection.close, costs a check its timeout, then statistics;
 // a Ctrl-C ends the wait at once; a deletion goes on without it.

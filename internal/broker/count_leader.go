@@ -21,6 +21,10 @@ import (
 // before answering 0, as for an empty queue.
 const leaderQueryTimeout = 250 * time.Millisecond
 
+// slowZeroTries is how many times a leader is asked while it answers 0 no
+// sooner than leaderQueryTimeout.
+const slowZeroTries = 3
+
 // arrivalsSettle is how long after the client's last deletion of a binding
 // a deletion's check asks a leader for its count: a message routed just
 // before the binding went reaches the leader's state within it.

@@ -111,6 +111,9 @@ func HasStatistics(ctx context.Context, c *Client, vhost, queue string) (bool, e
 	return hasCount(q) && (q.Type == queueTypeClassic || hasPolicy(q)), err
 }
 
+// LeaderQueryTimeout is how long RabbitMQ 4.0–4.2 let a leader answer.
+const LeaderQueryTimeout = leaderQueryTimeout
+
 // LeaderCount is leaderCount of the quorum queue name, read as a check
 // reads it, without the settling wait.
 func LeaderCount(ctx context.Context, c *Client, vhost, name string) (count int64, trusted bool, err error) {
