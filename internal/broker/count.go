@@ -599,7 +599,7 @@ func (k *counter) logAMQP(ctx context.Context, err error) {
 	case k.logf == nil || errors.Is(err, errNoAMQP):
 	case errors.As(err, &unproven):
 		k.logf(ctx, "counts over AMQP not believed: the connection is not proven to reach the management API's cluster; "+
-			"counting by the statistics", map[string]any{"amqp_endpoint": unproven.Endpoint, "vhost": unproven.VHost, "reason": unproven.Reason})
+			"counting by the statistics", map[string]any{"amqp": unproven.Endpoint, "vhost": unproven.VHost, "reason": unproven.Reason})
 	default:
 		k.logf(ctx, "counting over AMQP failed; counting by the statistics", map[string]any{"error": err.Error()})
 	}

@@ -39,7 +39,7 @@ func (k *counter) declareOn(ctx context.Context, open *amqpConnection, endpoint,
 		// Not "gone": the management API found the queue, so this AMQP
 		// endpoint may be another broker's. Nothing is believed.
 		return leaderAnswer{}, fmt.Errorf("AMQP passive declaration of queue %q: not found at %s, though the management API "+
-			"has it: is amqp_endpoint this broker's?", queue, endpoint)
+			"has it: is that AMQP endpoint this broker's?", queue, endpoint)
 	}
 	return answer, err
 }

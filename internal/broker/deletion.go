@@ -100,7 +100,7 @@ func (d *queueDeletion) notEmpty(ctx context.Context) error {
 func (d *queueDeletion) checkThenDelete(ctx context.Context) error {
 	name := d.queue.Name
 	if d.isQuorum() && !d.c.counter.checksWaitForArrivals() {
-		release, err := d.c.quorumCheckAhead(ctx)
+		release, err := d.c.quorumCheckAhead(ctx, d.vhost)
 		if err != nil {
 			return err
 		}

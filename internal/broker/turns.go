@@ -22,12 +22,7 @@ func (c *Client) quorumDeletionTurn(ctx context.Context, vhost string) (release 
 		return nil, context.Cause(ctx)
 	}
 	key := c.deletionTurnKey(ctx)
-	// A destroy that pauses here says why, once.
-	waiting := sync.OnceFunc(func() {
-		if c.logf != nil {
-			c.logf(ctx, "waiting for another quorum queue deletion on this cluster to end", map[string]any{"vhost": vhost, "turn": key})
-		}
-	})
+	waiting := c.sayingOnce(ctx, "waiting for another quorum queue deletion on this cluster to end", vhost, key)
 	endInProcess, err := processTurns.take(ctx, key, waiting)
 	if err != nil {
 		return nil, err
@@ -73,8 +68,19 @@ var checksAhead = turns{size: quorumChecksAhead, held: map[string]chan struct{}{
 // quorumCheckAhead waits for a place among the quorum queue deletions that
 // check the client's cluster ahead of its deletion turn, and returns the
 // function that gives it up, once the deletion is done.
-func (c *Client) quorumCheckAhead(ctx context.Context) (release func(), err error) {
-	return checksAhead.take(ctx, c.deletionTurnKey(ctx), func() {})
+func (c *Client) quorumCheckAhead(ctx context.Context, vhost string) (release func(), err error) {
+	key := c.deletionTurnKey(ctx)
+	return checksAhead.take(ctx, key, c.sayingOnce(ctx, "waiting for other quorum queue deletions on this cluster to check their queues", vhost, key))
+}
+
+// sayingOnce is a wait's waiting function: a destroy that pauses says why,
+// once, rather than stall without a word.
+func (c *Client) sayingOnce(ctx context.Context, why, vhost, key string) func() {
+	return sync.OnceFunc(func() {
+		if c.logf != nil {
+			c.logf(ctx, why, map[string]any{"vhost": vhost, "turn": key})
+		}
+	})
 }
 
 // turns hands out size turns per key at a time.

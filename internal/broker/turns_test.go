@@ -214,6 +214,75 @@ func TestQuorumChecksAheadOfTheTurnAreBounded(t *testing.T) {
 	}
 }
 
+// quorumQueueDeletion is the deletion of one quorum queue.
+func quorumQueueDeletion(name string) []topology.Change {
+	queue := &topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeQuorum}}
+	return []topology.Change{{Kind: topology.DeleteQueue, Queue: queue}}
+}
+
+// TestQuorumCheckAheadWaitIsLogged deletes quorum queues of one cluster,
+// each through a client of its own, while the first deletion is held in
+// flight: the next deletions check their queues and wait for the turn,
+// until every place ahead of it is taken; the one after them waits before
+// its check, and says so, as the others say that they wait for the turn.
+func TestQuorumCheckAheadWaitIsLogged(t *testing.T) {
+	t.Parallel()
+	cluster := newTurnsCluster()
+	cluster.deleting = make(chan string, broker.QuorumChecksAhead+1)
+	cluster.released = make(chan struct{})
+	endpoint := cluster.endpoint(t)
+	release := sync.OnceFunc(func() { close(cluster.released) }) // before the server closes
+	t.Cleanup(release)
+	var wg sync.WaitGroup
+	deleteAs := func(name string) *logged {
+		log := &logged{}
+		client, err := broker.New(broker.Config{Endpoint: endpoint, DisableAMQPCounts: true, Logf: log.logf, Timeout: 2 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A client that knows the broker refuses if-empty for a quorum queue
+		// goes straight to its check; one that does not first waits for the
+		// turn to send a guarded DELETE.
+		if _, _, err := broker.LeaderCount(t.Context(), client, "/", "learning-"+name); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			if err := client.Apply(t.Context(), "/", quorumQueueDeletion(name), broker.ApplyOptions{}); err != nil {
+				t.Errorf("deleting %s: %v", name, err)
+			}
+		})
+		return log
+	}
+	awaitLogged := func(log *logged, name, want string) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); !strings.Contains(log.text(), want); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("hung: the deletion of %s never logged %q:\n%s", name, want, log.text())
+			}
+		}
+	}
+	deleteAs("held")
+	if queue := <-cluster.deleting; queue != "held" {
+		t.Fatalf("the first deletion sent is %s's", queue)
+	}
+	for i := 1; i < broker.QuorumChecksAhead; i++ {
+		name := fmt.Sprintf("checked-%d", i)
+		awaitLogged(deleteAs(name), name, "waiting for another quorum queue deletion")
+	}
+	awaitLogged(deleteAs("last"), "last", "waiting for other quorum queue deletions on this cluster to check")
+	cluster.mu.Lock()
+	checkedEarly := cluster.checked["last"]
+	cluster.mu.Unlock()
+	if checkedEarly {
+		t.Error("the last deletion read its queue while every place ahead of the turn was taken")
+	}
+	release()
+	wg.Wait()
+	if _, deleted := cluster.counts(); deleted != broker.QuorumChecksAhead+1 {
+		t.Errorf("%d queues deleted, want %d", deleted, broker.QuorumChecksAhead+1)
+	}
+}
+
 // turnsChildEndpoint, in the environment, makes
 // TestQuorumDeletionsTakeTurnsAcrossProcesses the second process: it
 // deletes a quorum set through the fake at that endpoint.
@@ -270,10 +339,6 @@ func TestQuorumDeletionTurnWaitEndsWithContext(t *testing.T) {
 	cluster.deleting = make(chan string, 2)
 	cluster.released = make(chan struct{})
 	cluster.overviews = make(chan struct{}, 8)
-	deleteQueue := func(name string) []topology.Change {
-		queue := &topology.Queue{Name: name, Arguments: topology.QueueArguments{QueueType: topology.QueueTypeQuorum}}
-		return []topology.Change{{Kind: topology.DeleteQueue, Queue: queue}}
-	}
 	holder := testTurnsClient(t, cluster.endpoint(t))
 	log := &logged{}
 	waiter, err := broker.New(broker.Config{Endpoint: cluster.endpoint(t), DisableAMQPCounts: true, Logf: log.logf})
@@ -285,7 +350,7 @@ func TestQuorumDeletionTurnWaitEndsWithContext(t *testing.T) {
 	t.Cleanup(release)
 	held := make(chan error, 1)
 	go func() {
-		held <- holder.Apply(t.Context(), "/", deleteQueue("held"), broker.ApplyOptions{ForceDeleteQueues: true})
+		held <- holder.Apply(t.Context(), "/", quorumQueueDeletion("held"), broker.ApplyOptions{ForceDeleteQueues: true})
 	}()
 	<-cluster.deleting // the holder's deletion is in flight, its turn taken
 	testDrain(cluster.overviews)
@@ -294,7 +359,7 @@ func TestQuorumDeletionTurnWaitEndsWithContext(t *testing.T) {
 	cause := errors.New("interrupted")
 	waited := make(chan error, 1)
 	go func() {
-		waited <- waiter.Apply(ctx, "/", deleteQueue("waiting"), broker.ApplyOptions{ForceDeleteQueues: true})
+		waited <- waiter.Apply(ctx, "/", quorumQueueDeletion("waiting"), broker.ApplyOptions{ForceDeleteQueues: true})
 	}()
 	testWaitingForTurn(t, cluster, waited)
 	cancel(cause)
