@@ -1,7 +1,9 @@
 package broker_test
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +23,8 @@ import (
 // not peek there: the queue's leader counts it (a passive declaration over
 // AMQP), as Apply's deletion would.
 func TestAccHeldMessagesSeesWhatTheStatisticsDoNot(t *testing.T) {
-	client := accClient(t) // its own: the test counts its requests
+	log := &logged{}
+	client := accLoggingClient(t, log) // its own: the test counts its requests, and reads its log
 	t.Parallel()
 	peeksAtQuorum := peeksAtQuorumQueues(t, client)
 	ch := amqpChannel(t)
@@ -56,12 +59,15 @@ func TestAccHeldMessagesSeesWhatTheStatisticsDoNot(t *testing.T) {
 			}
 			continue
 		}
-		before := client.Requests()
+		logBefore := len(log.text())
 		held, err := client.HeldMessages(t.Context(), accVHost, queues)
-		elapsed, requests := time.Since(published), client.Requests()-before
+		elapsed, said := time.Since(published), log.text()[logBefore:]
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Its own requests: the client's AMQP proof may still read the
+		// management API meanwhile.
+		requests := operationRequests(t, said, "held messages")
 		// The messages stay, so statistics that count neither after the
 		// check counted neither during it: the check saw what they did not.
 		after, err := client.QueueMessages(t.Context(), accVHost, queues)
@@ -90,9 +96,14 @@ func TestAccHeldMessagesSeesWhatTheStatisticsDoNot(t *testing.T) {
 		if !gocmp.Equal(want, held) {
 			t.Errorf("HeldMessages() = %v, want %v", held, want)
 		}
-		if requests != wantRequests {
+		switch {
+		case requests != wantRequests && strings.Contains(said, "counting by"):
+			// A leader's 0 that was slow (a busy machine) or an AMQP count that
+			// failed sends the check to the statistics, which it reads more.
+			t.Logf("HeldMessages made %d requests, not %d: a count fell back to the statistics:\n%s", requests, wantRequests, said)
+		case requests != wantRequests:
 			t.Errorf("HeldMessages made %d requests, want %d: two per queue (one per quorum queue where a peek counts), "+
-				"one for the missing one, one for the vhost", requests, wantRequests)
+				"one for the missing one, one for the vhost; the client's log meanwhile:\n%s", requests, wantRequests, said)
 		}
 		checkPeeked(t, ch, []string{classic.Name, quorum.Name}, peeked)
 		for _, queue := range []string{emptyClassic.Name, emptyQuorum.Name} {
@@ -225,4 +236,23 @@ func TestAccStatisticsOutliveMessages(t *testing.T) {
 		}
 		return
 	}
+}
+
+// operationRequests is how many requests the client's log says its
+// operation made.
+func operationRequests(t *testing.T, said, operation string) int64 {
+	t.Helper()
+	for line := range strings.Lines(said) {
+		if fields, ok := strings.CutPrefix(strings.TrimSpace(line), "RabbitMQ management API: "+operation+" "); ok {
+			var logged struct {
+				Requests int64 `json:"requests"`
+			}
+			if err := json.Unmarshal([]byte(fields), &logged); err != nil {
+				t.Fatal(err)
+			}
+			return logged.Requests
+		}
+	}
+	t.Fatalf("the client's log names no %s:\n%s", operation, said)
+	return 0
 }

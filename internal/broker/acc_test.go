@@ -36,10 +36,20 @@ const accVHost = "/"
 
 func accClient(t *testing.T) *broker.Client {
 	t.Helper()
+	return accLoggingClient(t, nil)
+}
+
+// accLoggingClient is accClient logging to log, if not nil.
+func accLoggingClient(t *testing.T, log *logged) *broker.Client {
+	t.Helper()
 	if os.Getenv("TF_ACC") != "1" {
 		t.Skip("acceptance test: needs the RabbitMQ of scripts/rabbitmq.sh at " + accEndpoint + "; set TF_ACC=1 to run it")
 	}
-	client, err := broker.New(broker.Config{Endpoint: accEndpoint, Username: "guest", Password: "guest"})
+	cfg := broker.Config{Endpoint: accEndpoint, Username: "guest", Password: "guest"}
+	if log != nil {
+		cfg.Logf = log.logf
+	}
+	client, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
