@@ -14,7 +14,9 @@
 # share a broker), BENCH_AMQP_COUNTS (1; 0 counts by statistics alone: the provider's
 # amqp_counts = false, for comparing the two ways of checking a quorum queue before its deletion),
 # STEPS (all; many: the many-sets steps alone; fresh: the README's set's destroy right after its
-# creation alone), BENCH_TRACE (0; 1 runs the many-sets destroy with the provider's debug log and
+# creation alone; floor: the broker's own cost of the many sets' quorum queues, declared and then
+# deleted one at a time straight to the management API, by one curl over one connection, with no
+# check, which the one-at-a-time quorum deletion of a destroy cannot beat), BENCH_TRACE (0; 1 runs the many-sets destroy with the provider's debug log and
 # adds where its time went: requests, waits, the gaps between quorum queue deletions).
 set -euo pipefail
 output=${1:?usage: scripts/bench-lifecycle.sh OUTPUT.md}
@@ -26,8 +28,8 @@ amqp_counts=${BENCH_AMQP_COUNTS:-1}
 prefix=${BENCH_PREFIX:-bench-lifecycle}
 steps=${STEPS:-all}
 trace=${BENCH_TRACE:-0}
-case $steps in all | many | fresh) ;; *) echo "bench-lifecycle: STEPS must be all, many or fresh" >&2; exit 2 ;; esac
-[ "$steps" != many ] || [ "$sets" -gt 0 ] || { echo "bench-lifecycle: STEPS=many needs SETS above 0" >&2; exit 2; }
+case $steps in all | many | fresh | floor) ;; *) echo "bench-lifecycle: STEPS must be all, many, fresh or floor" >&2; exit 2 ;; esac
+case $steps in many | floor) [ "$sets" -gt 0 ] || { echo "bench-lifecycle: STEPS=$steps needs SETS above 0" >&2; exit 2; } ;; esac
 [[ $prefix =~ ^[a-z][a-z0-9-]*$ ]] || { echo "bench-lifecycle: BENCH_PREFIX must be lower-case letters, digits and dashes" >&2; exit 2; }
 port=${RABBITMQ_MANAGEMENT_PORT:-15672}
 export CHECKPOINT_DISABLE=1
@@ -143,6 +145,30 @@ many_steps() {
 	trace_summary "$1" "$work/trace-$1.log" >>"$work/traces"
 }
 
+# floor_steps RUN: SETS README sets created by terraform; then their quorum queues, as the broker
+# has them, deleted, declared again and deleted again one at a time by one curl process (a
+# connection kept open), each group of requests timed; then terraform destroys what is left.
+floor_steps() {
+	local floor=$work/floor-$1 api="http://127.0.0.1:$port/api"
+	config "$floor" "$sets" 2
+	tf "$floor" apply -auto-approve >/dev/null
+	curl -fsS -u guest:guest "$api/queues/%2F?columns=name,arguments,durable" |
+		jq -c --arg prefix "$prefix-" '[.[] | select((.name | startswith($prefix)) and .arguments["x-queue-type"] == "quorum")]' >"$floor/queues.json"
+	local count
+	count=$(jq length "$floor/queues.json")
+	# A curl config per group: each queue an operation of its own ("next" resets every option), in
+	# one process, whose connections the operations share.
+	jq -r --arg api "$api" '.[] | "url = \"\($api)/queues/%2F/\(.name | @uri)\"\nrequest = \"DELETE\"\nuser = \"guest:guest\"\nfail\nsilent\nshow-error\noutput = \"/dev/null\"\nnext"' \
+		"$floor/queues.json" >"$floor/delete.curl"
+	jq -r --arg api "$api" '.[] | "url = \"\($api)/queues/%2F/\(.name | @uri)\"\nrequest = \"PUT\"\nuser = \"guest:guest\"\nfail\nsilent\nshow-error\nheader = \"content-type: application/json\"\ndata = \({durable, arguments} | tojson | tojson)\noutput = \"/dev/null\"\nnext"' \
+		"$floor/queues.json" >"$floor/declare.curl"
+	curl -K "$floor/delete.curl"
+	timed "floor: declare the $count quorum queues of $sets sets one at a time" curl -K "$floor/declare.curl"
+	sleep 15
+	timed "floor: delete the $count quorum queues of $sets sets one at a time" curl -K "$floor/delete.curl"
+	tf "$floor" destroy -auto-approve >/dev/null
+}
+
 # trace_summary RUN LOG: where a traced destroy's time went, from the provider's debug log: the
 # checks before the deletions (HeldMessages) and the Applies (requests, durations), and the quorum
 # queue deletions (when the first came after the log's first line, the gaps between them).
@@ -170,6 +196,7 @@ for run in $(seq "$runs"); do
 		;;
 	many) many_steps "$run" ;;
 	fresh) fresh_destroy "$run" ;;
+	floor) floor_steps "$run" ;;
 	esac
 done
 
