@@ -158,9 +158,9 @@ floor_steps() {
 	count=$(jq length "$floor/queues.json")
 	# A curl config per group: each queue an operation of its own ("next" resets every option), in
 	# one process, whose connections the operations share.
-	jq -r --arg api "$api" '.[] | "url = \"\($api)/queues/%2F/\(.name | @uri)\"\nrequest = \"DELETE\"\nuser = \"guest:guest\"\nfail\nsilent\nshow-error\noutput = \"/dev/null\"\nnext"' \
+	jq -r --arg api "$api" '[.[] | "url = \"\($api)/queues/%2F/\(.name | @uri)\"\nrequest = \"DELETE\"\nuser = \"guest:guest\"\nfail\nsilent\nshow-error\noutput = \"/dev/null\""] | join("\nnext\n")' \
 		"$floor/queues.json" >"$floor/delete.curl"
-	jq -r --arg api "$api" '.[] | "url = \"\($api)/queues/%2F/\(.name | @uri)\"\nrequest = \"PUT\"\nuser = \"guest:guest\"\nfail\nsilent\nshow-error\nheader = \"content-type: application/json\"\ndata = \({durable, arguments} | tojson | tojson)\noutput = \"/dev/null\"\nnext"' \
+	jq -r --arg api "$api" '[.[] | "url = \"\($api)/queues/%2F/\(.name | @uri)\"\nrequest = \"PUT\"\nuser = \"guest:guest\"\nfail\nsilent\nshow-error\nheader = \"content-type: application/json\"\ndata = \({durable, arguments} | tojson | tojson)\noutput = \"/dev/null\""] | join("\nnext\n")' \
 		"$floor/queues.json" >"$floor/declare.curl"
 	curl -K "$floor/delete.curl"
 	timed "floor: declare the $count quorum queues of $sets sets one at a time" curl -K "$floor/declare.curl"
