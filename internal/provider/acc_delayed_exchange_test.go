@@ -339,6 +339,7 @@ func testImportHandMadeDelayed(t *testing.T, id func(name string) string) {
 // and keeps it, with the message, which then arrives on time; the next
 // apply finds it empty and deletes it. No message is lost.
 func TestAccDelayedExchange_removedDelay(t *testing.T) {
+	t.Parallel()
 	a := delayedSetUp(t)
 	// Long enough for the removal's apply to find it still held, on a loaded machine.
 	const held = 90 * time.Second

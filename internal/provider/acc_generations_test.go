@@ -640,6 +640,7 @@ func TestAccDelayQueueSet_cutOffChange(t *testing.T) {
 // left the drifted queue too soon tells nothing: it runs again with a hold
 // four times as long.
 func TestAccDelayQueueSet_driftedQueueHoldingMessages(t *testing.T) {
+	t.Parallel()
 	for _, resolution := range []time.Duration{4 * time.Second, 16 * time.Second} {
 		var told, skipped bool
 		t.Run(fmt.Sprintf("resolution %s", resolution), func(t *testing.T) {
@@ -839,6 +840,7 @@ func testQueueDepth(queue string) (int, error) {
 // the machine. (The plans' rule before the statistics settle is
 // TestEmpty's and TestRefreshed's.)
 func TestAccDelayQueueSet_drainingByTheProvidersClock(t *testing.T) {
+	t.Parallel()
 	client := testBrokerClient(t)
 	name := testSetName(t)
 	names := topology.Names(name)

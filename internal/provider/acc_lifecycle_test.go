@@ -184,6 +184,7 @@ func TestAccDelayQueueSet_lifecycle(t *testing.T) {
 }
 
 func TestAccDelayQueueSet_drift(t *testing.T) {
+	t.Parallel()
 	client := testBrokerClient(t)
 	name := testSetName(t)
 	config := testSetConfig(name, `  levels = 3`)

@@ -321,6 +321,7 @@ func TestAccDelayQueueSet_radixChangeNewGeneration(t *testing.T) {
 // x-death header), and keys with a digit of 16 or more, too few digits or
 // a padded digit are parked in the unroutable queue.
 func TestAccDelayQueueSet_dataPathRadix16(t *testing.T) {
+	t.Parallel()
 	testDataPathSet(t, fmt.Sprintf("  levels        = %d\n  radix         = %d\n  resolution    = \"100ms\"", radix16Levels, radix16),
 		// Every delay 0…255 ticks twice: 512 messages over 25.5 s.
 		2, map[string]string{
@@ -345,6 +346,7 @@ func TestAccDelayQueueSet_dataPathRadix16(t *testing.T) {
 // x-death header), and keys with a digit of 256, a padded digit or no
 // digit are parked in the unroutable queue.
 func TestAccDelayQueueSet_dataPathRadix256(t *testing.T) {
+	t.Parallel()
 	testDataPathSet(t, "  levels        = 1\n  radix         = 256\n  resolution    = \"100ms\"",
 		// Every delay 0…255 ticks twice: 512 messages over 25.5 s.
 		2, map[string]string{

@@ -101,6 +101,7 @@ func testArrivesOnTime(t *testing.T, queue string, published time.Time, delay ti
 // destroy must be refused with the set whole, and succeed once the message
 // is acknowledged.
 func TestAccDelayQueueSet_destroyKeepsWhatAConsumerHolds(t *testing.T) {
+	t.Parallel()
 	client := testBrokerClient(t)
 	name := testSetName(t)
 	for _, queueType := range []topology.QueueType{topology.QueueTypeClassic, topology.QueueTypeQuorum} {

@@ -71,6 +71,7 @@ func TestAccDelayQueueSet_switchDeletesAnEmptyGenerationAtOnce(t *testing.T) {
 // draining; the message arrives, not early, and a later apply deletes the
 // generation once it is empty.
 func TestAccDelayQueueSet_switchKeepsAGenerationHoldingAMessage(t *testing.T) {
+	t.Parallel()
 	client := testBrokerClient(t)
 	name := testSetName(t)
 	names := topology.Names(name)
