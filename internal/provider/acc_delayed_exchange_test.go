@@ -616,7 +616,8 @@ func (l *delayedLoad) stopOnce() {
 // finish stops the load once the change is applied, waits for every
 // message, and checks each one's end.
 func (l *delayedLoad) finish() error {
-	l.a.t.Logf("the change is applied") // l.sent is the publisher's until it stops
+	// l.sent is the publisher's until it stops.
+	l.a.t.Logf("the change is applied")
 	time.Sleep(time.Second) // a little load after the change too
 	close(l.stop)
 	l.stop = nil
