@@ -16,7 +16,8 @@
 # STEPS (all; many: the many-sets steps alone; fresh: the README's set's destroy right after its
 # creation alone; floor: the broker's own cost of the many sets' quorum queues, declared and then
 # deleted one at a time straight to the management API, by one curl over one connection, with no
-# check, which the one-at-a-time quorum deletion of a destroy cannot beat), BENCH_TRACE (0; 1 runs the many-sets destroy with the provider's debug log and
+# check, which the one-at-a-time quorum deletion of a destroy cannot beat, then declared again 10
+# at a time, as a create's parallel requests may), BENCH_TRACE (0; 1 runs the many-sets destroy with the provider's debug log and
 # adds where its time went: requests, waits, the gaps between quorum queue deletions).
 set -euo pipefail
 output=${1:?usage: scripts/bench-lifecycle.sh OUTPUT.md}
@@ -147,7 +148,8 @@ many_steps() {
 
 # floor_steps RUN: SETS README sets created by terraform; then their quorum queues, as the broker
 # has them, deleted, declared again and deleted again one at a time by one curl process (a
-# connection kept open), each group of requests timed; then terraform destroys what is left.
+# connection kept open), and declared again 10 at a time, each group of requests timed; then
+# terraform destroys the sets.
 floor_steps() {
 	local floor=$work/floor-$1 api="http://127.0.0.1:$port/api"
 	config "$floor" "$sets" 2
@@ -166,6 +168,8 @@ floor_steps() {
 	timed "floor: declare the $count quorum queues of $sets sets one at a time" curl -K "$floor/declare.curl"
 	sleep 15
 	timed "floor: delete the $count quorum queues of $sets sets one at a time" curl -K "$floor/delete.curl"
+	# A create may declare at once what a destroy must delete in turn: Terraform's parallelism (10).
+	timed "floor: declare the $count quorum queues of $sets sets 10 at a time" curl --silent --show-error --parallel --parallel-immediate --parallel-max 10 -K "$floor/declare.curl"
 	tf "$floor" destroy -auto-approve >/dev/null
 }
 
