@@ -17,7 +17,8 @@
 # creation alone; floor: the broker's own cost of the many sets' quorum queues, declared and then
 # deleted one at a time straight to the management API, by one curl over one connection, with no
 # check, which the one-at-a-time quorum deletion of a destroy cannot beat, then declared again 10
-# at a time, as a create's parallel requests may), BENCH_TRACE (0; 1 runs the many-sets destroy with the provider's debug log and
+# at a time, as a create's parallel requests may; switch: the README's set's empty switch to radix 16
+# right after its creation and 15 s after it), BENCH_TRACE (0; 1 runs the many-sets destroy with the provider's debug log and
 # adds where its time went: requests, waits, the gaps between quorum queue deletions).
 set -euo pipefail
 output=${1:?usage: scripts/bench-lifecycle.sh OUTPUT.md}
@@ -29,7 +30,7 @@ amqp_counts=${BENCH_AMQP_COUNTS:-1}
 prefix=${BENCH_PREFIX:-bench-lifecycle}
 steps=${STEPS:-all}
 trace=${BENCH_TRACE:-0}
-case $steps in all | many | fresh | floor) ;; *) echo "bench-lifecycle: STEPS must be all, many, fresh or floor" >&2; exit 2 ;; esac
+case $steps in all | many | fresh | floor | switch) ;; *) echo "bench-lifecycle: STEPS must be all, many, fresh, floor or switch" >&2; exit 2 ;; esac
 case $steps in many | floor) [ "$sets" -gt 0 ] || { echo "bench-lifecycle: STEPS=$steps needs SETS above 0" >&2; exit 2; } ;; esac
 [[ $prefix =~ ^[a-z][a-z0-9-]*$ ]] || { echo "bench-lifecycle: BENCH_PREFIX must be lower-case letters, digits and dashes" >&2; exit 2; }
 port=${RABBITMQ_MANAGEMENT_PORT:-15672}
@@ -130,6 +131,23 @@ fresh_destroy() {
 	timed "destroy the README's set right after its creation" tf "$one" destroy -auto-approve
 }
 
+# switch_steps RUN: the README's set switched to radix 16 right after its creation, and 15 s after
+# it (a set in use, whose queues have statistics).
+switch_steps() {
+	local one=$work/switch-$1
+	config "$one" 1 2
+	tf "$one" apply -auto-approve >/dev/null
+	config "$one" 1 16
+	timed "switch the README's set to radix 16 right after its creation (empty)" tf "$one" apply -auto-approve
+	tf "$one" destroy -auto-approve >/dev/null
+	config "$one" 1 2
+	tf "$one" apply -auto-approve >/dev/null
+	sleep 15
+	config "$one" 1 16
+	timed "switch the README's set to radix 16 15 s after its creation (empty)" tf "$one" apply -auto-approve
+	tf "$one" destroy -auto-approve >/dev/null
+}
+
 # many_steps RUN: SETS README sets in one configuration.
 many_steps() {
 	local many=$work/many-$1
@@ -201,6 +219,7 @@ for run in $(seq "$runs"); do
 	many) many_steps "$run" ;;
 	fresh) fresh_destroy "$run" ;;
 	floor) floor_steps "$run" ;;
+	switch) switch_steps "$run" ;;
 	esac
 done
 
