@@ -18,7 +18,7 @@
 # deleted one at a time straight to the management API, by one curl over one connection, with no
 # check, which the one-at-a-time quorum deletion of a destroy cannot beat, then declared again 10
 # at a time, as a create's parallel requests may; switch: the README's set's empty switch to radix 16
-# right after its creation and 15 s after it), BENCH_TRACE (0; 1 runs the many-sets destroy with the provider's debug log and
+# right after its creation and 15 s after it), BENCH_TRACE (0; 1 runs the many-sets destroy and STEPS=fresh's with the provider's debug log and
 # adds where its time went: requests, waits, the gaps between quorum queue deletions).
 set -euo pipefail
 output=${1:?usage: scripts/bench-lifecycle.sh OUTPUT.md}
@@ -128,7 +128,13 @@ fresh_destroy() {
 	local one=$work/one-$1
 	config "$one" 1 2
 	tf "$one" apply -auto-approve >/dev/null
-	timed "destroy the README's set right after its creation" tf "$one" destroy -auto-approve
+	if [ "$trace" != 1 ]; then
+		timed "destroy the README's set right after its creation" tf "$one" destroy -auto-approve
+		return
+	fi
+	timed "destroy the README's set right after its creation (debug log)" env TF_LOG_PROVIDER=DEBUG \
+		TF_LOG_PATH="$work/trace-fresh-$1.log" "$terraform" -chdir="$one" destroy -auto-approve -input=false -no-color
+	trace_summary "$1" "$work/trace-fresh-$1.log" >>"$work/traces"
 }
 
 # switch_steps RUN: the README's set switched to radix 16 right after its creation, and 15 s after
