@@ -640,7 +640,15 @@ func (l *delayedLoad) finish() error {
 		}
 	}
 	l.a.t.Logf("%d messages published under the change", len(l.sent))
-	return checkFates(l.sent, l.work, l.parking)
+	if err := checkFates(l.sent, l.work, l.parking); err != nil {
+		return err
+	}
+	// The refresh after this step plans the removed delay's queue away only
+	// once the provider's count finds it empty, and that count takes the
+	// lagging statistics as a floor: wait for them, or the plan may be empty.
+	ctx, cancel = testHangContext(2 * broker.StatisticsLag)
+	defer cancel()
+	return testWaitEmpty(ctx, l.a.client, "/", []string{topology.DelayedNames(l.a.name).DelayQueue(500)})
 }
 
 // waitAll waits until every message sent has ended somewhere.
