@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"os"
@@ -41,7 +42,11 @@ func TestFaultUncountedWithoutMetrics(t *testing.T) {
 	if err := leader.Apply(t.Context(), "/", []topology.Change{{Kind: topology.CreateQueue, Queue: &queue}}, broker.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ch := nodeChannel(t, nodes[0].AMQPURL)
+	conn := nodeConnection(t, nodes[0].AMQPURL)
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := ch.PublishWithContext(t.Context(), "", queue.Name, true, false, amqp.Publishing{Body: []byte("held")}); err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +86,11 @@ func TestFaultUncountedWithoutMetrics(t *testing.T) {
 
 	// A peek's requeue reaches the queue after the peek's answer: the
 	// message may be back a moment later, never gone.
-	msg, ok, err := ch.Get(queue.Name, true)
-	for deadline := time.Now().Add(broker.StatisticsLag); err == nil && !ok && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-		msg, ok, err = ch.Get(queue.Name, true)
-	}
-	if err != nil || !ok || msg.Redelivered != peeks {
-		t.Fatalf("Get(%s) = %v redelivered %v, %v; want the message, redelivered %v (peeked at)", queue.Name, ok, msg.Redelivered, err, peeks)
+	ctx, cancel := context.WithTimeout(t.Context(), broker.StatisticsLag)
+	defer cancel()
+	msg, err := messaging.Get(ctx, conn, queue.Name)
+	if err != nil || msg.Redelivered != peeks {
+		t.Fatalf("Get(%s) = redelivered %v, %v; want the message, redelivered %v (peeked at)", queue.Name, msg.Redelivered, err, peeks)
 	}
 	// Until its next tick the leader's totals count the message taken: a
 	// deletion would be refused, as any count above 0 is believed.
@@ -147,18 +150,14 @@ func totalsOf(t *testing.T, endpoint, queue string) map[string]any {
 		"columns": {"leader,messages,messages_ready,messages_dlx"}, "enable_queue_totals": {"true"}})
 }
 
-// nodeChannel opens a channel on a node, closed with its connection when
-// the test ends.
-func nodeChannel(t *testing.T, amqpURL string) *amqp.Channel {
+// nodeConnection opens an AMQP connection to a node, closed when the test
+// ends.
+func nodeConnection(t *testing.T, amqpURL string) *amqp.Connection {
 	t.Helper()
 	conn, err := messaging.Dial(amqpURL, 10*time.Second)
-	if err == nil {
-		t.Cleanup(func() { _ = conn.Close() })
-		var ch *amqp.Channel
-		if ch, err = conn.Channel(); err == nil {
-			return ch
-		}
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal(err)
-	return nil
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
 }
