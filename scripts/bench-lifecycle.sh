@@ -123,18 +123,25 @@ readme_steps() {
 	timed "destroy a radix-16 set" tf "$one" destroy -auto-approve
 }
 
+# timed_destroy NAME DIR RUN: DIR's destroy, timed as NAME; with BENCH_TRACE=1 under the provider's
+# debug log, and where its time went added to the traces.
+timed_destroy() {
+	local name=$1 dir=$2 run=$3
+	if [ "$trace" != 1 ]; then
+		timed "$name" tf "$dir" destroy -auto-approve
+		return
+	fi
+	timed "$name (debug log)" env TF_LOG_PROVIDER=DEBUG TF_LOG_PATH="$dir/trace.log" \
+		"$terraform" -chdir="$dir" destroy -auto-approve -input=false -no-color
+	trace_summary "$run" "$dir/trace.log" >>"$work/traces"
+}
+
 # fresh_destroy RUN: the README's set destroyed right after its creation.
 fresh_destroy() {
 	local one=$work/one-$1
 	config "$one" 1 2
 	tf "$one" apply -auto-approve >/dev/null
-	if [ "$trace" != 1 ]; then
-		timed "destroy the README's set right after its creation" tf "$one" destroy -auto-approve
-		return
-	fi
-	timed "destroy the README's set right after its creation (debug log)" env TF_LOG_PROVIDER=DEBUG \
-		TF_LOG_PATH="$work/trace-fresh-$1.log" "$terraform" -chdir="$one" destroy -auto-approve -input=false -no-color
-	trace_summary "$1" "$work/trace-fresh-$1.log" >>"$work/traces"
+	timed_destroy "destroy the README's set right after its creation" "$one" "$1"
 }
 
 # switch_steps RUN: the README's set switched to radix 16 right after its creation, and 15 s after
@@ -161,13 +168,7 @@ many_steps() {
 	timed "create $sets README sets" tf "$many" apply -auto-approve
 	timed "plan $sets README sets" tf "$many" plan -detailed-exitcode
 	sleep 15
-	if [ "$trace" != 1 ]; then
-		timed "destroy $sets README sets" tf "$many" destroy -auto-approve
-		return
-	fi
-	timed "destroy $sets README sets (debug log)" env TF_LOG_PROVIDER=DEBUG TF_LOG_PATH="$work/trace-$1.log" \
-		"$terraform" -chdir="$many" destroy -auto-approve -input=false -no-color
-	trace_summary "$1" "$work/trace-$1.log" >>"$work/traces"
+	timed_destroy "destroy $sets README sets" "$many" "$1"
 }
 
 # floor_steps RUN: SETS README sets created by terraform; then their quorum queues, as the broker
