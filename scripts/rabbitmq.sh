@@ -155,14 +155,35 @@ ulimit_comment="# The node runs under su, with the soft limit of open files (oft
 # database stops. This file is sourced by the node's start script: raise it to the hard limit.
 ulimit -n \"\$(ulimit -Hn)\" 2>/dev/null || true"
 
+# env_content VERSION: VERSION's rabbitmq-env.conf. The node name must resolve to loopback; epmd
+# and Erlang distribution listen on it only. In a chroot it is sourced by rabbitmq-server and
+# rabbitmqctl alike, which export the ERL_EPMD_* variables.
+# 3.10 runs on Erlang 25, whose default time warp mode (none) follows a step of the system clock by
+# running its own clock up to 1% fast or slow until the two agree; quorum queues time their TTLs
+# by that clock, so meanwhile they expire messages early. Erlang 26 and later (4.x here) warp at
+# once by default; 3.10 is asked to as well.
+env_content() {
+	if in_a_chroot "$1"; then
+		(
+			chroot_select "$1"
+			printf '%s\n' "${env_conf}
+ERL_EPMD_PORT=${chroot_epmd_port}
+ERL_EPMD_ADDRESS=127.0.0.1
+SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\"
+$ulimit_comment"
+		)
+	else
+		printf '%s\n' "${env_conf}
+SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1} +C multi_time_warp\"
+$ulimit_comment"
+	fi
+}
+
 configure() {
 	sudo_if_needed mkdir -p /etc/rabbitmq
 	write_managed /etc/rabbitmq/rabbitmq.conf "$rabbitmq_conf"
 	write_managed /etc/rabbitmq/advanced.config "$advanced_config" %
-	# The node name must resolve to loopback; epmd and Erlang distribution listen on it only.
-	write_managed /etc/rabbitmq/rabbitmq-env.conf "${env_conf}
-SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\"
-$ulimit_comment"
+	write_managed /etc/rabbitmq/rabbitmq-env.conf "$(env_content "$version")"
 	sudo_if_needed rabbitmq-plugins enable --offline rabbitmq_management >/dev/null
 }
 
@@ -170,12 +191,7 @@ configure_chroot() {
 	chroot_hosts
 	write_managed "$chroot_dir/etc/rabbitmq/rabbitmq.conf" "$rabbitmq_conf"
 	write_managed "$chroot_dir/etc/rabbitmq/advanced.config" "$advanced_config" %
-	# Sourced by rabbitmq-server and rabbitmqctl alike, which export the ERL_EPMD_* variables.
-	write_managed "$chroot_dir/etc/rabbitmq/rabbitmq-env.conf" "${env_conf}
-ERL_EPMD_PORT=${chroot_epmd_port}
-ERL_EPMD_ADDRESS=127.0.0.1
-SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\"
-$ulimit_comment"
+	write_managed "$chroot_dir/etc/rabbitmq/rabbitmq-env.conf" "$(env_content "$version")"
 	write_managed "$chroot_dir/etc/rabbitmq/enabled_plugins" "[rabbitmq_management]." %%
 }
 
@@ -305,7 +321,8 @@ configured() {
 	local etc
 	etc=$(etc_dir "$1")
 	[ "$(cat "$etc/rabbitmq.conf" 2>/dev/null)" = "# $marker"$'\n'"$rabbitmq_conf" ] &&
-		[ "$(cat "$etc/advanced.config" 2>/dev/null)" = "% $marker"$'\n'"$advanced_config" ]
+		[ "$(cat "$etc/advanced.config" 2>/dev/null)" = "% $marker"$'\n'"$advanced_config" ] &&
+		[ "$(cat "$etc/rabbitmq-env.conf" 2>/dev/null)" = "# $marker"$'\n'"$(env_content "$1")" ]
 }
 
 start() {
@@ -315,7 +332,7 @@ start() {
 		if configured "$version"; then
 			return 0
 		fi
-		log "RabbitMQ $version runs with another configuration (RABBITMQ_STATISTICS_SECONDS); restarting it"
+		log "RabbitMQ $version runs with another configuration; restarting it"
 		stop_version "$version"
 	fi
 	# Which of this script's nodes hold the ports asked for: RABBITMQ_VERSION's own on other ports is
