@@ -359,7 +359,7 @@ func (k *counter) unseenByThePeek(ctx context.Context, vhost string, rule checkR
 	switch {
 	case q.unseen() > 0:
 		// Not worth waiting for fresh statistics: the change is refused either way.
-		return q.unseen(), false, rule.staleCount(vhost, q.Name, q.unseen(), q.describeCounts())
+		return q.unseen(), false, rule.staleCount(vhost, q.Name, q.unseen(), q.describeUnseen())
 	case consumers == 0:
 		return 0, false, nil
 	}
@@ -430,7 +430,7 @@ func (k *counter) countWithoutPeek(ctx context.Context, vhost string, rule check
 	case err != nil || gone:
 		return 0, !gone, err
 	case trusted && n == 0 && q.unseen() > 0:
-		return 1, true, rule.staleCount(vhost, q.Name, q.unseen(), q.describeCounts())
+		return 1, true, rule.staleCount(vhost, q.Name, q.unseen(), q.describeUnseen())
 	case trusted:
 		return n, true, nil
 	}

@@ -81,18 +81,34 @@ func valueOf(n *int64) int64 {
 
 // describeCounts says what q's statistics count, for a staleCount.
 func (q queueJSON) describeCounts() string {
+	messages, _ := q.messages()
+	return describe(fmt.Sprintf("%d message(s)", messages), namedCount{q.MessagesReady, "ready"}, namedCount{q.MessagesUnacknowledged, "delivered and unacknowledged"},
+		namedCount{q.MessagesDLX, "waiting to be dead-lettered"})
+}
+
+// describeUnseen says what q's statistics count beside its ready
+// messages (unseen), for a staleCount beside a leader's count of ready
+// messages, which supersedes theirs.
+func (q queueJSON) describeUnseen() string {
+	return describe(fmt.Sprintf("%d message(s) that are not ready", q.unseen()), namedCount{q.MessagesUnacknowledged, "delivered and unacknowledged"},
+		namedCount{q.MessagesDLX, "waiting to be dead-lettered"})
+}
+
+type namedCount struct {
+	n    *int64
+	what string
+}
+
+// describe lists the counts above 0, or says otherwise when none is.
+func describe(otherwise string, counts ...namedCount) string {
 	var parts []string
-	for _, count := range []struct {
-		n    *int64
-		what string
-	}{{q.MessagesReady, "ready"}, {q.MessagesUnacknowledged, "delivered and unacknowledged"}, {q.MessagesDLX, "waiting to be dead-lettered"}} {
+	for _, count := range counts {
 		if count.n != nil && *count.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", *count.n, count.what))
 		}
 	}
 	if len(parts) == 0 {
-		messages, _ := q.messages()
-		return fmt.Sprintf("%d message(s)", messages)
+		return otherwise
 	}
 	return strings.Join(parts, ", ")
 }

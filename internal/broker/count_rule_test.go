@@ -154,3 +154,35 @@ func TestDeadLetterStrategyIsTheEffectiveOne(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleCountNamesWhatItCounts: a refusal names the messages it counts.
+// Beside a leader's count of ready messages only the others are named; a
+// count of all names them all.
+func TestStaleCountNamesWhatItCounts(t *testing.T) {
+	t.Parallel()
+	count := func(n int64) *int64 { return &n }
+	tests := []struct {
+		name               string
+		queue              queueJSON
+		wantAll, wantOther string
+	}{
+		{"ready and dead-lettering", queueJSON{Messages: count(9), MessagesReady: count(8), MessagesUnacknowledged: count(0), MessagesDLX: count(1)},
+			"8 ready, 1 waiting to be dead-lettered", "1 waiting to be dead-lettered"},
+		{"unacknowledged", queueJSON{Messages: count(5), MessagesReady: count(2), MessagesUnacknowledged: count(3)},
+			"2 ready, 3 delivered and unacknowledged", "3 delivered and unacknowledged"},
+		{"a total beside ready ones", queueJSON{Messages: count(4), MessagesReady: count(3)},
+			"3 ready", "1 message(s) that are not ready"},
+		{"a total alone", queueJSON{Messages: count(2)}, "2 message(s)", "2 message(s) that are not ready"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			if got := test.queue.describeCounts(); got != test.wantAll {
+				t.Errorf("describeCounts() = %q, want %q", got, test.wantAll)
+			}
+			if got := test.queue.describeUnseen(); got != test.wantOther {
+				t.Errorf("describeUnseen() = %q, want %q", got, test.wantOther)
+			}
+		})
+	}
+}
