@@ -30,6 +30,13 @@
 
 rabbitmq_versions=(3.10 4.0 4.3)
 
+# The Erlang VM flags of every node, of every version (SERVER_ADDITIONAL_ERL_ARGS). Erlang
+# distribution listens on loopback only. multi_time_warp: 3.10 runs on Erlang 25, whose default
+# time warp mode (none) follows a step of the system clock by running its own clock up to 1% fast
+# or slow until the two agree; quorum queues time their TTLs by that clock, so meanwhile they
+# expire messages early. Erlang 26 and later (4.x here) warp at once by default.
+node_erl_args="-kernel inet_dist_use_interface {127,0,0,1} +C multi_time_warp"
+
 # check_version VERSION: fails unless the scripts know VERSION.
 check_version() {
 	case "$1" in

@@ -208,7 +208,7 @@ ADVANCED_CONFIG_FILE=${dir}/advanced.config
 ENABLED_PLUGINS_FILE=${dir}/enabled_plugins
 MNESIA_BASE=${dir}/mnesia
 LOG_BASE=${dir}/log
-SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}${RABBITMQ_NODES_ERL_ARGS:+ $RABBITMQ_NODES_ERL_ARGS}\"${epmd_env}
+SERVER_ADDITIONAL_ERL_ARGS=\"${node_erl_args}${RABBITMQ_NODES_ERL_ARGS:+ $RABBITMQ_NODES_ERL_ARGS}\"${epmd_env}
 # Sourced by the start script under su, whose soft limit of open files may be 1,024; as for the
 # shared node (scripts/rabbitmq.sh), raise it to the hard limit.
 ulimit -n \"\$(ulimit -Hn)\" 2>/dev/null || true"

@@ -155,28 +155,20 @@ ulimit_comment="# The node runs under su, with the soft limit of open files (oft
 # database stops. This file is sourced by the node's start script: raise it to the hard limit.
 ulimit -n \"\$(ulimit -Hn)\" 2>/dev/null || true"
 
-# env_content VERSION: VERSION's rabbitmq-env.conf. The node name must resolve to loopback; epmd
-# and Erlang distribution listen on it only. In a chroot it is sourced by rabbitmq-server and
-# rabbitmqctl alike, which export the ERL_EPMD_* variables.
-# 3.10 runs on Erlang 25, whose default time warp mode (none) follows a step of the system clock by
-# running its own clock up to 1% fast or slow until the two agree; quorum queues time their TTLs
-# by that clock, so meanwhile they expire messages early. Erlang 26 and later (4.x here) warp at
-# once by default; 3.10 is asked to as well.
+# env_content VERSION: VERSION's rabbitmq-env.conf. The node name must resolve to loopback. In a
+# chroot it is sourced by rabbitmq-server and rabbitmqctl alike, which export the ERL_EPMD_*
+# variables: the chroot's own epmd, on loopback.
 env_content() {
+	local epmd_env=
 	if in_a_chroot "$1"; then
-		(
+		epmd_env=$(
 			chroot_select "$1"
-			printf '%s\n' "${env_conf}
-ERL_EPMD_PORT=${chroot_epmd_port}
-ERL_EPMD_ADDRESS=127.0.0.1
-SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1}\"
-$ulimit_comment"
+			printf '\nERL_EPMD_PORT=%s\nERL_EPMD_ADDRESS=127.0.0.1' "$chroot_epmd_port"
 		)
-	else
-		printf '%s\n' "${env_conf}
-SERVER_ADDITIONAL_ERL_ARGS=\"-kernel inet_dist_use_interface {127,0,0,1} +C multi_time_warp\"
-$ulimit_comment"
 	fi
+	printf '%s\n' "${env_conf}${epmd_env}
+SERVER_ADDITIONAL_ERL_ARGS=\"${node_erl_args}\"
+$ulimit_comment"
 }
 
 configure() {
