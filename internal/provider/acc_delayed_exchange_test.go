@@ -644,8 +644,8 @@ func (l *delayedLoad) finish() error {
 		return err
 	}
 	// The refresh after this step plans the removed delay's queue away only
-	// once the provider's count finds it empty, and that count takes the
-	// lagging statistics as a floor: wait for them, or the plan may be empty.
+	// once the provider's counts find it empty, and the first of them is the
+	// lagging statistics': wait for them, or the plan may be empty.
 	ctx, cancel = testHangContext(2 * broker.StatisticsLag)
 	defer cancel()
 	return testWaitEmpty(ctx, l.a.client, "/", []string{topology.DelayedNames(l.a.name).DelayQueue(500)})
