@@ -183,13 +183,25 @@ func (c *Client) declareQueue(ctx context.Context, vhost string, q topology.Queu
 	if err := addOther(settings.Arguments, properties, a.Other); err != nil {
 		return err
 	}
+	path := apiPath("queues", vhost, q.Name)
+	var status int
+	var err error
 	if node != "" {
 		// rabbithole.QueueSettings has no node field.
-		return c.call(ctx, http.MethodPut, apiPath("queues", vhost, q.Name), nil, queueOnNode{settings, node}, nil)
+		status, err = c.callStatus(ctx, http.MethodPut, path, nil, queueOnNode{settings, node}, nil)
+	} else {
+		err = c.viaRabbitHole(ctx, http.MethodPut, path, func() error {
+			resp, err := c.rabbit.DeclareQueue(vhost, q.Name, settings)
+			if resp != nil {
+				status = resp.StatusCode
+			}
+			return closeAnswer(resp, err)
+		})
 	}
-	return c.viaRabbitHole(ctx, http.MethodPut, apiPath("queues", vhost, q.Name), func() error {
-		return closeAnswer(c.rabbit.DeclareQueue(vhost, q.Name, settings))
-	})
+	if err == nil && a.QueueType == topology.QueueTypeQuorum {
+		c.markDeclared(ctx, vhost, q.Name, status)
+	}
+	return err
 }
 
 func setString(arguments map[string]any, name, value string) {

@@ -345,11 +345,17 @@ func apiPath(segments ...string) string {
 // *UnreachableError without an answer, *AuthError for 401, *APIError for any
 // other status of 400 or more.
 func (c *Client) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	_, err := c.callStatus(ctx, method, path, query, body, out)
+	return err
+}
+
+// callStatus is call that also returns the answer's status.
+func (c *Client) callStatus(ctx context.Context, method, path string, query url.Values, body, out any) (int, error) {
 	var payload io.Reader
 	if body != nil {
 		encoded, err := json.Marshal(body)
 		if err != nil {
-			return fmt.Errorf("encoding the body of %s %s: %w", method, path, err)
+			return 0, fmt.Errorf("encoding the body of %s %s: %w", method, path, err)
 		}
 		payload = bytes.NewReader(encoded)
 	}
@@ -361,7 +367,7 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	defer cancel()
 	req, err := http.NewRequestWithContext(requestCtx, method, target, payload)
 	if err != nil {
-		return fmt.Errorf("building the request %s %s: %w", method, path, err)
+		return 0, fmt.Errorf("building the request %s %s: %w", method, path, err)
 	}
 	req.SetBasicAuth(c.username, c.password)
 	req.Header.Set("Accept", "application/json")
@@ -371,28 +377,28 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return c.transportError(ctx, err)
+		return 0, c.transportError(ctx, err)
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return c.transportError(ctx, err)
+		return resp.StatusCode, c.transportError(ctx, err)
 	}
 
 	if resp.StatusCode >= http.StatusBadRequest {
 		code, reason := errorReply(answer)
 		if resp.StatusCode == http.StatusUnauthorized {
-			return &AuthError{Endpoint: c.endpoint, Username: c.username, Reason: reason}
+			return resp.StatusCode, &AuthError{Endpoint: c.endpoint, Username: c.username, Reason: reason}
 		}
-		return &APIError{Method: method, Path: path, StatusCode: resp.StatusCode, Code: code, Reason: reason}
+		return resp.StatusCode, &APIError{Method: method, Path: path, StatusCode: resp.StatusCode, Code: code, Reason: reason}
 	}
 	if out == nil {
-		return nil
+		return resp.StatusCode, nil
 	}
 	if err := json.Unmarshal(answer, out); err != nil {
-		return fmt.Errorf("decoding the management API's answer to %s %s: %w", method, path, err)
+		return resp.StatusCode, fmt.Errorf("decoding the management API's answer to %s %s: %w", method, path, err)
 	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 // errorReply reads the "error" and "reason" of an error answer's body.

@@ -128,6 +128,9 @@ type counter struct {
 	// (vhostObject → time.Time): a queue's leader is asked for its count
 	// only once arrivals have settled.
 	unbinds sync.Map
+	// declared are the log marks of the quorum queues the client created
+	// (count_declared.go).
+	declared declaredMarks
 }
 
 // checkMode is how exact a count of a queue's messages must be, and so
@@ -506,7 +509,8 @@ func (k *counter) enabledFlags(ctx context.Context) map[string]bool {
 // instant. trusted tells whether it may be believed: a count above 0
 // always; a 0 only where it cannot be the 0 RabbitMQ answers for a leader
 // that did not answer (zeroTrusted), and, where the effective strategy may
-// be at-least-once, beside statistics that count no messages_dlx. settle
+// be at-least-once, beside statistics that count no messages_dlx or a log
+// that no message touched since the queue's declaration. settle
 // waits arrivalsSettle after the last unbinding of q, as a deletion must.
 // DESIGN.md, "Counting without a delivery".
 func (k *counter) leaderCount(ctx context.Context, vhost string, rule checkRule, q queueJSON, settle bool) (count int64, trusted, gone bool, err error) {
@@ -517,10 +521,15 @@ func (k *counter) leaderCount(ctx context.Context, vhost string, rule checkRule,
 		k.logAMQP(ctx, err)
 		return 0, false, false, nil // counted by statistics instead
 	}
+	// A log still at its declaration's mark after the count saw nothing
+	// come and go while the check ran.
+	byMark := false
 	if k.mayWaitForDeadLettering(ctx, vhost, q) {
-		var none bool
-		if q, none, gone, err = k.noDeadLetterWaiting(ctx, vhost, q); !none || err != nil || gone {
-			return 0, false, gone, err
+		if byMark = k.untouchedSinceDeclared(ctx, vhost, q.Name); !byMark {
+			var none bool
+			if q, none, gone, err = k.noDeadLetterWaiting(ctx, vhost, q); !none || err != nil || gone {
+				return 0, false, gone, err
+			}
 		}
 	}
 	if settle {
@@ -548,6 +557,8 @@ func (k *counter) leaderCount(ctx context.Context, vhost string, rule checkRule,
 	case major < 4 || !zeroTrusted(answer, servingLeader):
 		k.logUntrusted(ctx, q.Name, answer, leaderState{})
 		return 0, false, false, nil // no need to look
+	case byMark && !k.untouchedSinceDeclared(ctx, vhost, q.Name):
+		return 0, false, false, nil // what came may wait for a confirm unseen
 	}
 	return k.zeroCorroborated(ctx, vhost, q.Name, answer)
 }

@@ -23,7 +23,9 @@ func (s Sets) Create(ctx context.Context, spec topology.Spec) (Result, error) {
 		return Result{}, &ExistsError{Found: actual}
 	}
 	result := Result{Remembered: Remembered{Spec: spec, Shown: set}, Set: set}
-	if err := guardedApply(ctx, s.Broker, spec.VHost, spec.Layout, topology.Diff(set, actual), false); err != nil {
+	err = guardedApply(ctx, s.Broker, spec.VHost, spec.Layout, topology.Diff(set, actual), false)
+	result.Declared = declaredMarks(s.Broker, spec.VHost, set.QueueNames())
+	if err != nil {
 		return result, failed(Applying, err)
 	}
 	readPlacements(ctx, s.Broker, spec, set, &result)

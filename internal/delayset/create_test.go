@@ -2,9 +2,11 @@ package delayset_test
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker/brokertest"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/delayset"
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/topology"
 )
@@ -39,5 +41,37 @@ func TestCreateRefusesObjectsThatExist(t *testing.T) {
 	}
 	if changes := applied(b); len(changes) > 0 {
 		t.Errorf("a refused Create applied %d changes", len(changes))
+	}
+}
+
+// TestDeclaredMarksOutliveTheRun: the log marks of the quorum queues that
+// Create declared are remembered, kept by a refresh, and handed to the
+// broker of a later run before its deletions count.
+func TestDeclaredMarksOutliveTheRun(t *testing.T) {
+	spec := resolved(t, topology.QueueTypeQuorum)
+	b, _, _, remembered := created(t, spec)
+	actual, _ := b.Topology("/")
+	quorum := 0
+	for _, q := range actual.Queues {
+		if q.Arguments.QueueType == topology.QueueTypeQuorum {
+			quorum++
+		}
+	}
+	if quorum == 0 || len(remembered.Declared) != quorum {
+		t.Fatalf("Create remembers %d marks, want one for each of the %d quorum queues", len(remembered.Declared), quorum)
+	}
+	later := brokertest.New("/")
+	later.Declare(actual)
+	refreshed, found, err := delayset.Sets{Broker: later, Clock: newClock()}.Refresh(t.Context(), remembered)
+	if err != nil || !found || !maps.Equal(refreshed.Declared, remembered.Declared) {
+		t.Fatalf("Refresh() kept marks %v, found %v, %v; want %v", refreshed.Declared, found, err, remembered.Declared)
+	}
+	last := brokertest.New("/")
+	last.Declare(actual)
+	if err := (delayset.Sets{Broker: last, Clock: newClock()}).Destroy(t.Context(), refreshed.Remembered, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := last.DeclaredMarks("/", actual.QueueNames()); !maps.Equal(got, remembered.Declared) {
+		t.Errorf("the destroying broker knew marks %v, want %v", got, remembered.Declared)
 	}
 }

@@ -59,3 +59,13 @@ func ResolveWithLevels(spec topology.Spec) (topology.Spec, error) {
 	}
 	return topology.Resolve(spec)
 }
+
+// declaredMarks is what is to be kept of the log marks the broker knows:
+// those of queues, the set's queues now; nil when there are none.
+func declaredMarks(b Broker, vhost string, queues []string) map[string]broker.LogMark {
+	marks := b.DeclaredMarks(vhost, queues)
+	if len(marks) == 0 {
+		return nil
+	}
+	return marks
+}

@@ -15,6 +15,7 @@ import (
 // that none of that is left behind or, holding messages, stripped of the
 // exchanges it dead-letters to. A vhost that is gone took the set with it.
 func (s Sets) Destroy(ctx context.Context, prior Remembered, force bool) error {
+	s.Broker.RememberDeclared(prior.Spec.VHost, prior.Declared)
 	doomed, ok := known(prior)
 	if !ok || prior.ShownMore || !plansAllOf(doomed, prior.Shown) {
 		var err error

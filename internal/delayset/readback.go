@@ -47,7 +47,8 @@ func readBack(ctx context.Context, b Broker, clock Clock, prior Remembered, actu
 	current := topology.Align(topology.WithoutLibraryBindings(spec, set, topology.CurrentObjects(spec, actual)), set)
 	return Result{
 		Remembered: Remembered{Spec: spec, Draining: draining, DrainingMessages: messagesOf(spec, draining, counts),
-			Shown: current, SwitchedAt: prior.SwitchedAt, DriftedHolding: drifted},
+			Shown: current, SwitchedAt: prior.SwitchedAt, DriftedHolding: drifted,
+			Declared: declaredMarks(b, spec.VHost, actual.QueueNames())},
 		Set:        current,
 		Counts:     counts,
 		Placements: b.Placements(spec.VHost, actual.QueueNames()),

@@ -10,6 +10,7 @@ import (
 // now; found is false when the set is gone (its vhost, or every object of
 // it).
 func (s Sets) Refresh(ctx context.Context, prior Remembered) (Result, bool, error) {
+	s.Broker.RememberDeclared(prior.Spec.VHost, prior.Declared)
 	actual, err := readKnown(ctx, s.Broker, prior, broker.ReadOptions{ShareBindings: true})
 	if found, err := setFound(actual, err); !found {
 		return Result{}, false, err

@@ -32,6 +32,8 @@ type Broker interface {
 	Apply(ctx context.Context, vhost string, changes []topology.Change, opts broker.ApplyOptions) error
 	ReadPlacements(ctx context.Context, vhost string, queues []string) (map[string]broker.Placement, error)
 	Placements(vhost string, queues []string) map[string]broker.Placement
+	DeclaredMarks(vhost string, queues []string) map[string]broker.LogMark
+	RememberDeclared(vhost string, marks map[string]broker.LogMark)
 }
 
 var (
@@ -97,6 +99,10 @@ type Remembered struct {
 	// arguments drifted and that hold messages, as a refresh found them:
 	// the next plan repairs them through a new generation.
 	DriftedHolding []string
+	// Declared is where the logs of the set's quorum queues ended right
+	// after the declarations that created them (broker.LogMark), for the
+	// counts before a deletion.
+	Declared map[string]broker.LogMark
 }
 
 // exists tells whether r is a set that a plan or an update starts from.

@@ -15,6 +15,7 @@ import (
 // (Keep), applies the change, waits up to opts.Wait for the draining
 // generations to empty (Empty) and deletes those that did.
 func (s Sets) Update(ctx context.Context, spec topology.Spec, prior Remembered, opts UpdateOptions) (Result, error) {
+	s.Broker.RememberDeclared(prior.Spec.VHost, prior.Declared)
 	// Every object named like the set, so that no generation that was lost
 	// track of escapes the update.
 	actual, err := s.Broker.ReadSetOf(ctx, spec.VHost, spec.Name, spec.Layout)
@@ -52,6 +53,7 @@ func (s Sets) Update(ctx context.Context, spec topology.Spec, prior Remembered, 
 		result.PlacementError = planErr
 	} else {
 		result.Set, result.Shown = after, after
+		result.Declared = declaredMarks(s.Broker, spec.VHost, after.QueueNames())
 		readPlacements(ctx, s.Broker, spec, after, &result)
 	}
 	return result, nil

@@ -90,6 +90,7 @@ func (r *DelayQueueSetResource) Create(ctx context.Context, req resource.CreateR
 	} else {
 		noPlacement(&plan)
 	}
+	resp.Diagnostics.Append(noteDeclared(ctx, resp.Private, result.Declared)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if err != nil {
 		resp.Diagnostics.Append(setError("create", spec, err, map[delayset.Stage]string{delayset.Applying: "The set may be partly " +
@@ -158,6 +159,7 @@ func (r *DelayQueueSetResource) Read(ctx context.Context, req resource.ReadReque
 		setGeneration(&state, spec) // the broker holds a generation an apply cut off began
 	}
 	resp.Diagnostics.Append(noteDriftedHolding(ctx, resp.Private, result.DriftedHolding)...)
+	resp.Diagnostics.Append(noteDeclared(ctx, resp.Private, result.Declared)...)
 	state.Draining, diags = drainingValue(spec.Name, result.Draining, result.Counts)
 	resp.Diagnostics.Append(diags...)
 	setPlanned(&state, spec, result.Set)
@@ -197,6 +199,7 @@ func (r *DelayQueueSetResource) Update(ctx context.Context, req resource.UpdateR
 	plan.Draining, diags = drainingValue(spec.Name, result.Draining, result.Counts)
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(noteDriftedHolding(ctx, resp.Private, nil)...) // repaired: the next refresh looks again
+	resp.Diagnostics.Append(noteDeclared(ctx, resp.Private, result.Declared)...)
 	resp.Diagnostics.Append(showPlacement(&plan, spec, result)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -209,7 +212,7 @@ func (r *DelayQueueSetResource) Delete(ctx context.Context, req resource.DeleteR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	prior, _ := rememberedOf(ctx, state, nil) // a state that cannot be planned is read by listing
+	prior, _ := rememberedOf(ctx, state, req.Private) // a state that cannot be planned is read by listing
 	if err := sets.Destroy(ctx, prior, state.ForceDestroy.ValueBool()); err != nil {
 		// The set stays in state; the next refresh sees what is left.
 		spec := topology.Spec{Name: state.Name.ValueString(), VHost: state.VHost.ValueString(), Layout: layoutOf(state.Layout)}

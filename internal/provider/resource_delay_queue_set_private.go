@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 )
 
 // The provider's notes in a resource's private state, which a plan reads.
@@ -73,6 +75,36 @@ func switchedAt(ctx context.Context, private privateState) (time.Time, diag.Diag
 		return time.Time{}, diags
 	}
 	return at, diags
+}
+
+// declaredLogsKey is the private state key under which an apply notes
+// where the logs of the quorum queues it created ended right after their
+// declarations (delayset.Remembered.Declared): a later count compares
+// each log with its mark instead of waiting for the queue's first
+// statistics.
+const declaredLogsKey = "declared_quorum_queue_logs"
+
+// noteDeclared notes marks in private, or that there are none.
+func noteDeclared(ctx context.Context, private privateState, marks map[string]broker.LogMark) diag.Diagnostics {
+	if len(marks) == 0 {
+		return private.SetKey(ctx, declaredLogsKey, nil)
+	}
+	value, _ := json.Marshal(marks) // a map of names to numbers always marshals
+	return private.SetKey(ctx, declaredLogsKey, value)
+}
+
+// declared reads what noteDeclared noted.
+func declared(ctx context.Context, private privateState) (map[string]broker.LogMark, diag.Diagnostics) {
+	value, diags := private.GetKey(ctx, declaredLogsKey)
+	if diags.HasError() || len(value) == 0 {
+		return nil, diags
+	}
+	var marks map[string]broker.LogMark
+	if err := json.Unmarshal(value, &marks); err != nil {
+		diags.Append(unreadableNote(declaredLogsKey, "a map of queue names to log marks", err))
+		return nil, diags
+	}
+	return marks, diags
 }
 
 // unreadableNote warns that a note of the provider's in the private state

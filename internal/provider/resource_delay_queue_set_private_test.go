@@ -2,9 +2,12 @@ package provider
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/delayqueue/terraform-provider-rabbitmq/internal/broker"
 )
 
 // notes is a private state of raw notes by key.
@@ -23,7 +26,8 @@ func (n notes) SetKey(_ context.Context, key string, value []byte) diag.Diagnost
 func TestUnreadableNotesAreIgnored(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	garbled := notes{driftedHoldingKey: []byte(`{"not":"a list"}`), switchedAtKey: []byte(`"yesterday"`)}
+	garbled := notes{driftedHoldingKey: []byte(`{"not":"a list"}`), switchedAtKey: []byte(`"yesterday"`),
+		declaredLogsKey: []byte(`["a.level.00"]`)}
 	queues, diags := driftedHolding(ctx, garbled)
 	if queues != nil || diags.HasError() || diags.WarningsCount() != 1 {
 		t.Errorf("driftedHolding of a garbled note = %v, %v; want nothing and one warning", queues, diags)
@@ -33,8 +37,23 @@ func TestUnreadableNotesAreIgnored(t *testing.T) {
 		t.Errorf("switchedAt of a garbled note = %v, %v; want the zero time and one warning", at, diags)
 	}
 
+	marks, diags := declared(ctx, garbled)
+	if marks != nil || diags.HasError() || diags.WarningsCount() != 1 {
+		t.Errorf("declared of a garbled note = %v, %v; want nothing and one warning", marks, diags)
+	}
+
 	readable := notes{driftedHoldingKey: []byte(`["a.level.00"]`)}
 	if queues, diags := driftedHolding(ctx, readable); len(queues) != 1 || queues[0] != "a.level.00" || len(diags) > 0 {
 		t.Errorf("driftedHolding = %v, %v; want [a.level.00] and no diagnostic", queues, diags)
+	}
+	written := map[string]broker.LogMark{"a.level.00": {Term: 1, Index: 3}}
+	if diags := noteDeclared(ctx, readable, written); diags.HasError() {
+		t.Fatal(diags)
+	}
+	if marks, diags := declared(ctx, readable); !maps.Equal(marks, written) || len(diags) > 0 {
+		t.Errorf("declared = %v, %v; want %v and no diagnostic", marks, diags, written)
+	}
+	if _ = noteDeclared(ctx, readable, nil); readable[declaredLogsKey] != nil {
+		t.Errorf("noteDeclared(nil) left %s, want the note removed", readable[declaredLogsKey])
 	}
 }

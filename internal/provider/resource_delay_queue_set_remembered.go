@@ -18,7 +18,8 @@ import (
 // rememberedOf is what a state remembers of its set, for package delayset:
 // its resolved spec, or, when the state cannot be planned (diags say why),
 // its name, vhost and layout alone; its draining generations, the objects
-// it shows and, with private (nil: not read), when it last switched.
+// it shows and, with private (nil: not read), when it last switched and
+// the log marks of the queues it declared.
 func rememberedOf(ctx context.Context, state delayQueueSetModel, private privateState) (delayset.Remembered, diag.Diagnostics) {
 	spec, diags := specOf(state)
 	prior := delayset.Remembered{Spec: spec}
@@ -31,6 +32,8 @@ func rememberedOf(ctx context.Context, state delayQueueSetModel, private private
 	if private != nil {
 		var noteDiags diag.Diagnostics
 		prior.SwitchedAt, noteDiags = switchedAt(ctx, private)
+		diags.Append(noteDiags...)
+		prior.Declared, noteDiags = declared(ctx, private)
 		diags.Append(noteDiags...)
 	}
 	return prior, diags

@@ -61,7 +61,12 @@ func (b *Broker) applyChange(vhost string, c topology.Change, force bool) error 
 	case c.Kind == topology.CreateExchange && c.Exchange != nil:
 		return declare(&v.Exchanges, cloneExchange(*c.Exchange), func(e topology.Exchange) string { return e.Name }, sameExchange, vhost)
 	case c.Kind == topology.CreateQueue && c.Queue != nil:
-		return declare(&v.Queues, cloneQueue(*c.Queue), func(q topology.Queue) string { return q.Name }, sameQueue, vhost)
+		_, existed := queueNamed(v, c.Queue.Name)
+		err := declare(&v.Queues, cloneQueue(*c.Queue), func(q topology.Queue) string { return q.Name }, sameQueue, vhost)
+		if err == nil && !existed && c.Queue.Arguments.QueueType == topology.QueueTypeQuorum {
+			b.declared[vhostQueue{vhost, c.Queue.Name}] = broker.LogMark{Term: 1, Index: 3}
+		}
+		return err
 	case c.Kind == topology.CreateBinding && c.Binding != nil:
 		return bind(v, *c.Binding)
 	case c.Kind == topology.DeleteBinding && c.Binding != nil:

@@ -111,6 +111,7 @@ type Broker struct {
 	scripts    map[vhostQueue]*script
 	placements map[vhostQueue]broker.Placement
 	seen       map[vhostQueue]broker.Placement // as the last read of a set found them
+	declared   map[vhostQueue]broker.LogMark
 	errs       map[string]error
 	calls      []Call
 	before     func(Call)
@@ -122,7 +123,7 @@ func New(vhosts ...string) *Broker {
 		Version: "4.0.5",
 		vhosts:  map[string]*topology.Topology{}, scripts: map[vhostQueue]*script{},
 		placements: map[vhostQueue]broker.Placement{}, seen: map[vhostQueue]broker.Placement{},
-		errs: map[string]error{},
+		declared: map[vhostQueue]broker.LogMark{}, errs: map[string]error{},
 	}
 	for _, v := range vhosts {
 		b.vhosts[v] = &topology.Topology{VHost: v}
@@ -284,4 +285,29 @@ func (b *Broker) vhost(name string, create bool) *topology.Topology {
 		b.vhosts[name] = v
 	}
 	return v
+}
+
+// DeclaredMarks are the log marks of the named quorum queues of vhost that
+// Apply created or RememberDeclared was told of, as
+// (*broker.Client).DeclaredMarks gives them: a creation leaves the mark
+// {Term: 1, Index: 3}, as on a broker.
+func (b *Broker) DeclaredMarks(vhost string, queues []string) map[string]broker.LogMark {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	found := map[string]broker.LogMark{}
+	for _, queue := range queues {
+		if mark, ok := b.declared[vhostQueue{vhost, queue}]; ok {
+			found[queue] = mark
+		}
+	}
+	return found
+}
+
+// RememberDeclared notes marks for DeclaredMarks.
+func (b *Broker) RememberDeclared(vhost string, marks map[string]broker.LogMark) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for queue, mark := range marks {
+		b.declared[vhostQueue{vhost, queue}] = mark
+	}
 }

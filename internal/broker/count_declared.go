@@ -1,0 +1,118 @@
+package broker
+
+import (
+	"context"
+	"net/http"
+	"sync"
+)
+
+// A quorum queue's Raft log as the declaration that created it left it. No
+// message enters or leaves a quorum queue without an entry in its log, so
+// a queue whose leader's log still ends where it ended right after that
+// declaration holds nothing: none ready, none delivered, none waiting for
+// a dead-letter confirm. Where a count needs messages_dlx (RabbitMQ
+// 4.0–4.2), that spares the wait for a new queue's first statistics.
+// DESIGN.md, "Counting without a delivery", gives the limits.
+
+// LogMark is where a quorum queue's log ended: the leader's term and the
+// index of its last entry.
+type LogMark struct {
+	Term  int64 `json:"term"`
+	Index int64 `json:"index"`
+}
+
+// declaredMarks are the marks of the queues this client created, and of
+// those it was told of (RememberDeclared).
+type declaredMarks struct {
+	mu    sync.Mutex
+	marks map[vhostObject]LogMark
+}
+
+func (d *declaredMarks) set(vhost, queue string, mark LogMark) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.marks == nil {
+		d.marks = map[vhostObject]LogMark{}
+	}
+	d.marks[vhostObject{vhost, queue}] = mark
+}
+
+func (d *declaredMarks) get(vhost, queue string) (LogMark, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	mark, ok := d.marks[vhostObject{vhost, queue}]
+	return mark, ok
+}
+
+// DeclaredMarks are the log marks of the named queues of vhost that this
+// client created, or was told of: what a later run hands RememberDeclared.
+func (c *Client) DeclaredMarks(vhost string, queues []string) map[string]LogMark {
+	found := map[string]LogMark{}
+	for _, queue := range queues {
+		if mark, ok := c.counter.declared.get(vhost, queue); ok {
+			found[queue] = mark
+		}
+	}
+	return found
+}
+
+// RememberDeclared tells the client the log marks that DeclaredMarks gave
+// an earlier client for queues of vhost.
+func (c *Client) RememberDeclared(vhost string, marks map[string]LogMark) {
+	for queue, mark := range marks {
+		c.counter.declared.set(vhost, queue, mark)
+	}
+}
+
+// markDeclared notes the log mark of quorum queue queue, which the
+// answer status (201 Created) says its declaration created, on a broker
+// whose counts ask the leader. A mark read later could already count a
+// message, so none is taken for a queue that existed (204). Nothing fails
+// for want of a mark: it only spares a wait.
+func (c *Client) markDeclared(ctx context.Context, vhost, queue string, status int) {
+	if status != http.StatusCreated {
+		return
+	}
+	if rule, err := c.counter.rule(ctx); err != nil || rule.quorum != quorumNoPeek {
+		return
+	}
+	if mark, ok := c.counter.leaderLog(ctx, vhost, queue); ok {
+		c.counter.declared.set(vhost, queue, mark)
+	}
+}
+
+// leaderLog reads where the log of queue's leader ends.
+func (k *counter) leaderLog(ctx context.Context, vhost, queue string) (LogMark, bool) {
+	var members []struct {
+		State string `json:"Raft State"`
+		Term  int64  `json:"Term"`
+		Index int64  `json:"Last Log Index"`
+	}
+	if err := k.api.get(ctx, apiPath("queues", "quorum", vhost, queue, "status"), nil, &members); err != nil {
+		return LogMark{}, false
+	}
+	for _, m := range members {
+		if m.State == "leader" {
+			return LogMark{Term: m.Term, Index: m.Index}, true
+		}
+	}
+	return LogMark{}, false
+}
+
+// untouchedSinceDeclared tells whether queue's leader's log ends where it
+// ended right after the declaration that created it, so that the queue
+// holds nothing.
+func (k *counter) untouchedSinceDeclared(ctx context.Context, vhost, queue string) bool {
+	declared, ok := k.declared.get(vhost, queue)
+	if !ok {
+		return false
+	}
+	now, ok := k.leaderLog(ctx, vhost, queue)
+	untouched := ok && now == declared
+	if k.logf != nil {
+		k.logf(ctx, "a quorum queue's log since its declaration", map[string]any{
+			"queue": queue, "declared_index": declared.Index, "index": now.Index, "untouched": untouched,
+		})
+	}
+	return untouched
+}
