@@ -37,6 +37,12 @@ func (d *declaredMarks) set(vhost, queue string, mark LogMark) {
 	d.marks[vhostObject{vhost, queue}] = mark
 }
 
+func (d *declaredMarks) forget(vhost, queue string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.marks, vhostObject{vhost, queue})
+}
+
 func (d *declaredMarks) get(vhost, queue string) (LogMark, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -101,7 +107,7 @@ func (k *counter) leaderLog(ctx context.Context, vhost, queue string) (LogMark, 
 
 // untouchedSinceDeclared tells whether queue's leader's log ends where it
 // ended right after the declaration that created it, so that the queue
-// holds nothing.
+// holds nothing. A log that moved forgets its mark.
 func (k *counter) untouchedSinceDeclared(ctx context.Context, vhost, queue string) bool {
 	declared, ok := k.declared.get(vhost, queue)
 	if !ok {
@@ -109,6 +115,9 @@ func (k *counter) untouchedSinceDeclared(ctx context.Context, vhost, queue strin
 	}
 	now, ok := k.leaderLog(ctx, vhost, queue)
 	untouched := ok && now == declared
+	if ok && !untouched {
+		k.declared.forget(vhost, queue) // a log never returns to its mark
+	}
 	if k.logf != nil {
 		k.logf(ctx, "a quorum queue's log since its declaration", map[string]any{
 			"queue": queue, "declared_index": declared.Index, "index": now.Index, "untouched": untouched,

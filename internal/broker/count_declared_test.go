@@ -59,7 +59,7 @@ func (f *markingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // messages_dlx, which a new queue's statistics do not show for seconds; a
 // log that ends where its declaration left it, before the count and after,
 // stands for it. Anything else falls back to the statistics, here none:
-// the 0 is not trusted.
+// the 0 is not trusted; a log that moved forgets its mark.
 func TestLeaderCountTrustsAnUntouchedLog(t *testing.T) {
 	t.Parallel()
 	declared := broker.LogMark{Term: 1, Index: 3}
@@ -86,6 +86,9 @@ func TestLeaderCountTrustsAnUntouchedLog(t *testing.T) {
 			count, trusted, err := broker.LeaderCount(t.Context(), client, "/", "fresh")
 			if err != nil || count != 0 || trusted != tt.wantTrusted {
 				t.Errorf("LeaderCount() = %d, trusted %v, %v; want 0, trusted %v\n%s", count, trusted, err, tt.wantTrusted, log.text())
+			}
+			if kept := client.DeclaredMarks("/", []string{"fresh"}); len(kept) > 0 != tt.wantTrusted {
+				t.Errorf("DeclaredMarks() after the count = %v; want the mark kept only while the log is at it", kept)
 			}
 		})
 	}
