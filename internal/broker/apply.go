@@ -35,6 +35,9 @@ type ApplyOptions struct {
 	// declaringNodes, set by Apply, names the node that declares a queue
 	// (see declaringNodes); the one that answers, for a queue it lacks.
 	declaringNodes map[string]string
+	// created, set by Apply, gathers the quorum queues a batch's
+	// declarations created, whose logs it marks after the batch.
+	created *createdQueues
 }
 
 // Apply makes changes in vhost, in order. Consecutive changes of the same
@@ -53,6 +56,7 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 	if opts.declaringNodes, err = c.declaringNodes(ctx, vhost, changes); err != nil {
 		return err
 	}
+	opts.created = &createdQueues{}
 
 	for start := 0; start < len(changes); {
 		end := start + 1
@@ -73,6 +77,11 @@ func (c *Client) Apply(ctx context.Context, vhost string, changes []topology.Cha
 			}
 			return c.applyChange(ctx, vhost, batch[i], opts)
 		})
+		if batch[0].Kind == topology.CreateQueue {
+			// Off the one-at-a-time declarations' path, and before any
+			// binding can bring a message.
+			c.markDeclared(ctx, vhost, opts.created.take())
+		}
 		var failures []error
 		for i, err := range errs {
 			if err != nil && ctx.Err() == nil {
@@ -125,7 +134,7 @@ func (c *Client) applyChange(ctx context.Context, vhost string, change topology.
 	case change.Kind == topology.CreateExchange && change.Exchange != nil:
 		return c.declareExchange(ctx, vhost, *change.Exchange)
 	case change.Kind == topology.CreateQueue && change.Queue != nil:
-		return c.declareQueue(ctx, vhost, *change.Queue, opts.declaringNodes[change.Queue.Name])
+		return c.declareQueue(ctx, vhost, *change.Queue, opts.declaringNodes[change.Queue.Name], opts.created)
 	case change.Kind == topology.CreateBinding && change.Binding != nil:
 		return c.declareBinding(ctx, vhost, *change.Binding)
 	case change.Kind == topology.DeleteBinding && change.Binding != nil:
@@ -160,7 +169,7 @@ func (c *Client) declareExchange(ctx context.Context, vhost string, e topology.E
 
 // declareQueue declares q, through node when it is set (the management
 // API's "node": that node declares it, as a client connected to it would).
-func (c *Client) declareQueue(ctx context.Context, vhost string, q topology.Queue, node string) error {
+func (c *Client) declareQueue(ctx context.Context, vhost string, q topology.Queue, node string, created *createdQueues) error {
 	a := q.Arguments
 	// rabbit-hole also sets x-queue-type from Type; it is set here too so
 	// that addOther sees it.
@@ -198,8 +207,8 @@ func (c *Client) declareQueue(ctx context.Context, vhost string, q topology.Queu
 			return closeAnswer(resp, err)
 		})
 	}
-	if err == nil && a.QueueType == topology.QueueTypeQuorum {
-		c.markDeclared(ctx, vhost, q.Name, status)
+	if err == nil && status == http.StatusCreated && a.QueueType == topology.QueueTypeQuorum && created != nil {
+		created.add(q.Name)
 	}
 	return err
 }

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"net/http"
 	"sync"
 )
 
@@ -70,21 +69,44 @@ func (c *Client) RememberDeclared(vhost string, marks map[string]LogMark) {
 	}
 }
 
-// markDeclared notes the log mark of quorum queue queue, which the
-// answer status (201 Created) says its declaration created, on a broker
-// whose counts ask the leader. A mark read later could already count a
-// message, so none is taken for a queue that existed (204). Nothing fails
-// for want of a mark: it only spares a wait.
-func (c *Client) markDeclared(ctx context.Context, vhost, queue string, status int) {
-	if status != http.StatusCreated {
+// createdQueues are the quorum queues whose declarations created them
+// (201 Created): a queue that existed (204) may hold messages already, so
+// its log marks nothing.
+type createdQueues struct {
+	mu     sync.Mutex
+	queues []string
+}
+
+func (q *createdQueues) add(queue string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.queues = append(q.queues, queue)
+}
+
+func (q *createdQueues) take() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	taken := q.queues
+	q.queues = nil
+	return taken
+}
+
+// markDeclared notes the log marks of queues, quorum queues of vhost just
+// created, on a broker whose counts ask the leader. Nothing fails for want
+// of a mark: it only spares a wait.
+func (c *Client) markDeclared(ctx context.Context, vhost string, queues []string) {
+	if len(queues) == 0 {
 		return
 	}
 	if rule, err := c.counter.rule(ctx); err != nil || rule.quorum != quorumNoPeek {
 		return
 	}
-	if mark, ok := c.counter.leaderLog(ctx, vhost, queue); ok {
-		c.counter.declared.set(vhost, queue, mark)
-	}
+	runLimited(ctx, len(queues), applyConcurrency, func(ctx context.Context, i int) error {
+		if mark, ok := c.counter.leaderLog(ctx, vhost, queues[i]); ok {
+			c.counter.declared.set(vhost, queues[i], mark)
+		}
+		return nil
+	})
 }
 
 // leaderLog reads where the log of queue's leader ends.
