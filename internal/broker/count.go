@@ -190,6 +190,9 @@ func (k *counter) count(ctx context.Context, vhost string, queues []string, mode
 	if ctx.Err() == nil && errors.Is(context.Cause(checkCtx), errOthersHold) {
 		uncountStopped(vhost, names, errs, counts, exists)
 	}
+	if mode != countStatistics {
+		k.recountTouchedSince(ctx, vhost, names, mode, stop, counts, exists, errs)
+	}
 	err := errors.Join(errs...)
 	if err != nil && !IsUncounted(err) {
 		return nil, err

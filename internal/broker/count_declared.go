@@ -147,3 +147,28 @@ func (k *counter) untouchedSinceDeclared(ctx context.Context, vhost, queue strin
 	}
 	return untouched
 }
+
+// recountTouchedSince counts again each queue of names found empty whose
+// log was at its declaration's mark, if the log moved since: the queues
+// are counted at different instants, and a message dead-lettered from a
+// queue counted later into one counted before would be seen by neither.
+func (k *counter) recountTouchedSince(ctx context.Context, vhost string, names []string, mode checkMode,
+	stop arrivalsStopper, counts []int64, exists []bool, errs []error,
+) {
+	var recount []int
+	for i, name := range names {
+		if _, marked := k.declared.get(vhost, name); marked && exists[i] && counts[i] == 0 && errs[i] == nil {
+			recount = append(recount, i)
+		}
+	}
+	runLimited(ctx, len(recount), checkConcurrency, func(ctx context.Context, j int) error {
+		i := recount[j]
+		if !k.untouchedSinceDeclared(ctx, vhost, names[i]) {
+			counts[i], exists[i], errs[i] = k.queueHeld(ctx, vhost, names[i], mode, stop)
+			if IsUncounted(errs[i]) {
+				counts[i] = max(counts[i], 1)
+			}
+		}
+		return nil
+	})
+}

@@ -27,7 +27,7 @@ type markingAPI struct {
 	reads int
 }
 
-const freshQueue = `{"name":"fresh","type":"quorum","leader":"rabbit@a","messages":0,` +
+const freshQueue = `{"name":"fresh","type":"quorum","leader":"rabbit@a",` +
 	`"arguments":{"x-queue-type":"quorum","x-dead-letter-strategy":"at-least-once","x-overflow":"reject-publish"},` +
 	`"effective_policy_definition":{},"node":"rabbit@a","online":["rabbit@a"],"state":"running"}`
 
@@ -120,5 +120,34 @@ func TestDeclarationMarksOnlyWhatItCreated(t *testing.T) {
 	later.RememberDeclared("/", marks)
 	if got := later.DeclaredMarks("/", []string{"made"}); !gocmp.Equal(want, got) {
 		t.Errorf("a later client's DeclaredMarks() = %v, want %v", got, want)
+	}
+}
+
+// TestHeldMessagesRecountsWhatMovedSince: a queue found empty by its log
+// is looked at again once every queue is counted; a log that moved since,
+// as a message dead-lettered into it from a queue counted later moves it,
+// has the queue counted again (here: uncounted, as it has no statistics).
+func TestHeldMessagesRecountsWhatMovedSince(t *testing.T) {
+	t.Parallel()
+	declared := broker.LogMark{Term: 1, Index: 3}
+	for name, tt := range map[string]struct {
+		logs     []broker.LogMark
+		wantHeld bool
+	}{
+		"untouched to the end":            {logs: []broker.LogMark{declared}},
+		"touched after the queue's count": {logs: []broker.LogMark{declared, declared, {Term: 1, Index: 4}}, wantHeld: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			peer := &brokertest.AMQPPeer{ClusterName: "rabbit@a", Ready: map[string]int{"fresh": 0}}
+			api := &markingAPI{readOnlyAPI: readOnlyAPI{peer: peer}, logs: tt.logs}
+			log := &logged{}
+			client := leaderClient(t, api, peer, 0, log)
+			client.RememberDeclared("/", map[string]broker.LogMark{"fresh": declared})
+			held, err := client.HeldMessages(t.Context(), "/", []string{"fresh"})
+			if got := held["fresh"] > 0 || broker.IsUncounted(err); got != tt.wantHeld {
+				t.Errorf("HeldMessages() = %v, %v; want held or uncounted %v\n%s", held, err, tt.wantHeld, log.text())
+			}
+		})
 	}
 }
