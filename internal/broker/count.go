@@ -174,6 +174,7 @@ func (k *counter) count(ctx context.Context, vhost string, queues []string, mode
 	// Before a change, one queue found holding a message settles it: the
 	// change is refused. The checks still waiting for fresh statistics a
 	// moment later are stopped, and their queues uncounted.
+	ctx = context.WithValue(ctx, trustedByMark{}, &sync.Map{})
 	checkCtx, stopChecks := context.WithCancelCause(ctx)
 	defer stopChecks(nil)
 	var stopping sync.Once
@@ -563,7 +564,11 @@ func (k *counter) leaderCount(ctx context.Context, vhost string, rule checkRule,
 	case byMark && !k.untouchedSinceDeclared(ctx, vhost, q.Name):
 		return 0, false, false, nil // what came may wait for a confirm unseen
 	}
-	return k.zeroCorroborated(ctx, vhost, q.Name, answer)
+	count, trusted, gone, err = k.zeroCorroborated(ctx, vhost, q.Name, answer)
+	if byMark && trusted {
+		noteTrustedByMark(ctx, q.Name)
+	}
+	return count, trusted, gone, err
 }
 
 // noDeadLetterWaiting tells whether q's statistics show messages_dlx at 0,

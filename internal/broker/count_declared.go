@@ -148,16 +148,20 @@ func (k *counter) untouchedSinceDeclared(ctx context.Context, vhost, queue strin
 	return untouched
 }
 
-// recountTouchedSince counts again each queue of names found empty whose
-// log was at its declaration's mark, if the log moved since: the queues
+// recountTouchedSince counts again each queue of names that its log mark
+// found empty (trustedByMark), if the log moved since: the queues
 // are counted at different instants, and a message dead-lettered from a
 // queue counted later into one counted before would be seen by neither.
 func (k *counter) recountTouchedSince(ctx context.Context, vhost string, names []string, mode checkMode,
 	stop arrivalsStopper, counts []int64, exists []bool, errs []error,
 ) {
+	marked, ok := ctx.Value(trustedByMark{}).(*sync.Map)
+	if !ok {
+		return
+	}
 	var recount []int
 	for i, name := range names {
-		if _, marked := k.declared.get(vhost, name); marked && exists[i] && counts[i] == 0 && errs[i] == nil {
+		if _, byMark := marked.Load(name); byMark && exists[i] && counts[i] == 0 && errs[i] == nil {
 			recount = append(recount, i)
 		}
 	}
@@ -171,4 +175,14 @@ func (k *counter) recountTouchedSince(ctx context.Context, vhost string, names [
 		}
 		return nil
 	})
+}
+
+// trustedByMark, in a count's context, holds the names of the queues whose
+// 0 a log at its mark let the count trust.
+type trustedByMark struct{}
+
+func noteTrustedByMark(ctx context.Context, queue string) {
+	if marked, ok := ctx.Value(trustedByMark{}).(*sync.Map); ok {
+		marked.Store(queue, true)
+	}
 }
