@@ -564,11 +564,14 @@ func (k *counter) leaderCount(ctx context.Context, vhost string, rule checkRule,
 	case byMark && !k.untouchedSinceDeclared(ctx, vhost, q.Name):
 		return 0, false, false, nil // what came may wait for a confirm unseen
 	}
-	count, trusted, gone, err = k.zeroCorroborated(ctx, vhost, q.Name, answer)
-	if byMark && trusted {
-		noteTrustedByMark(ctx, q.Name)
+	if byMark {
+		defer func() {
+			if trusted {
+				noteTrustedByMark(ctx, q.Name)
+			}
+		}()
 	}
-	return count, trusted, gone, err
+	return k.zeroCorroborated(ctx, vhost, q.Name, answer)
 }
 
 // noDeadLetterWaiting tells whether q's statistics show messages_dlx at 0,
