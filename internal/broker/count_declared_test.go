@@ -76,10 +76,7 @@ func TestLeaderCountTrustsAnUntouchedLog(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			peer := &brokertest.AMQPPeer{ClusterName: "rabbit@a", Ready: map[string]int{"fresh": 0}}
-			api := &markingAPI{readOnlyAPI: readOnlyAPI{peer: peer}, logs: tt.logs}
-			log := &logged{}
-			client := leaderClient(t, api, peer, 0, log)
+			client, log := freshQueueClient(t, tt.logs)
 			if tt.remembered {
 				client.RememberDeclared("/", map[string]broker.LogMark{"fresh": declared})
 			}
@@ -139,10 +136,7 @@ func TestHeldMessagesRecountsWhatMovedSince(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			peer := &brokertest.AMQPPeer{ClusterName: "rabbit@a", Ready: map[string]int{"fresh": 0}}
-			api := &markingAPI{readOnlyAPI: readOnlyAPI{peer: peer}, logs: tt.logs}
-			log := &logged{}
-			client := leaderClient(t, api, peer, 0, log)
+			client, log := freshQueueClient(t, tt.logs)
 			client.RememberDeclared("/", map[string]broker.LogMark{"fresh": declared})
 			held, err := client.HeldMessages(t.Context(), "/", []string{"fresh"})
 			if got := held["fresh"] > 0 || broker.IsUncounted(err); got != tt.wantHeld {
@@ -150,4 +144,13 @@ func TestHeldMessagesRecountsWhatMovedSince(t *testing.T) {
 			}
 		})
 	}
+}
+
+// freshQueueClient is a client of a markingAPI whose "fresh" queue's log
+// ends at logs, read after read, and the client's log.
+func freshQueueClient(t *testing.T, logs []broker.LogMark) (*broker.Client, *logged) {
+	t.Helper()
+	peer := &brokertest.AMQPPeer{ClusterName: "rabbit@a", Ready: map[string]int{"fresh": 0}}
+	log := &logged{}
+	return leaderClient(t, &markingAPI{readOnlyAPI: readOnlyAPI{peer: peer}, logs: logs}, peer, 0, log), log
 }
