@@ -19,7 +19,8 @@
 # check, which the one-at-a-time quorum deletion of a destroy cannot beat, then declared again 10
 # at a time, as a create's parallel requests may; switch: the README's set's empty switch to radix 16
 # right after its creation and 15 s after it), BENCH_TRACE (0; 1 runs the many-sets destroy and STEPS=fresh's with the provider's debug log and
-# adds where its time went: requests, waits, the gaps between quorum queue deletions).
+# adds where its time went: requests, waits, the gaps between quorum queue deletions), BENCH_FLOOR (0; 1
+# adds to the many-sets steps the broker's floor of their requests: teardown_floor).
 set -euo pipefail
 output=${1:?usage: scripts/bench-lifecycle.sh OUTPUT.md}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +31,7 @@ amqp_counts=${BENCH_AMQP_COUNTS:-1}
 prefix=${BENCH_PREFIX:-bench-lifecycle}
 steps=${STEPS:-all}
 trace=${BENCH_TRACE:-0}
+floor_too=${BENCH_FLOOR:-0}
 case $steps in all | many | fresh | floor | switch) ;; *) echo "bench-lifecycle: STEPS must be all, many, fresh, floor or switch" >&2; exit 2 ;; esac
 case $steps in many | floor) [ "$sets" -gt 0 ] || { echo "bench-lifecycle: STEPS=$steps needs SETS above 0" >&2; exit 2; } ;; esac
 [[ $prefix =~ ^[a-z][a-z0-9-]*$ ]] || { echo "bench-lifecycle: BENCH_PREFIX must be lower-case letters, digits and dashes" >&2; exit 2; }
@@ -161,14 +163,101 @@ switch_steps() {
 	tf "$one" destroy -auto-approve >/dev/null
 }
 
-# many_steps RUN: SETS README sets in one configuration.
+# many_steps RUN: SETS README sets in one configuration, each command's broker CPU beside it; with
+# BENCH_FLOOR=1 their objects then created and deleted straight to the management API
+# (teardown_floor).
 many_steps() {
 	local many=$work/many-$1
 	config "$many" "$sets" 2
-	timed "create $sets README sets" tf "$many" apply -auto-approve
-	timed "plan $sets README sets" tf "$many" plan -detailed-exitcode
+	with_broker_cpu "create $sets README sets" tf "$many" apply -auto-approve
+	[ "$floor_too" != 1 ] || objects_of_sets >"$many/objects.json"
+	with_broker_cpu "plan $sets README sets" tf "$many" plan -detailed-exitcode
 	sleep 15
-	timed_destroy "destroy $sets README sets" "$many" "$1"
+	with_broker_cpu timed_destroy "destroy $sets README sets" "$many" "$1"
+	[ "$floor_too" != 1 ] || teardown_floor "$many"
+}
+
+# with_broker_cpu [timed_destroy] NAME ARGS...: the step, timed as NAME, and a row of the CPU seconds
+# the broker's Erlang VM spent meanwhile (all its threads, both cores).
+with_broker_cpu() {
+	local runner=timed
+	if [ "$1" = timed_destroy ]; then
+		runner=timed_destroy
+		shift
+	fi
+	local name=$1 before
+	before=$(broker_cpu)
+	"$runner" "$@"
+	printf '%s\t%s\t%s\n' "broker CPU, seconds: $name" "$(awk -v a="$(broker_cpu)" -v b="$before" 'BEGIN { printf "%.2f", a - b }')" \
+		"$(cut -d' ' -f1 /proc/loadavg)" >>"$results"
+}
+
+# broker_cpu: the user and system CPU seconds so far of the Erlang VM listening on the management port.
+broker_cpu() {
+	local pid
+	pid=$(ss -Hltnp "sport = :$port" | sed -n 's/.*pid=\([0-9]*\),.*/\1/p' | head -n 1)
+	[ -n "$pid" ] || { echo "bench-lifecycle: no process listens on port $port" >&2; exit 1; }
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$pid/stat"
+}
+
+# objects_of_sets: the exchanges, queues and bindings of the sets named with the prefix, as the
+# broker's definitions give them.
+objects_of_sets() {
+	curl -fsS -u guest:guest "http://127.0.0.1:$port/api/definitions/%2F" |
+		jq -c --arg prefix "$prefix-" '{
+			exchanges: [.exchanges[] | select(.name | startswith($prefix))],
+			queues: [.queues[] | select(.name | startswith($prefix))],
+			bindings: [.bindings[] | select(.source | startswith($prefix))]
+		}'
+}
+
+# teardown_floor DIR: the sets of DIR/objects.json declared and then deleted straight to the
+# management API, with no check, as a create and a destroy send their requests: declarations 10 at a
+# time (Terraform's parallelism), exchanges, queues, then bindings; the ingest exchanges, the
+# bindings into the queues (from the done exchanges: the ingest's go with it) 10 at a time, the quorum
+# queues one at a time, as a destroy must (the dets race), then the other exchanges 10 at a time.
+# Each group is one curl process whose operations share its connections; the whole is timed, with
+# the broker's CPU.
+teardown_floor() {
+	local dir=$1 api="http://127.0.0.1:$port/api"
+	local common=$'user = "guest:guest"\nfail\nsilent\nshow-error\noutput = "/dev/null"'
+	jq -r --arg api "$api" --arg common "$common" '
+		[(.exchanges[] | "url = \"\($api)/exchanges/%2F/\(.name | @uri)\"\nrequest = \"PUT\"\nheader = \"content-type: application/json\"\ndata = \({type, durable, auto_delete, internal, arguments} | tojson | tojson)\n\($common)")] | join("\nnext\n")' \
+		"$dir/objects.json" >"$dir/declare-exchanges.curl"
+	jq -r --arg api "$api" --arg common "$common" '
+		[(.queues[] | "url = \"\($api)/queues/%2F/\(.name | @uri)\"\nrequest = \"PUT\"\nheader = \"content-type: application/json\"\ndata = \({durable, auto_delete, arguments} | tojson | tojson)\n\($common)")] | join("\nnext\n")' \
+		"$dir/objects.json" >"$dir/declare-queues.curl"
+	jq -r --arg api "$api" --arg common "$common" '
+		[(.bindings[] | "url = \"\($api)/bindings/%2F/e/\(.source | @uri)/\(if .destination_type == "queue" then "q" else "e" end)/\(.destination | @uri)\"\nrequest = \"POST\"\nheader = \"content-type: application/json\"\ndata = \({routing_key, arguments} | tojson | tojson)\n\($common)")] | join("\nnext\n")' \
+		"$dir/objects.json" >"$dir/declare-bindings.curl"
+	local parallel=(--parallel --parallel-immediate --parallel-max 10)
+	floor_create() {
+		curl "${parallel[@]}" -K "$dir/declare-exchanges.curl"
+		curl "${parallel[@]}" -K "$dir/declare-queues.curl"
+		curl "${parallel[@]}" -K "$dir/declare-bindings.curl"
+	}
+	local count
+	count=$(jq '[.exchanges, .queues, .bindings] | map(length) | add' "$dir/objects.json")
+	with_broker_cpu "floor: declare the $count objects of $sets sets 10 at a time" floor_create
+	# The deletions, from the broker as the sets now are (the properties keys of their bindings).
+	curl -fsS -u guest:guest "$api/bindings/%2F" |
+		jq -c --arg prefix "$prefix-" '[.[] | select((.source | startswith($prefix)) and (.source | endswith(".done")) and .destination_type == "queue")]' >"$dir/into-queues.json"
+	jq -r --arg api "$api" --arg common "$common" '[.exchanges[] | select(.name | endswith(".ingest")) | "url = \"\($api)/exchanges/%2F/\(.name | @uri)\"\nrequest = \"DELETE\"\n\($common)"] | join("\nnext\n")' \
+		"$dir/objects.json" >"$dir/delete-entries.curl"
+	jq -r --arg api "$api" --arg common "$common" '[.[] | "url = \"\($api)/bindings/%2F/e/\(.source | @uri)/q/\(.destination | @uri)/\(.properties_key | @uri)\"\nrequest = \"DELETE\"\n\($common)"] | join("\nnext\n")' \
+		"$dir/into-queues.json" >"$dir/delete-bindings.curl"
+	jq -r --arg api "$api" --arg common "$common" '[.queues[] | "url = \"\($api)/queues/%2F/\(.name | @uri)\"\nrequest = \"DELETE\"\n\($common)"] | join("\nnext\n")' \
+		"$dir/objects.json" >"$dir/delete-queues.curl"
+	jq -r --arg api "$api" --arg common "$common" '[.exchanges[] | select(.name | endswith(".ingest") | not) | "url = \"\($api)/exchanges/%2F/\(.name | @uri)\"\nrequest = \"DELETE\"\n\($common)"] | join("\nnext\n")' \
+		"$dir/objects.json" >"$dir/delete-exchanges.curl"
+	floor_delete() {
+		curl "${parallel[@]}" -K "$dir/delete-entries.curl"
+		curl "${parallel[@]}" -K "$dir/delete-bindings.curl"
+		curl -K "$dir/delete-queues.curl"
+		curl "${parallel[@]}" -K "$dir/delete-exchanges.curl"
+	}
+	sleep 15
+	with_broker_cpu "floor: delete them as a destroy does, $(jq length "$dir/into-queues.json") bindings into queues, no check" floor_delete
 }
 
 # floor_steps RUN: SETS README sets created by terraform; then their quorum queues, as the broker

@@ -526,10 +526,14 @@ func (k *counter) leaderCount(ctx context.Context, vhost string, rule checkRule,
 		return 0, false, false, nil // counted by statistics instead
 	}
 	// A log still at its declaration's mark after the count saw nothing
-	// come and go while the check ran.
+	// come and go while the check ran. Where the statistics already count
+	// messages_dlx the mark could only agree with them: its reads are spared.
 	byMark := false
 	if k.mayWaitForDeadLettering(ctx, vhost, q) {
-		if byMark = k.untouchedSinceDeclared(ctx, vhost, q.Name); !byMark {
+		if q.MessagesDLX == nil {
+			byMark = k.untouchedSinceDeclared(ctx, vhost, q.Name)
+		}
+		if !byMark {
 			var none bool
 			if q, none, gone, err = k.noDeadLetterWaiting(ctx, vhost, q); !none || err != nil || gone {
 				return 0, false, gone, err
