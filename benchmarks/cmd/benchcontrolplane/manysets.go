@@ -119,7 +119,7 @@ func (b *bench) runManySets(ctx context.Context, result *manySetsResult, planned
 	timed := manySetsRun{LoadAverage: machine.LoadAverage()}
 	sets := result.Sets
 	var err error
-	condition := map[bool]string{false: "empty vhost", true: "busy vhost"}[result.Busy]
+	condition := vhostCondition(result.Busy) + " vhost"
 	label := fmt.Sprintf("%d sets, %s, run %d of %d", sets, condition, run, manySetsRuns)
 	if !b.direct {
 		label = fmt.Sprintf("%d sets, %s, through the counting proxy", sets, condition)
@@ -256,40 +256,25 @@ func (b *bench) setsWithObjects(planned []delayset.Remembered) ([]delayset.Remem
 // eachSet does do with each set, ten sets at a time as Terraform's default
 // parallelism would.
 func (b *bench) eachSet(sets []delayset.Remembered, do func(delayset.Remembered) error) error {
-	const parallelism = 10
-	errs := make([]error, len(sets))
-	slots := make(chan struct{}, parallelism)
+	return errors.Join(inParallel(len(sets), 10, func(i int) error { return do(sets[i]) })...)
+}
+
+// inParallel calls do for 0 … n−1, at most limit at once, and returns each call's error.
+func inParallel(n, limit int, do func(i int) error) []error {
+	errs := make([]error, n)
+	slots := make(chan struct{}, limit)
 	var wg sync.WaitGroup
-	for i, set := range sets {
+	for i := range n {
 		wg.Add(1)
 		slots <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			errs[i] = do(set)
+			errs[i] = do(i)
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// timed measures f: its wall time and the broker's CPU.
-func (b *bench) timed(f func() error) (measurement, error) {
-	before, err := machine.ProcessCPU(b.brokerPID)
-	if err != nil {
-		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", err)
-	}
-	started := time.Now()
-	if err := f(); err != nil {
-		return measurement{}, err
-	}
-	m := measurement{Wall: time.Since(started)}
-	after, err := machine.ProcessCPU(b.brokerPID)
-	if err != nil {
-		return measurement{}, fmt.Errorf("reading the broker's CPU time: %w", err)
-	}
-	m.BrokerCPU = after - before
-	return m, nil
+	return errs
 }
 
 // measureFloor plans as many data sources as the largest configuration has sets:

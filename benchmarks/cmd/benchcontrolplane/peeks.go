@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/delayqueue/terraform-provider-rabbitmq/internal/messaging"
@@ -51,19 +50,10 @@ func (b *bench) measurePeeks(ctx context.Context, queue string, n, inFlight int)
 	b.progress.step("%d peeks at an empty classic queue, %d at once", n, inFlight)
 	target := "/api/queues/" + url.PathEscape(b.cfg.VHost) + "/" + url.PathEscape(queue) + "/get"
 	latencies := make([]time.Duration, n)
-	errs := make([]error, n)
-	slots := make(chan struct{}, inFlight)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			latencies[i], errs[i] = b.peek(ctx, queue, target)
-		}()
-	}
-	wg.Wait()
+	errs := inParallel(n, inFlight, func(i int) (err error) {
+		latencies[i], err = b.peek(ctx, queue, target)
+		return err
+	})
 	result := peekResult{InFlight: inFlight, Latency: messaging.PercentilesOf(latencies)}
 	for i, latency := range latencies {
 		if errs[i] != nil {

@@ -33,8 +33,7 @@ func trialPlans(cfg config) []measured {
 	return plans
 }
 
-// trialOverhead is what a trial takes besides publishing, the delays and the
-// settle time (on a 2-core machine short runs took 4 to 5 s).
+// trialOverhead is what a trial takes besides publishing, the delays and the settle time.
 const trialOverhead = 5 * time.Second
 
 // steadyState is twice the longest delay: for half the trial the broker holds

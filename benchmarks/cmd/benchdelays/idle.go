@@ -65,10 +65,8 @@ func (r *runner) idle(ctx context.Context, radix int, quiet quietPolicy, memUsed
 	}
 	created := delayset.Remembered{Spec: spec} // what a create that failed part-way leaves to delete
 	defer func() {
-		// Not forced: the set holds no message, and its destroy passes the
-		// guard as a user's would, which may wait for fresh statistics
-		// before each quorum queue (RabbitMQ 4.0 destroyed a radix-16 set
-		// in 165 s, DESIGN.md).
+		// Not forced: the empty set's destroy passes the guard as a user's would,
+		// which may wait minutes for fresh statistics of each quorum queue.
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 		defer cancel()
 		if err := r.sets.Destroy(cleanup, created, false); err != nil {

@@ -71,14 +71,6 @@ func averageHops(t trialResult) float64 {
 	return float64(sum) / float64(n)
 }
 
-// perDelivered is CPU seconds per message delivered, or -1 when unknown.
-func (t trialResult) perDelivered(cpuSeconds float64) time.Duration {
-	if cpuSeconds < 0 || t.Measurement.Delivered == 0 {
-		return -1
-	}
-	return time.Duration(cpuSeconds / float64(t.Measurement.Delivered) * float64(time.Second))
-}
-
 // costPoint is one trial seen by the cost model: the hops its messages
 // passed on average and the broker's CPU per delivered message, in ms.
 type costPoint struct {
@@ -290,68 +282,74 @@ func costModelMarkdown(r report) string {
 		"**measured ÷ CPU model** shows where the figures depart from the model: below 1 the layout costs more than its CPU per message says, " +
 		"for instance when latency, not CPU, ends the search.\n")
 	for _, m := range models {
-		fmt.Fprintf(&b, "\n**%s**: ", m.Kind)
-		if m.Fitted {
-			fmt.Fprintf(&b, "c0 = %.3f ms, c_hop = %.3f ms per hop (fitted over %d trials); ", m.Fit.PerMessage, m.Fit.PerHop, m.Fit.Points)
-		} else {
-			b.WriteString("too few distinct hop counts to fit c0 and c_hop; ")
-		}
-		fmt.Fprintf(&b, "this program %.3f ms per message.\n\n", m.Own)
-		baseHops := averageHops(m.Baseline)
-		baseSearch, baseSearched := r.search(m.Kind, true)
-		// The columns against radix 2 when there is a set of radix 2 and another.
-		var binary *trialResult
-		for i := range m.Sets {
-			if radixOf(m.Sets[i].Radix) == 2 && len(m.Sets) > 1 {
-				binary = &m.Sets[i]
-			}
-		}
-		header := []string{"layout", "average hops", "broker CPU ms/delivered", "CPU model ms", "highest rate",
-			"÷ baseline: hops", "÷ baseline: CPU model", "÷ baseline: measured", "measured ÷ CPU model"}
-		if binary != nil {
-			header = append(header, "÷ radix 2: hops", "÷ radix 2: CPU model", "÷ radix 2: measured")
-		}
-		rows := [][]string{header}
-		fitted := func(hops float64) string {
-			if !m.Fitted {
-				return "–"
-			}
-			return strconv.FormatFloat(m.Fit.at(hops), 'f', 3, 64)
-		}
-		baseRow := []string{"baseline (one hop)", strconv.FormatFloat(baseHops, 'f', 3, 64), formatOptionalMs(m.Baseline.perDelivered(m.Baseline.BrokerCPU)),
-			fitted(baseHops), formatSearched(baseSearch, baseSearched), "1", "1", "1", "–"}
-		if binary != nil {
-			baseRow = append(baseRow, "–", "–", "–")
-		}
-		rows = append(rows, baseRow)
-		for _, t := range m.Sets {
-			hops := averageHops(t)
-			set, searched := r.search(t.Variant, false)
-			expected := "–"
-			departure := "–"
-			if m.Fitted {
-				expected = formatFactor(m.expectedRatio(hops, baseHops))
-				if measured, ok := plainRatio(set, baseSearch, searched && baseSearched); ok {
-					departure = formatFactor(measured / m.expectedRatio(hops, baseHops))
-				}
-			}
-			row := []string{"radix " + strconv.Itoa(radixOf(t.Radix)), strconv.FormatFloat(hops, 'f', 3, 64), formatOptionalMs(t.perDelivered(t.BrokerCPU)),
-				fitted(hops), formatSearched(set, searched), formatFactor(baseHops / hops), expected,
-				formatRatio(set, baseSearch, searched && baseSearched), departure}
-			if binary != nil {
-				binHops := averageHops(*binary)
-				binSearch, binSearched := r.search(binary.Variant, false)
-				expectedBinary := "–"
-				if m.Fitted {
-					expectedBinary = formatFactor(m.expectedRatio(hops, binHops))
-				}
-				row = append(row, formatFactor(binHops/hops), expectedBinary, formatRatio(set, binSearch, searched && binSearched))
-			}
-			rows = append(rows, row)
-		}
-		results.Table(&b, rows, "l"+strings.Repeat("r", len(header)-1))
+		costModelTable(&b, r, m)
 	}
 	return b.String()
+}
+
+// costModelTable is one queue kind's fit, and its layouts' rates against the
+// model's, relative to the baseline and, when there is one, to radix 2.
+func costModelTable(b *strings.Builder, r report, m kindModel) {
+	fmt.Fprintf(b, "\n**%s**: ", m.Kind)
+	if m.Fitted {
+		fmt.Fprintf(b, "c0 = %.3f ms, c_hop = %.3f ms per hop (fitted over %d trials); ", m.Fit.PerMessage, m.Fit.PerHop, m.Fit.Points)
+	} else {
+		b.WriteString("too few distinct hop counts to fit c0 and c_hop; ")
+	}
+	fmt.Fprintf(b, "this program %.3f ms per message.\n\n", m.Own)
+	baseHops := averageHops(m.Baseline)
+	baseSearch, baseSearched := r.search(m.Kind, true)
+	// The columns against radix 2 when there is a set of radix 2 and another.
+	var binary *trialResult
+	for i := range m.Sets {
+		if radixOf(m.Sets[i].Radix) == 2 && len(m.Sets) > 1 {
+			binary = &m.Sets[i]
+		}
+	}
+	header := []string{"layout", "average hops", "broker CPU ms/delivered", "CPU model ms", "highest rate",
+		"÷ baseline: hops", "÷ baseline: CPU model", "÷ baseline: measured", "measured ÷ CPU model"}
+	if binary != nil {
+		header = append(header, "÷ radix 2: hops", "÷ radix 2: CPU model", "÷ radix 2: measured")
+	}
+	rows := [][]string{header}
+	fitted := func(hops float64) string {
+		if !m.Fitted {
+			return "–"
+		}
+		return strconv.FormatFloat(m.Fit.at(hops), 'f', 3, 64)
+	}
+	baseRow := []string{"baseline (one hop)", strconv.FormatFloat(baseHops, 'f', 3, 64), formatOptionalMs(m.Baseline.perDelivered(m.Baseline.BrokerCPU)),
+		fitted(baseHops), formatSearched(baseSearch, baseSearched), "1", "1", "1", "–"}
+	if binary != nil {
+		baseRow = append(baseRow, "–", "–", "–")
+	}
+	rows = append(rows, baseRow)
+	for _, t := range m.Sets {
+		hops := averageHops(t)
+		set, searched := r.search(t.Variant, false)
+		expected := "–"
+		departure := "–"
+		if m.Fitted {
+			expected = formatFactor(m.expectedRatio(hops, baseHops))
+			if measured, ok := plainRatio(set, baseSearch, searched && baseSearched); ok {
+				departure = formatFactor(measured / m.expectedRatio(hops, baseHops))
+			}
+		}
+		row := []string{"radix " + strconv.Itoa(radixOf(t.Radix)), strconv.FormatFloat(hops, 'f', 3, 64), formatOptionalMs(t.perDelivered(t.BrokerCPU)),
+			fitted(hops), formatSearched(set, searched), formatFactor(baseHops / hops), expected,
+			formatRatio(set, baseSearch, searched && baseSearched), departure}
+		if binary != nil {
+			binHops := averageHops(*binary)
+			binSearch, binSearched := r.search(binary.Variant, false)
+			expectedBinary := "–"
+			if m.Fitted {
+				expectedBinary = formatFactor(m.expectedRatio(hops, binHops))
+			}
+			row = append(row, formatFactor(binHops/hops), expectedBinary, formatRatio(set, binSearch, searched && binSearched))
+		}
+		rows = append(rows, row)
+	}
+	results.Table(b, rows, "l"+strings.Repeat("r", len(header)-1))
 }
 
 // plainRatio is set's highest rate over base's when both are known and

@@ -265,10 +265,20 @@ type report struct {
 
 // perMessage is CPU seconds per message sent, or -1 when unknown.
 func (t trialResult) perMessage(cpuSeconds float64) time.Duration {
-	if cpuSeconds < 0 || t.Pacing.Sent == 0 {
+	return perEach(cpuSeconds, t.Pacing.Sent)
+}
+
+// perDelivered is CPU seconds per message delivered, or -1 when unknown.
+func (t trialResult) perDelivered(cpuSeconds float64) time.Duration {
+	return perEach(cpuSeconds, t.Measurement.Delivered)
+}
+
+// perEach is CPU seconds shared by n messages, or -1 when unknown.
+func perEach(cpuSeconds float64, n int) time.Duration {
+	if cpuSeconds < 0 || n == 0 {
 		return -1
 	}
-	return time.Duration(cpuSeconds / float64(t.Pacing.Sent) * float64(time.Second))
+	return time.Duration(cpuSeconds / float64(n) * float64(time.Second))
 }
 
 // mainTrial returns the trial at the main rate of a variant's set or baseline.

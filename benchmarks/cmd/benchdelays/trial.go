@@ -127,9 +127,8 @@ func (r *runner) trial(ctx context.Context, p trialPlan) (result trialResult) {
 		fail(err)
 	}
 	arrivals, duplicates, foreign := clients.observed()
-	set := messaging.Set{IngestExchange: topology.Names(spec.Name).Ingest(), Levels: spec.Levels, Radix: spec.Radix, Resolution: spec.Resolution}
 	result.Measurement = measure(observations{
-		format:        set.KeyFormat(),
+		format:        spec.KeyFormat(),
 		confirmations: confirms.all(), arrivals: arrivals, duplicates: duplicates,
 		foreign: foreign, unroutable: unroutable,
 		start: start, duration: p.duration, longestDelay: r.delayRange(p, spec),
@@ -249,8 +248,8 @@ func (r *runner) publish(ctx context.Context, p trialPlan, spec topology.Spec, c
 	return start, workBefore
 }
 
-// parked counts the messages in the parking lot over a connection of its own:
-// a loaded broker once refused a channel on a trial's (504 "expected 'channel.open'").
+// parked counts the messages in the parking lot over a connection of its own,
+// which a loaded broker still answers when it refuses a channel on a trial's.
 func (r *runner) parked(spec topology.Spec) (int, error) {
 	conn, err := messaging.Dial(r.cfg.URL, 10*time.Second)
 	if err != nil {
