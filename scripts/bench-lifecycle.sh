@@ -177,19 +177,28 @@ many_steps() {
 	[ "$floor_too" != 1 ] || teardown_floor "$many"
 }
 
-# with_broker_cpu [timed_destroy] NAME ARGS...: the step, timed as NAME, and a row of the CPU seconds
-# the broker's Erlang VM spent meanwhile (all its threads, both cores).
+# with_broker_cpu [timed_destroy] NAME ARGS...: the step, timed as NAME, and rows of the CPU seconds
+# that the broker's Erlang VM (all its threads) and the step's own processes (terraform and the
+# provider, or curl) spent meanwhile, of the 2 cores' 2 seconds per second.
 with_broker_cpu() {
 	local runner=timed
 	if [ "$1" = timed_destroy ]; then
 		runner=timed_destroy
 		shift
 	fi
-	local name=$1 before
-	before=$(broker_cpu)
+	local name=$1 broker_before client_before load
+	broker_before=$(broker_cpu)
+	client_before=$(children_cpu)
 	"$runner" "$@"
-	printf '%s\t%s\t%s\n' "broker CPU, seconds: $name" "$(awk -v a="$(broker_cpu)" -v b="$before" 'BEGIN { printf "%.2f", a - b }')" \
-		"$(cut -d' ' -f1 /proc/loadavg)" >>"$results"
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	printf '%s\t%s\t%s\n' "broker CPU, seconds: $name" "$(awk -v a="$(broker_cpu)" -v b="$broker_before" 'BEGIN { printf "%.2f", a - b }')" "$load" >>"$results"
+	printf '%s\t%s\t%s\n' "client CPU, seconds: $name" "$(awk -v a="$(children_cpu)" -v b="$client_before" 'BEGIN { printf "%.2f", a - b }')" "$load" >>"$results"
+}
+
+# children_cpu: the CPU seconds so far of this script's children that ended (terraform counts its
+# provider's).
+children_cpu() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($14 + $15) / hz }' "/proc/$$/stat"
 }
 
 # broker_cpu: the user and system CPU seconds so far of the Erlang VM listening on the management port.
